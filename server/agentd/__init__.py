@@ -1,0 +1,3 @@
+"""agentd: an agent runtime served over gRPC."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,152 @@
+"""agentd.toml: server settings and agents. Precedence: CLI flag > AGENTD_*
+environment variable > file > built-in default."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentd.runtime.agent import Agent
+from agentd.runtime.errors import AgentdError
+from agentd.runtime.messages import Message
+from agentd.runtime.models.router import check_model_spec
+from agentd.runtime.options import ExecutionOptions, ModelSettings
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 50051
+DEFAULT_GRACE = 10.0
+#: Read from the working directory when neither --config nor AGENTD_CONFIG names a file.
+DEFAULT_CONFIG = "agentd.toml"
+
+
+class ConfigError(ValueError):
+    """agentd.toml is invalid; the message names the offending key."""
+
+
+@dataclass
+class ServerSettings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    shutdown_grace_seconds: float = DEFAULT_GRACE
+
+
+@dataclass
+class Config:
+    server: ServerSettings = field(default_factory=ServerSettings)
+    agents: list[Agent] = field(default_factory=list)
+    path: Path | None = None
+
+
+_AGENT_KEYS = {"id", "name", "description", "model", "instructions", "metadata", "default_options",
+               "max_processor_retries"}
+_OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _instructions(value: Any, where: str) -> str | list[str | Message]:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}.instructions: a string, or a list of strings and {{content, provider_options}}")
+    out: list[str | Message] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("content"), str):
+            _check_keys(item, {"content", "provider_options"}, f"{where}.instructions[{i}]")
+            out.append(Message.system(item["content"], item.get("provider_options")))
+        else:
+            raise ConfigError(f"{where}.instructions[{i}]: a string or a {{content, provider_options}} table")
+    return out
+
+
+def _options(table: Any, where: str) -> ExecutionOptions:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    _check_keys(table, _OPTION_KEYS, where)
+    settings = table.get("model_settings")
+    if settings is not None:
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{where}.model_settings: must be a table")
+        try:
+            model_settings = ModelSettings(**settings)
+        except TypeError as exc:
+            raise ConfigError(f"{where}.model_settings: {exc}") from None
+    return ExecutionOptions(
+        max_steps=table.get("max_steps"),
+        provider_options=table.get("provider_options"),
+        model_settings=model_settings if settings is not None else None,
+        request_context=table.get("request_context"),
+    )
+
+
+def _agent(table: Any, index: int) -> Agent:
+    where = f"agents[{index}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    _check_keys(table, _AGENT_KEYS, where)
+    agent_id = table.get("id")
+    if not isinstance(agent_id, str) or not agent_id:
+        raise ConfigError(f"{where}.id: required, a non-empty string")
+    model = table.get("model", "local/echo")
+    try:
+        check_model_spec(model)
+    except AgentdError as exc:
+        raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
+    return Agent(
+        id=agent_id,
+        name=table.get("name", ""),
+        description=table.get("description", ""),
+        model=model,
+        instructions=_instructions(table.get("instructions", ""), where),
+        metadata=dict(table.get("metadata", {})),
+        default_options=_options(table["default_options"], f"{where}.default_options")
+        if "default_options" in table
+        else None,
+        max_processor_retries=table.get("max_processor_retries"),
+    )
+
+
+def load(path: str | Path | None, env: dict[str, str] | None = None) -> Config:
+    env = dict(os.environ) if env is None else env
+    config = Config()
+    path = path or env.get("AGENTD_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists() else None)
+    if path:
+        config.path = Path(path)
+        try:
+            data = tomllib.loads(config.path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file {config.path} not found") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config.path}: {exc}") from None
+        _check_keys(data, {"server", "agents"}, str(config.path))
+        server = data.get("server", {})
+        _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
+        config.server = ServerSettings(
+            host=server.get("host", DEFAULT_HOST),
+            port=int(server.get("port", DEFAULT_PORT)),
+            shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
+        )
+        ids: set[str] = set()
+        for i, table in enumerate(data.get("agents", [])):
+            agent = _agent(table, i)
+            if agent.id in ids:
+                raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
+            ids.add(agent.id)
+            config.agents.append(agent)
+    if env.get("AGENTD_HOST"):
+        config.server.host = env["AGENTD_HOST"]
+    if env.get("AGENTD_PORT"):
+        try:
+            config.server.port = int(env["AGENTD_PORT"])
+        except ValueError:
+            raise ConfigError(f"AGENTD_PORT={env['AGENTD_PORT']!r} is not a port number") from None
+    return config

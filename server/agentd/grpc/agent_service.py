@@ -1,0 +1,137 @@
+"""AgentService: translates requests to runtime calls and results back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from agentd.grpc import convert, paging
+from agentd.grpc.validate import Violations, execution_options, page_size, run_input
+from agentd.runtime.agent import Agent
+from agentd.runtime.chunks import Chunk, Error
+from agentd.runtime.errors import AgentdError, FailedPrecondition, Unavailable
+from agentd.runtime.host import Host
+from agentd.runtime.run import RunHandle, RunResult
+from agentd_proto.v1 import agent_service_pb2 as apb
+
+#: Most chunks one StreamResponse carries, and the byte budget a batch is
+#: split under (the default gRPC receive limit is 4 MiB).
+MAX_BATCH = 512
+MAX_BATCH_BYTES = 3 * 1024 * 1024
+
+
+def agent_to_pb(agent: Agent) -> apb.Agent:
+    return apb.Agent(
+        id=agent.id,
+        name=agent.name,
+        description=agent.description,
+        metadata=convert.to_struct(agent.static_metadata()),
+        model=agent.static_model(),
+        tools=[
+            apb.ToolInfo(name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema))
+            for t in agent.static_tools()
+        ],
+        error_processor_ids=[],
+    )
+
+
+def _matches(agent: Agent, wanted: dict[str, Any]) -> bool:
+    metadata = agent.static_metadata()
+    return all(key in metadata and metadata[key] == value for key, value in wanted.items())
+
+
+def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
+    """One response for the batch, split in halves while it is over the byte budget."""
+    response = apb.StreamResponse(chunks=convert.chunks_to_pb(chunks))
+    if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
+        return [response]
+    middle = len(chunks) // 2
+    return batch_responses(chunks[:middle]) + batch_responses(chunks[middle:])
+
+
+def run_error(error: Error) -> AgentdError:
+    """The status a failed run answers Generate with."""
+    metadata = {"run_reason": error.reason}
+    if error.status_code:
+        metadata["status_code"] = str(error.status_code)
+    if error.provider_code:
+        metadata["provider_code"] = error.provider_code
+    if error.reason == "MODEL_ERROR":
+        metadata["retryable"] = str(error.retryable).lower()
+        if error.retryable:
+            return Unavailable(error.message, "MODEL_ERROR", metadata)
+        return FailedPrecondition(error.message, "MODEL_ERROR", metadata)
+    return FailedPrecondition(error.message, error.reason, metadata)
+
+
+class AgentService:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def ListAgents(self, request: apb.ListAgentsRequest, context: grpc.aio.ServicerContext) -> Any:
+        v = Violations()
+        size = page_size(request.page_size, "page_size", v)
+        after = paging.decode("agents", request.page_token)
+        v.check()
+        wanted = convert.from_struct(request.metadata_filter) if request.HasField("metadata_filter") else {}
+        agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
+        page = agents[:size]
+        token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
+        return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
+
+    async def GetAgent(self, request: apb.GetAgentRequest, context: grpc.aio.ServicerContext) -> Any:
+        v = Violations()
+        v.require(request.agent_id, "agent_id")
+        v.check()
+        return apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id)))
+
+    def _start(self, request: apb.GenerateRequest | apb.StreamRequest) -> RunHandle:
+        v = Violations()
+        v.require(request.agent_id, "agent_id")
+        messages = run_input(request.messages, request.text, v)
+        options = execution_options(request.options, "options", v, self.host.processor_names)
+        if isinstance(request, apb.StreamRequest) and request.keep_running:
+            if options.memory is None or options.memory.thread is None:
+                v.add(
+                    "keep_running",
+                    "only a thread-bound run (options.memory with a thread) can outlive its call",
+                    "KEEP_RUNNING_REQUIRES_THREAD",
+                )
+        v.check()
+        agent = self.host.agents.get(request.agent_id)
+        return self.host.runs.start(agent, messages, options)
+
+    async def Generate(self, request: apb.GenerateRequest, context: grpc.aio.ServicerContext) -> Any:
+        handle = self._start(request)
+        try:
+            await handle.ready()
+            result: RunResult = await handle.result()
+        except asyncio.CancelledError:
+            handle.abort("CALLER_CANCELLED", "the caller cancelled the call")
+            raise
+        if result.error is not None:
+            raise run_error(result.error)
+        if result.aborted is not None:
+            reason = result.aborted.reason
+            if reason == "SERVER_SHUTDOWN":
+                raise Unavailable(result.aborted.message, reason)
+            raise FailedPrecondition(result.aborted.message, reason)
+        return convert.result_to_pb(result)
+
+    async def Stream(
+        self, request: apb.StreamRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[apb.StreamResponse]:
+        handle = self._start(request)
+        try:
+            await handle.ready()
+            # The run appends to its buffer at its own pace; each pass takes
+            # everything that is ready, so a slow reader gets few large messages.
+            async for batch in handle.buffer.batches(max_batch=MAX_BATCH):
+                for response in batch_responses(batch):
+                    yield response
+        finally:
+            if not handle.done and not request.keep_running:
+                handle.abort("CALLER_CANCELLED", "the caller cancelled the call")

@@ -1,0 +1,52 @@
+"""gRPC statuses for runtime errors: a google.rpc.Status with one ErrorInfo
+(domain "agentd") and, for invalid requests, BadRequest field violations."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from agentd.runtime.errors import AgentdError
+
+DOMAIN = "agentd"
+DETAILS_KEY = "grpc-status-details-bin"
+
+
+def to_rpc_status(err: AgentdError) -> status_pb2.Status:
+    code = grpc.StatusCode[err.status]
+    status = status_pb2.Status(code=code.value[0], message=err.message)
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=err.metadata))
+    status.details.append(info)
+    if err.violations:
+        bad = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                for v in err.violations
+            ]
+        )
+        detail = any_pb2.Any()
+        detail.Pack(bad)
+        status.details.append(detail)
+    return status
+
+
+async def abort(context: grpc.aio.ServicerContext, err: AgentdError) -> NoReturn:
+    status = to_rpc_status(err)
+    await context.abort(
+        grpc.StatusCode[err.status],
+        err.message,
+        trailing_metadata=((DETAILS_KEY, status.SerializeToString()),),
+    )
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def internal_status(message: str) -> status_pb2.Status:
+    status = status_pb2.Status(code=code_pb2.INTERNAL, message=message)
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN))
+    status.details.append(info)
+    return status

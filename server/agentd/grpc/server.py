@@ -1,0 +1,90 @@
+"""The gRPC server: services, health, reflection, tracing, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from agentd.grpc import service, tracing
+from agentd.grpc.agent_service import AgentService
+from agentd.runtime.host import Host
+from agentd_proto.v1 import (
+    agent_service_pb2,
+    cache_service_pb2,
+    signal_service_pb2,
+    thread_service_pb2,
+)
+
+log = logging.getLogger("agentd.server")
+
+SERVICES = (
+    agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"],
+    thread_service_pb2.DESCRIPTOR.services_by_name["ThreadService"],
+    signal_service_pb2.DESCRIPTOR.services_by_name["SignalService"],
+    cache_service_pb2.DESCRIPTOR.services_by_name["CacheService"],
+)
+SERVICE_NAMES = tuple(s.full_name for s in SERVICES)
+
+
+class Unimplemented:
+    """A servicer with no methods yet: every RPC answers UNIMPLEMENTED."""
+
+
+class AgentdServer:
+    """One grpc.aio server hosting agentd's services on one address."""
+
+    def __init__(self, host: Host, *, shutdown_grace: float = 10.0, tracer_provider: Any = None) -> None:
+        self.host = host
+        self.shutdown_grace = shutdown_grace
+        self.health = health.aio.HealthServicer()
+        # An explicit provider (tests) wins over the OTEL_* environment.
+        self.tracer_provider = tracer_provider if tracer_provider is not None else tracing.configure()
+        interceptors = []
+        if self.tracer_provider is not None:
+            from opentelemetry.instrumentation.grpc import aio_server_interceptor
+
+            interceptors.append(aio_server_interceptor(tracer_provider=self.tracer_provider))
+        # so_reuseport off: a second server on a taken port must fail, not share it.
+        self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
+        servicers: dict[str, object] = {"agentd.v1.AgentService": AgentService(host)}
+        for descriptor in SERVICES:
+            service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+        )
+        self.port = 0
+        self._stopped = asyncio.Event()
+
+    async def start(self, address: str) -> int:
+        try:
+            self.port = self.server.add_insecure_port(address)
+        except RuntimeError as exc:  # grpc reports a taken or bad address this way
+            raise OSError(f"cannot listen on {address}: address in use or invalid") from exc
+        await self.server.start()
+        for name in ("", *SERVICE_NAMES):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return self.port
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: health NOT_SERVING first, new runs refused, runs
+        that finish within the grace period finish, the rest are aborted with
+        reason SERVER_SHUTDOWN (their streams end with that abort chunk and OK)."""
+        if self._stopped.is_set():
+            return
+        grace = self.shutdown_grace if grace is None else grace
+        await self.health.enter_graceful_shutdown()
+        await self.host.runs.shutdown(grace)
+        # Streams of aborted runs are flushing their last chunks; give them a moment.
+        await self.server.stop(grace=2.0)
+        if self.tracer_provider is not None:
+            self.tracer_provider.shutdown()
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()

@@ -1,0 +1,98 @@
+"""The Agent: a model, instructions, tools and options; `stream()` and `generate()` run it."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agentd.runtime.messages import JSON, Message, TextPart
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.tools import Tool
+
+T = TypeVar("T")
+RequestContext = dict[str, JSON]
+#: A field given as a value, or as a (sync or async) function of the request context.
+Dynamic = T | Callable[[RequestContext], T | Awaitable[T]]
+Instructions = str | Message | Sequence[str | Message]
+RunInput = str | Message | Sequence[Message]
+
+
+async def resolve_dynamic(value: Dynamic[T], request_context: RequestContext) -> T:
+    if callable(value) and not isinstance(value, (Tool, Message)):
+        result = value(request_context)
+        if inspect.isawaitable(result):
+            result = await result
+        return result  # type: ignore[return-value]
+    return value  # type: ignore[return-value]
+
+
+def instructions_to_messages(instructions: Instructions) -> list[Message]:
+    """Instructions as system messages (each keeps its own provider options)."""
+    items: Sequence[str | Message]
+    items = [instructions] if isinstance(instructions, (str, Message)) else instructions
+    out: list[Message] = []
+    for item in items:
+        if isinstance(item, str):
+            if item:
+                out.append(Message.system(item))
+        else:
+            if item.role != "system":
+                raise ValueError("instruction messages must have role 'system'")
+            out.append(item)
+    return out
+
+
+def input_to_messages(run_input: RunInput) -> list[Message]:
+    if isinstance(run_input, str):
+        return [Message(role="user", parts=[TextPart(run_input)])]
+    if isinstance(run_input, Message):
+        return [run_input]
+    return list(run_input)
+
+
+@dataclass(eq=False)
+class Agent:
+    """An agent. Fields typed `Dynamic` may be functions of the request context,
+    resolved once per request."""
+
+    id: str
+    model: Dynamic[str] = "local/echo"
+    instructions: Dynamic[Instructions] = ""
+    name: str = ""
+    description: str = ""
+    metadata: Dynamic[dict[str, JSON]] = field(default_factory=dict)
+    tools: Dynamic[Sequence[Tool]] = ()
+    default_options: Dynamic[ExecutionOptions | None] = None
+    max_processor_retries: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("an agent needs an id")
+        if not self.name:
+            self.name = self.id
+
+    def static_model(self) -> str:
+        """The model string when it does not depend on the request, else ""."""
+        return self.model if isinstance(self.model, str) else ""
+
+    def static_metadata(self) -> dict[str, JSON]:
+        return self.metadata if isinstance(self.metadata, dict) else {}
+
+    def static_tools(self) -> list[Tool]:
+        return list(self.tools) if not callable(self.tools) else []
+
+    def stream(
+        self, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None
+    ) -> Any:
+        """Starts a run now and returns its `RunHandle` (async-iterate it for chunks)."""
+        from agentd.runtime.run import start_run
+
+        return start_run(self, input_to_messages(run_input), options or ExecutionOptions(), run_id=run_id)
+
+    async def generate(self, run_input: RunInput, options: ExecutionOptions | None = None) -> Any:
+        """Runs to completion and returns the `RunResult`."""
+        handle = self.stream(run_input, options)
+        await handle.ready()
+        return await handle.result()

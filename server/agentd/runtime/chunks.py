@@ -1,0 +1,276 @@
+"""The chunks a run streams: one envelope (`Chunk`) around a typed payload.
+
+Types follow the reference taxonomy (`text-delta`, `tool-call`, `finish`, ...):
+`chunk.type` names the payload, `chunk.payload` holds its typed fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from agentd.runtime.messages import JSON, FilePart, Message, ToolCallPart, ToolResultPart
+
+FinishReason = Literal[
+    "stop", "length", "content-filter", "tool-calls", "error", "other", "unknown", "tripwire", "retry"
+]
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            add(self.input_tokens, other.input_tokens),
+            add(self.output_tokens, other.output_tokens),
+            add(self.total_tokens, other.total_tokens),
+            add(self.reasoning_tokens, other.reasoning_tokens),
+            add(self.cached_input_tokens, other.cached_input_tokens),
+            add(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
+        )
+
+
+@dataclass(slots=True)
+class Tripwire:
+    reason: str
+    retry: bool = False
+    metadata: dict[str, JSON] | None = None
+    processor_id: str | None = None
+
+
+@dataclass(slots=True)
+class Start:
+    agent_id: str = ""
+    thread_id: str | None = None
+    resource_id: str | None = None
+    type: Literal["start"] = "start"
+
+
+@dataclass(slots=True)
+class StepStart:
+    step_number: int
+    message_id: str
+    model: str = ""
+    started_at: datetime | None = None
+    warnings: list[str] = field(default_factory=list)
+    type: Literal["step-start"] = "step-start"
+
+
+@dataclass(slots=True)
+class TextStart:
+    id: str
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["text-start"] = "text-start"
+
+
+@dataclass(slots=True)
+class TextDelta:
+    id: str
+    text: str
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["text-delta"] = "text-delta"
+
+
+@dataclass(slots=True)
+class TextEnd:
+    id: str
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["text-end"] = "text-end"
+
+
+@dataclass(slots=True)
+class ReasoningStart:
+    id: str
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["reasoning-start"] = "reasoning-start"
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    id: str
+    text: str
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+
+
+@dataclass(slots=True)
+class ReasoningEnd:
+    id: str
+    signature: str | None = None
+    redacted_data: bytes | None = None
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["reasoning-end"] = "reasoning-end"
+
+
+@dataclass(slots=True)
+class ToolCallStart:
+    tool_call_id: str
+    tool_name: str
+    provider_executed: bool = False
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["tool-call-input-streaming-start"] = "tool-call-input-streaming-start"
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    tool_call_id: str
+    args_text_delta: str
+    tool_name: str | None = None
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+
+
+@dataclass(slots=True)
+class ToolCallEnd:
+    tool_call_id: str
+    type: Literal["tool-call-input-streaming-end"] = "tool-call-input-streaming-end"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    call: ToolCallPart
+    type: Literal["tool-call"] = "tool-call"
+
+
+@dataclass(slots=True)
+class ToolResult:
+    result: ToolResultPart
+    type: Literal["tool-result"] = "tool-result"
+
+
+@dataclass(slots=True)
+class StepFinish:
+    step_number: int
+    message_id: str
+    finish_reason: FinishReason
+    usage: Usage
+    raw_finish_reason: str | None = None
+    is_continued: bool = False
+    provider_metadata: dict[str, JSON] | None = None
+    model: str = ""
+    tripwire: Tripwire | None = None
+    warnings: list[str] = field(default_factory=list)
+    type: Literal["step-finish"] = "step-finish"
+
+
+@dataclass(slots=True)
+class Finish:
+    finish_reason: FinishReason
+    usage: Usage
+    total_usage: Usage
+    response_messages: list[Message] = field(default_factory=list)
+    raw_finish_reason: str | None = None
+    provider_metadata: dict[str, JSON] | None = None
+    model: str = ""
+    object: JSON = None
+    tripwire: Tripwire | None = None
+    type: Literal["finish"] = "finish"
+
+
+@dataclass(slots=True)
+class Error:
+    message: str
+    reason: str = "RUN_FAILED"
+    status_code: int | None = None
+    provider_code: str | None = None
+    retryable: bool = False
+    details: dict[str, JSON] | None = None
+    type: Literal["error"] = "error"
+
+
+@dataclass(slots=True)
+class Abort:
+    reason: str = "ABORTED"
+    message: str = ""
+    type: Literal["abort"] = "abort"
+
+
+@dataclass(slots=True)
+class TripwireChunk:
+    tripwire: Tripwire
+    type: Literal["tripwire"] = "tripwire"
+
+
+@dataclass(slots=True)
+class Data:
+    """A custom `data-*` chunk: its `type` is the data type itself."""
+
+    type: str
+    data: JSON = None
+    id: str | None = None
+    transient: bool = False
+
+
+@dataclass(slots=True)
+class SignalEcho:
+    signal: Any  # agentd.runtime.signals.Signal
+    type: Literal["signal"] = "signal"
+
+
+@dataclass(slots=True)
+class File:
+    file: FilePart
+    type: Literal["file"] = "file"
+
+
+@dataclass(slots=True)
+class Source:
+    id: str
+    source_type: str
+    title: str = ""
+    url: str | None = None
+    media_type: str | None = None
+    filename: str | None = None
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["source"] = "source"
+
+
+@dataclass(slots=True)
+class ObjectPartial:
+    object: JSON
+    type: Literal["object"] = "object"
+
+
+@dataclass(slots=True)
+class ResponseMetadata:
+    response_id: str | None = None
+    model_id: str | None = None
+    time: datetime | None = None
+    type: Literal["response-metadata"] = "response-metadata"
+
+
+Payload = (
+    Start | StepStart | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta | ReasoningEnd
+    | ToolCallStart | ToolCallDelta | ToolCallEnd | ToolCall | ToolResult | StepFinish | Finish | Error
+    | Abort | TripwireChunk | Data | SignalEcho | File | Source | ObjectPartial | ResponseMetadata
+)
+
+#: Chunks after which a run emits nothing more.
+TERMINAL_TYPES = frozenset({"finish", "error", "abort"})
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One chunk of a run: `seq` is its 1-based position in the run, `offset`
+    its position in the thread's log (0 outside a thread subscription)."""
+
+    payload: Payload
+    run_id: str
+    seq: int
+    parent_run_id: str | None = None
+    offset: int = 0
+    source: Literal["agent", "user", "system", "workflow"] = "agent"
+    metadata: dict[str, JSON] | None = None
+
+    @property
+    def type(self) -> str:
+        return self.payload.type

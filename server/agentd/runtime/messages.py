@@ -1,0 +1,113 @@
+"""Messages and their parts: run input, stored history and response messages."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system", "signal"]
+JSON = Any
+
+
+def new_id(prefix: str = "") -> str:
+    return f"{prefix}{uuid.uuid4().hex}" if prefix else str(uuid.uuid4())
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+    provider_options: dict[str, JSON] | None = None
+    type: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class FilePart:
+    """A file inline (`data`) or by URL (`url`): exactly one is set."""
+
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+    filename: str | None = None
+    provider_options: dict[str, JSON] | None = None
+    type: Literal["file"] = "file"
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    text: str
+    signature: str | None = None
+    redacted_data: bytes | None = None
+    provider_options: dict[str, JSON] | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(slots=True)
+class ToolCallPart:
+    tool_call_id: str
+    tool_name: str
+    args: JSON = None
+    provider_executed: bool = False
+    provider_metadata: dict[str, JSON] | None = None
+    client_tool: bool = False
+    type: Literal["tool-call"] = "tool-call"
+
+
+@dataclass(slots=True)
+class ToolResultPart:
+    tool_call_id: str
+    tool_name: str
+    result: JSON = None
+    is_error: bool = False
+    args: JSON = None
+    provider_executed: bool = False
+    provider_metadata: dict[str, JSON] | None = None
+    type: Literal["tool-result"] = "tool-result"
+
+
+@dataclass(slots=True)
+class DataPart:
+    """A custom part; `type` starts with "data-"."""
+
+    type: str
+    data: JSON = None
+    id: str | None = None
+
+
+@dataclass(slots=True)
+class SignalPart:
+    signal: Any  # agentd.runtime.signals.Signal (kept loose to avoid an import cycle)
+    type: Literal["signal"] = "signal"
+
+
+Part = TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart | DataPart | SignalPart
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+    id: str = field(default_factory=new_id)
+    metadata: dict[str, JSON] = field(default_factory=dict)
+    provider_options: dict[str, JSON] | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+    @property
+    def text(self) -> str:
+        """The concatenated text parts."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", parts=[TextPart(text)])
+
+    @classmethod
+    def system(cls, text: str, provider_options: dict[str, JSON] | None = None) -> Message:
+        return cls(role="system", parts=[TextPart(text)], provider_options=provider_options)

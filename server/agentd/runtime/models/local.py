@@ -1,0 +1,188 @@
+"""The embedded `local/...` model: deterministic, offline, for tests and demos.
+
+`local/echo` replies with the last user message, one word per delta.
+A script in the call's provider options makes any `local/` model follow it,
+one script step per model call (the last step repeats):
+
+    provider_options = {"local": {"delayMs": 0, "script": [
+        {"reasoning": "...", "text": "...", "deltas": ["a", "b"],
+         "toolCalls": [{"id": "c1", "name": "search", "args": {"q": "x"}}],
+         "object": {...}, "finishReason": "stop",
+         "usage": {"inputTokens": 3, "outputTokens": 2},
+         "error": {"message": "...", "status": 500, "code": "server_error",
+                   "retryable": true, "afterDeltas": 0},
+         "delayMs": 0},
+    ]}}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+from agentd.runtime.chunks import (
+    FinishReason,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    Usage,
+)
+from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.messages import Message, SignalPart, TextPart, ToolCallPart, new_id
+from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}
+MODEL_IDS = frozenset({"echo", "scripted"})
+
+
+def split_words(text: str) -> list[str]:
+    """Words with their surrounding whitespace, so the deltas join back to `text`."""
+    return _WORDS.findall(text)
+
+
+def _word_count(messages: list[Message]) -> int:
+    total = 0
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                total += len(part.text.split())
+    return total
+
+
+class LocalModel:
+    def __init__(self, model_id: str) -> None:
+        self._model_id = model_id
+        self._calls = 0  # one instance per run: the script step is the call index
+
+    @property
+    def provider(self) -> str:
+        return "local"
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def spec(self) -> str:
+        return f"local/{self._model_id}"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        options = request.provider_options.get("local") or {}
+        if not isinstance(options, dict):
+            raise InvalidArgument.field("options.provider_options.local", "must be an object")
+        script = options.get("script")
+        call = self._calls
+        self._calls += 1
+        if script is not None:
+            if not isinstance(script, list) or not script or not all(isinstance(s, dict) for s in script):
+                raise InvalidArgument.field(
+                    "options.provider_options.local.script", "must be a non-empty list of step objects"
+                )
+            step = cast(dict[str, Any], script[min(call, len(script) - 1)])
+        elif self._model_id == "scripted":
+            raise InvalidArgument.field(
+                "options.provider_options.local.script", "local/scripted needs a script"
+            )
+        else:
+            step = {"text": _last_user_text(request.prompt)}
+        delay = float(step.get("delayMs", options.get("delayMs", 0))) / 1000.0
+        return self._run_step(step, request, delay)
+
+    async def _run_step(
+        self, step: dict[str, Any], request: ModelRequest, delay: float
+    ) -> AsyncIterator[ModelEvent]:
+        error = step.get("error")
+        fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
+        emitted = 0
+
+        async def pace() -> None:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            else:
+                await asyncio.sleep(0)  # let readers and cancellation in between deltas
+
+        def check_error() -> None:
+            if isinstance(error, dict) and emitted >= fail_after:
+                raise ModelAPIError(
+                    str(error.get("message", "scripted provider error")),
+                    status_code=error.get("status"),
+                    provider_code=error.get("code"),
+                    retryable=bool(error.get("retryable", False)),
+                )
+
+        check_error()
+        reasoning = step.get("reasoning")
+        if reasoning:
+            rid = new_id("rs_")
+            yield ReasoningStart(rid)
+            for piece in split_words(str(reasoning)):
+                await pace()
+                yield ReasoningDelta(rid, piece)
+                emitted += 1
+            yield ReasoningEnd(rid)
+
+        text = step.get("text")
+        if "object" in step:
+            text = json.dumps(step["object"], separators=(",", ":"))
+        deltas = step.get("deltas")
+        pieces = [str(d) for d in deltas] if isinstance(deltas, list) else split_words(str(text or ""))
+        if pieces:
+            tid = new_id("txt_")
+            yield TextStart(tid)
+            for piece in pieces:
+                await pace()
+                check_error()
+                yield TextDelta(tid, piece)
+                emitted += 1
+            yield TextEnd(tid)
+        check_error()
+
+        calls = step.get("toolCalls") or []
+        for i, raw in enumerate(calls):
+            call_id = str(raw.get("id") or f"call_{i}")
+            name = str(raw["name"])
+            args = raw.get("args", {})
+            args_text = json.dumps(args, separators=(",", ":"))
+            yield ToolCallStart(call_id, name)
+            yield ToolCallDelta(call_id, args_text, name)
+            yield ToolCallEnd(call_id)
+            yield ToolCall(ToolCallPart(call_id, name, args))
+
+        reason = str(step.get("finishReason") or ("tool-calls" if calls else "stop"))
+        if reason not in _FINISH_REASONS:
+            raise InvalidArgument.field(
+                "options.provider_options.local.script.finishReason", f"unknown finish reason {reason!r}"
+            )
+        raw_usage = step.get("usage") or {}
+        input_tokens = int(raw_usage.get("inputTokens", _word_count(request.prompt)))
+        output_tokens = int(raw_usage.get("outputTokens", max(emitted, len(calls))))
+        usage = Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=int(raw_usage.get("totalTokens", input_tokens + output_tokens)),
+            reasoning_tokens=raw_usage.get("reasoningTokens"),
+            cached_input_tokens=raw_usage.get("cachedInputTokens"),
+        )
+        yield ModelFinish(cast(FinishReason, reason), usage, raw_finish_reason=reason)
+
+
+def _last_user_text(prompt: list[Message]) -> str:
+    for message in reversed(prompt):
+        if message.role == "user":
+            return message.text
+        if message.role == "signal":
+            for part in message.parts:
+                if isinstance(part, SignalPart):
+                    return str(getattr(part.signal, "text", "") or "")
+    return ""

@@ -1,0 +1,41 @@
+"""Resolves "provider/model" strings to models."""
+
+from __future__ import annotations
+
+from agentd.runtime.errors import FailedPrecondition, InvalidArgument
+from agentd.runtime.models.base import LanguageModel
+from agentd.runtime.models.local import MODEL_IDS, LocalModel
+
+#: Providers whose adapters ship in a later release; named so the error says so.
+_PLANNED = {"openai", "anthropic", "google"}
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    provider, sep, model_id = spec.partition("/")
+    if not sep or not provider or not model_id:
+        raise InvalidArgument.field("model", f"{spec!r} is not a provider/model string", "INVALID_MODEL")
+    return provider, model_id
+
+
+def check_model_spec(spec: str) -> None:
+    """Fails fast (at config load) on a model string no run could use."""
+    provider, model_id = parse_model_spec(spec)
+    if provider == "local":
+        if model_id not in MODEL_IDS:
+            raise InvalidArgument.field(
+                "model", f"unknown local model {model_id!r} (have: {sorted(MODEL_IDS)})", "INVALID_MODEL"
+            )
+    elif provider not in _PLANNED:
+        raise InvalidArgument.field("model", f"unknown provider {provider!r}", "INVALID_MODEL")
+
+
+def resolve_model(spec: str) -> LanguageModel:
+    """A fresh model instance for one run."""
+    check_model_spec(spec)
+    provider, model_id = parse_model_spec(spec)
+    if provider == "local":
+        return LocalModel(model_id)
+    raise FailedPrecondition(
+        f"provider {provider!r} is not available in this build of agentd", "PROVIDER_UNAVAILABLE",
+        {"provider": provider},
+    )

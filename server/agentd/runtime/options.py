@@ -1,0 +1,130 @@
+"""Execution options of a run (mirrors agentd.v1.ExecutionOptions).
+
+`None` means unset everywhere: an unset field falls back to the agent's
+`default_options`, then to the runtime's default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+JSON = Any
+DEFAULT_MAX_STEPS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_output_tokens: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredOutput:
+    schema: dict[str, JSON]
+    name: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTool:
+    name: str
+    description: str = ""
+    input_schema: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRef:
+    id: str
+    title: str | None = None
+    metadata: dict[str, JSON] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryOptions:
+    resource: str | None = None
+    thread: ThreadRef | None = None
+
+
+#: Marker for an explicitly unscoped response-cache entry (scope: null).
+NO_SCOPE: Literal["<no-scope>"] = "<no-scope>"
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseCacheOptions:
+    key: str | None = None
+    scope: str | None = None  # a scope, NO_SCOPE, or None (unset)
+    bust: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessorSpec:
+    name: str
+    id: str | None = None
+    options: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelStep:
+    branches: tuple[ProcessorSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MapStep:
+    select: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessorWorkflowSpec:
+    id: str
+    steps: tuple[ProcessorSpec | ParallelStep | MapStep, ...]
+
+
+ProcessorRef = ProcessorSpec | ProcessorWorkflowSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionOptions:
+    max_steps: int | None = None
+    tool_choice: ToolChoice | None = None
+    active_tools: tuple[str, ...] | None = None
+    model_settings: ModelSettings | None = None
+    provider_options: dict[str, JSON] | None = None
+    structured_output: StructuredOutput | None = None
+    client_tools: tuple[ClientTool, ...] | None = None
+    request_context: dict[str, JSON] | None = None
+    memory: MemoryOptions | None = None
+    response_cache: ResponseCacheOptions | None = None
+    input_processors: tuple[ProcessorRef, ...] | None = None
+    output_processors: tuple[ProcessorRef, ...] | None = None
+    error_processors: tuple[ProcessorRef, ...] | None = None
+    max_processor_retries: int | None = None
+    error_processor_defaults: bool | None = None
+    prepare_step: str | None = None
+
+    def merged_over(self, defaults: ExecutionOptions | None) -> ExecutionOptions:
+        """These options, with every unset field taken from `defaults`."""
+        if defaults is None:
+            return self
+        changes = {
+            f.name: getattr(defaults, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is None and getattr(defaults, f.name) is not None
+        }
+        return replace(self, **changes) if changes else self
+
+    @property
+    def effective_max_steps(self) -> int:
+        return self.max_steps if self.max_steps is not None else DEFAULT_MAX_STEPS

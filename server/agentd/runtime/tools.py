@@ -1,0 +1,50 @@
+"""Server-side tools: Python callables with a JSON-schema input."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool sees besides its input."""
+
+    run_id: str
+    agent_id: str
+    tool_call_id: str
+    request_context: dict[str, Any] = field(default_factory=dict)
+    thread_id: str | None = None
+    resource_id: str | None = None
+
+
+@dataclass(slots=True)
+class Tool:
+    """A tool: `execute(input, context)` may be sync or async."""
+
+    name: str
+    description: str
+    execute: ToolFunction
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    async def call(self, args: Any, context: ToolContext) -> Any:
+        takes_context = len(inspect.signature(self.execute).parameters) >= 2
+        result = self.execute(args, context) if takes_context else self.execute(args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def tool(
+    name: str, description: str, input_schema: dict[str, Any] | None = None
+) -> Callable[[ToolFunction], Tool]:
+    """Decorator form: `@tool("search", "Search the web", {...})`."""
+
+    def wrap(fn: ToolFunction) -> Tool:
+        return Tool(name, description, fn, input_schema or {"type": "object", "properties": {}})
+
+    return wrap
