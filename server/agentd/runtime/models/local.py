@@ -116,7 +116,7 @@ class LocalModel:
             if isinstance(error, dict) and emitted >= fail_after:
                 raise ModelAPIError(
                     str(error.get("message", "scripted provider error")),
-                    status_code=error.get("status"),
+                    status_code=int(error["status"]) if error.get("status") is not None else None,
                     provider_code=error.get("code"),
                     retryable=bool(error.get("retryable", False)),
                 )

@@ -1,0 +1,69 @@
+# agentd: `make run` starts the server with embedded defaults; `make test` runs every test.
+SHELL := /bin/bash
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+PY := $(VENV)/bin/python
+TOOLS := $(ROOT)/.tools
+GOBIN := $(TOOLS)/bin
+
+# Pinned generators and tools (protoc itself comes from the pinned grpcio-tools).
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.0
+GRPCURL_VERSION := v1.9.3
+
+.PHONY: setup tools run test gen gen-check lint baseline bench clean
+
+setup: $(VENV)/.stamp
+
+$(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml
+	@command -v python3 >/dev/null || { echo "python3 is missing: install Debian package python3 (3.11+) with python3-venv"; exit 1; }
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e gen/python -e '.[dev]'
+	touch $@
+
+# Go plugins and grpcurl (into .tools/bin), and ts-proto (into tools/ts-gen).
+tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPCURL_VERSION) tools/ts-gen/node_modules/.stamp
+
+$(GOBIN)/.stamp-%:
+	@command -v go >/dev/null || { echo "go is missing: install Debian package golang-go (Go 1.24 or newer)"; exit 1; }
+	mkdir -p $(GOBIN)
+	GOBIN=$(GOBIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(GOBIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN=$(GOBIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+tools/ts-gen/node_modules/.stamp: tools/ts-gen/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Debian packages nodejs and npm (Node 20)"; exit 1; }
+	cd tools/ts-gen && npm ci --no-audit --no-fund
+	touch $@
+
+run: setup
+	$(VENV)/bin/agentd serve --config agentd.toml
+
+gen: setup tools
+	$(PY) tools/gen.py --go-plugins $(GOBIN) --ts-plugin tools/ts-gen/node_modules/.bin/protoc-gen-ts_proto
+
+# Regenerates and fails if anything under gen/ changed (CI's drift check).
+gen-check: gen
+	@git diff --exit-code --stat -- gen && test -z "$$(git status --porcelain --untracked-files=all -- gen)" \
+	  || { echo "gen/ drifted from protos/: run 'make gen' and commit"; git status --porcelain -- gen; exit 1; }
+
+lint: setup
+	$(VENV)/bin/ruff check server tests bench tools
+	$(VENV)/bin/mypy
+	$(VENV)/bin/buf lint
+	$(VENV)/bin/buf breaking --against protos/baseline.binpb
+
+# Rewrites the breaking-change baseline: only when an issue says so.
+baseline: setup
+	$(VENV)/bin/buf build -o protos/baseline.binpb
+
+test: setup tools
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: setup
+	$(PY) bench/stream.py
+
+clean:
+	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist

@@ -1,0 +1,73 @@
+"""Shared fixtures: an agentd server in-process on a loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from agentd import config
+from agentd.grpc.server import AgentdServer
+from agentd.runtime import Agent, AgentRegistry
+from agentd.runtime.host import Host
+from agentd_proto.v1 import (
+    agent_service_pb2_grpc,
+    cache_service_pb2_grpc,
+    signal_service_pb2_grpc,
+    thread_service_pb2_grpc,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Running:
+    server: AgentdServer
+    addr: str
+    channel: grpc.aio.Channel
+
+    @property
+    def host(self) -> Host:
+        return self.server.host
+
+    @property
+    def agents(self) -> agent_service_pb2_grpc.AgentServiceStub:
+        return agent_service_pb2_grpc.AgentServiceStub(self.channel)
+
+    @property
+    def threads(self) -> thread_service_pb2_grpc.ThreadServiceStub:
+        return thread_service_pb2_grpc.ThreadServiceStub(self.channel)
+
+    @property
+    def signals(self) -> signal_service_pb2_grpc.SignalServiceStub:
+        return signal_service_pb2_grpc.SignalServiceStub(self.channel)
+
+    @property
+    def cache(self) -> cache_service_pb2_grpc.CacheServiceStub:
+        return cache_service_pb2_grpc.CacheServiceStub(self.channel)
+
+
+def default_agents() -> list[Agent]:
+    return list(config.load(ROOT / "agentd.toml", env={}).agents)
+
+
+async def start_server(agents: Sequence[Agent] | None = None, **kwargs: Any) -> Running:
+    host = Host(agents=AgentRegistry(default_agents() if agents is None else agents))
+    server = AgentdServer(host, **kwargs)
+    port = await server.start("127.0.0.1:0")
+    addr = f"127.0.0.1:{port}"
+    return Running(server, addr, grpc.aio.insecure_channel(addr))
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Running]:
+    running = await start_server()
+    try:
+        yield running
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)

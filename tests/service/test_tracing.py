@@ -1,0 +1,48 @@
+"""The OpenTelemetry aio server interceptor, wired in when tracing is on."""
+
+from __future__ import annotations
+
+from conftest import start_server
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agentd.grpc import tracing
+from agentd_proto.v1 import agent_service_pb2 as apb
+
+
+async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    running = await start_server(tracer_provider=provider)
+    try:
+        chunks = [c async for m in running.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b")) for c in m.chunks]
+        assert chunks[-1].HasField("finish")  # a handler that wrote with context.write would fail here
+        reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="c"))
+        assert reply.text == "c"
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)
+    names = [s.name for s in exporter.get_finished_spans()]
+    assert "/agentd.v1.AgentService/Stream" in names
+    assert "/agentd.v1.AgentService/Generate" in names
+
+
+def test_tracing_is_off_unless_the_environment_asks() -> None:
+    assert not tracing.enabled({})
+    assert tracing.enabled({"OTEL_TRACES_EXPORTER": "console"})
+    assert tracing.enabled({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317"})
+    assert not tracing.enabled({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"})
+    assert not tracing.enabled({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "console"})
+
+
+async def test_no_interceptor_and_no_provider_when_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for key in ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(key, raising=False)
+    running = await start_server()
+    try:
+        assert running.server.tracer_provider is None
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)

@@ -1,0 +1,178 @@
+"""The runtime alone, without gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentd import config
+from agentd.runtime import Agent, ExecutionOptions, InvalidArgument, Message, ModelSettings, tool
+from agentd.runtime.buffer import ChunkBuffer
+from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.models.local import split_words
+from agentd.runtime.models.router import resolve_model
+
+
+def scripted(*steps: dict) -> ExecutionOptions:  # type: ignore[type-arg]
+    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
+
+
+async def test_echo_streams_words_that_join_back() -> None:
+    text = "  spaced   out\ttext\n"
+    assert "".join(split_words(text)) == text
+    result = await Agent(id="a").generate(text)
+    assert result.text == text
+
+
+async def test_instructions_reach_the_prompt_as_system_messages() -> None:
+    seen = []
+
+    @tool("noop", "does nothing")
+    def noop(args: object) -> str:
+        return "ok"
+
+    agent = Agent(
+        id="a",
+        model="local/scripted",
+        instructions=["one", Message.system("two", {"anthropic": {"cacheControl": {"type": "ephemeral"}}})],
+        tools=[noop],
+    )
+    model = resolve_model("local/echo")
+    original = type(model).stream
+
+    def spy(self, request):  # type: ignore[no-untyped-def]
+        seen.append(request)
+        return original(self, request)
+
+    type(model).stream = spy  # type: ignore[method-assign]
+    try:
+        await agent.generate("hi", scripted({"text": "x"}))
+    finally:
+        type(model).stream = original  # type: ignore[method-assign]
+    prompt = seen[0].prompt
+    assert [m.role for m in prompt] == ["system", "system", "user"]
+    assert prompt[1].provider_options == {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
+    assert [t.name for t in seen[0].tools] == ["noop"]
+
+
+async def test_scripted_reasoning_tools_usage_and_finish() -> None:
+    calls = []
+
+    @tool("lookup", "Looks up")
+    async def lookup(args: dict) -> dict:  # type: ignore[type-arg]
+        calls.append(args)
+        return {"found": args["q"]}
+
+    agent = Agent(id="a", model="local/scripted", tools=[lookup])
+    result = await agent.generate(
+        "q",
+        scripted(
+            {"reasoning": "think first", "toolCalls": [{"id": "t1", "name": "lookup", "args": {"q": "z"}}],
+             "usage": {"inputTokens": 10, "outputTokens": 2}},
+            {"text": "done", "finishReason": "length", "usage": {"inputTokens": 12, "outputTokens": 1}},
+        ),
+    )
+    assert calls == [{"q": "z"}]
+    assert result.text == "done" and result.finish_reason == "length"
+    assert result.steps[0].reasoning_text == "think first"
+    assert result.tool_results[0].result == {"found": "z"}
+    assert (result.usage.output_tokens, result.total_usage.input_tokens) == (1, 22)
+
+
+async def test_max_steps_stops_a_tool_loop() -> None:
+    agent = Agent(id="a", model="local/scripted")
+    step = {"toolCalls": [{"name": "missing", "args": {}}]}
+    result = await agent.generate("q", ExecutionOptions(max_steps=3, provider_options={"local": {"script": [step]}}))
+    assert len(result.steps) == 3
+    assert result.tool_results[0].is_error  # unknown tools answer the model with an error
+
+
+async def test_structured_output_is_parsed_and_sends_no_tools() -> None:
+    from agentd.runtime.options import StructuredOutput
+
+    agent = Agent(id="a", model="local/scripted")
+    result = await agent.generate(
+        "q",
+        ExecutionOptions(
+            structured_output=StructuredOutput({"type": "object"}),
+            provider_options={"local": {"script": [{"object": {"answer": 42}}]}},
+        ),
+    )
+    assert result.object == {"answer": 42}
+
+
+async def test_default_options_apply_under_call_options() -> None:
+    agent = Agent(id="a", default_options=ExecutionOptions(max_steps=2, model_settings=ModelSettings(temperature=0)))
+    merged = ExecutionOptions(max_steps=4).merged_over(agent.default_options)  # type: ignore[arg-type]
+    assert merged.max_steps == 4 and merged.model_settings == ModelSettings(temperature=0)
+
+
+async def test_dynamic_fields_resolve_from_the_request_context() -> None:
+    agent = Agent(id="a", model=lambda ctx: "local/scripted" if ctx.get("script") else "local/echo")
+    plain = await agent.generate("hello")
+    assert plain.model == "local/echo"
+    scripted_run = await agent.generate(
+        "hello", ExecutionOptions(request_context={"script": True}, provider_options={"local": {"script": [{"text": "s"}]}})
+    )
+    assert (scripted_run.model, scripted_run.text) == ("local/scripted", "s")
+
+
+async def test_bad_script_fails_set_up_with_a_field_violation() -> None:
+    handle = Agent(id="a", model="local/scripted").stream("x", ExecutionOptions(provider_options={"local": {"script": "nope"}}))
+    with pytest.raises(InvalidArgument) as info:
+        await handle.ready()
+    assert info.value.violations[0].field == "options.provider_options.local.script"
+    await handle.result()
+
+
+async def test_abort_ends_the_run_with_an_abort_chunk() -> None:
+    handle = Agent(id="a").stream(" ".join(["w"] * 100), ExecutionOptions(provider_options={"local": {"delayMs": 10}}))
+    await handle.ready()
+    await asyncio.sleep(0.05)
+    assert handle.abort("SERVER_SHUTDOWN")
+    result = await handle.result()
+    chunks = handle.buffer.snapshot()
+    assert chunks[-1].type == "abort" and result.aborted and result.aborted.reason == "SERVER_SHUTDOWN"
+    assert [c.seq for c in chunks] == list(range(1, len(chunks) + 1))
+    assert not handle.abort()  # already done
+
+
+async def test_chunk_buffer_batches_what_is_ready_for_each_reader() -> None:
+    buffer = ChunkBuffer()
+    for i in range(5):
+        buffer.append(Chunk(TextDelta("t", str(i)), "r", i + 1))
+    reader = buffer.batches(max_batch=3)
+    assert [c.seq for c in await reader.__anext__()] == [1, 2, 3]
+    assert [c.seq for c in await reader.__anext__()] == [4, 5]
+    late = [c.seq async for b in _closing(buffer) for c in b]
+    assert late == [1, 2, 3, 4, 5, 6]
+
+
+async def _closing(buffer: ChunkBuffer):  # type: ignore[no-untyped-def]
+    async def producer() -> None:
+        await asyncio.sleep(0.01)
+        buffer.append(Chunk(TextDelta("t", "5"), "r", 6))
+        buffer.close()
+
+    task = asyncio.create_task(producer())
+    async for batch in buffer.batches():
+        yield batch
+    await task
+
+
+def test_config_rejects_unknown_keys_and_bad_models(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "a.toml"
+    bad.write_text('[[agents]]\nid = "x"\nmodle = "local/echo"\n')
+    with pytest.raises(config.ConfigError, match="modle"):
+        config.load(bad, env={})
+    bad.write_text('[[agents]]\nid = "x"\nmodel = "nowhere/thing"\n')
+    with pytest.raises(config.ConfigError, match="unknown provider"):
+        config.load(bad, env={})
+
+
+def test_config_env_overrides(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "a.toml"
+    path.write_text('[server]\nport = 1234\n[[agents]]\nid = "x"\n')
+    cfg = config.load(None, env={"AGENTD_CONFIG": str(path), "AGENTD_PORT": "999", "AGENTD_HOST": "0.0.0.0"})
+    assert (cfg.server.host, cfg.server.port, [a.id for a in cfg.agents]) == ("0.0.0.0", 999, ["x"])
