@@ -1,0 +1,1 @@
+"""End-to-end tests: a real `agentd serve` process and clients in Go, TypeScript and grpcurl."""
