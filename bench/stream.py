@@ -35,8 +35,7 @@ def serve_agentd(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[
         host = Host(agents=AgentRegistry(config.load(ROOT / "agentd.toml", env={}).agents))
         server = AgentdServer(host)
         port_queue.put(await server.start("127.0.0.1:0"))
-        while not stop.is_set():
-            await asyncio.sleep(0.1)
+        await asyncio.to_thread(stop.wait)
         await server.stop(grace=0)
 
     asyncio.run(main())
@@ -52,19 +51,22 @@ def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[ty
 
         handler = grpc.unary_stream_rpc_method_handler(stream)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Bare", {"Stream": handler}),))
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("bench.Bare", {"Stream": handler}),)
+        )
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         port_queue.put(port)
-        while not stop.is_set():
-            await asyncio.sleep(0.1)
+        await asyncio.to_thread(stop.wait)
         await server.stop(0)
 
     asyncio.run(main())
 
 
 async def time_agentd(addr: str, chunks: int) -> tuple[float, int]:
-    words = " ".join("w" for _ in range(chunks - 6))  # + start, step-start, text-start/end, step-finish, finish
+    words = " ".join(
+        "w" for _ in range(chunks - 6)
+    )  # + start, step-start, text-start/end, step-finish, finish
     async with grpc.aio.insecure_channel(addr) as channel:
         stub = agent_service_pb2_grpc.AgentServiceStub(channel)
         start = time.perf_counter()
@@ -76,8 +78,9 @@ async def time_agentd(addr: str, chunks: int) -> tuple[float, int]:
 
 async def time_bare(addr: str, chunks: int) -> tuple[float, int]:
     async with grpc.aio.insecure_channel(addr) as channel:
-        call = channel.unary_stream(BARE_METHOD, request_serializer=lambda b: b,
-                                    response_deserializer=apb.StreamResponse.FromString)
+        call = channel.unary_stream(
+            BARE_METHOD, request_serializer=lambda b: b, response_deserializer=apb.StreamResponse.FromString
+        )
         start = time.perf_counter()
         got = 0
         async for message in call(str(chunks).encode()):

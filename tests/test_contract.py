@@ -32,15 +32,27 @@ def test_no_breaking_change_against_the_baseline() -> None:
 
 
 def _files(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:
     for tool in (GO_PLUGINS / "protoc-gen-go", GO_PLUGINS / "protoc-gen-go-grpc", TS_PLUGIN):
         if not tool.exists():
             pytest.fail(f"{tool} is missing: run `make tools` (needs Go and npm)")
-    result = run(sys.executable, "tools/gen.py", "--go-plugins", GO_PLUGINS, "--ts-plugin", TS_PLUGIN,
-                 "--out", tmp_path)
+    result = run(
+        sys.executable,
+        "tools/gen.py",
+        "--go-plugins",
+        GO_PLUGINS,
+        "--ts-plugin",
+        TS_PLUGIN,
+        "--out",
+        tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     drift = []
     for sub in GENERATED:
@@ -49,6 +61,8 @@ def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:
         drift += [f"{sub}/{f}: only in a fresh generation" for f in sorted(theirs - ours)]
         drift += [f"{sub}/{f}: not generated any more" for f in sorted(ours - theirs)]
         drift += [
-            f"{sub}/{f}: differs" for f in sorted(theirs & ours) if not filecmp.cmp(fresh / f, committed / f, shallow=False)
+            f"{sub}/{f}: differs"
+            for f in sorted(theirs & ours)
+            if not filecmp.cmp(fresh / f, committed / f, shallow=False)
         ]
     assert not drift, "gen/ drifted from protos/ (run `make gen` and commit):\n" + "\n".join(drift)

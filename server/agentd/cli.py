@@ -63,12 +63,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     s = sub.add_parser("serve", help="start the gRPC server")
     s.add_argument("--config", help="path to agentd.toml (default: $AGENTD_CONFIG)")
     s.add_argument("--host", help="listen address (default: $AGENTD_HOST, then the config, then 127.0.0.1)")
-    s.add_argument("--port", type=int, help="listen port (default: $AGENTD_PORT, then the config, then 50051)")
+    s.add_argument(
+        "--port", type=int, help="listen port (default: $AGENTD_PORT, then the config, then 50051)"
+    )
     s.add_argument("--app", help="Python module defining `agents` to host besides the config's")
     s.add_argument("--grace", type=float, help="shutdown grace period in seconds")
     s.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         return asyncio.run(serve(args))
     except config_mod.ConfigError as exc:

@@ -40,22 +40,34 @@ class Config:
     path: Path | None = None
 
 
-_AGENT_KEYS = {"id", "name", "description", "model", "instructions", "metadata", "default_options",
-               "max_processor_retries"}
+_AGENT_KEYS = {
+    "id",
+    "name",
+    "description",
+    "model",
+    "instructions",
+    "metadata",
+    "default_options",
+    "max_processor_retries",
+}
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
 
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
+        )
 
 
 def _instructions(value: Any, where: str) -> str | list[str | Message]:
     if isinstance(value, str):
         return value
     if not isinstance(value, list):
-        raise ConfigError(f"{where}.instructions: a string, or a list of strings and {{content, provider_options}}")
+        raise ConfigError(
+            f"{where}.instructions: a string, or a list of strings and {{content, provider_options}}"
+        )
     out: list[str | Message] = []
     for i, item in enumerate(value):
         if isinstance(item, str):
@@ -100,7 +112,9 @@ def _agent(table: Any, index: int) -> Agent:
     try:
         check_model_spec(model)
     except AgentdError as exc:
-        raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
+        raise ConfigError(
+            f"{where}.model: {exc.violations[0].description if exc.violations else exc}"
+        ) from None
     return Agent(
         id=agent_id,
         name=table.get("name", ""),

@@ -6,17 +6,17 @@ import asyncio
 
 import grpc
 import pytest
-from conftest import Running, start_server
 from google.protobuf import struct_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from support import rich_error
 
 from agentd.runtime import Agent, ExecutionOptions
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
+from conftest import Running, start_server
+from support import rich_error
 
 
 async def collect(call: grpc.aio.UnaryStreamCall) -> tuple[list[apb.StreamResponse], list]:  # type: ignore[type-arg]
@@ -54,8 +54,15 @@ async def test_stream_chunk_order_and_contiguous_seq(server: Running) -> None:
     _, chunks = await collect(server.agents.Stream(apb.StreamRequest(agent_id="echo", text="one two three")))
     kinds = [c.WhichOneof("payload") for c in chunks]
     assert kinds == [
-        "start", "step_start", "text_start", "text_delta", "text_delta", "text_delta",
-        "text_end", "step_finish", "finish",
+        "start",
+        "step_start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "step_finish",
+        "finish",
     ]
     assert [c.seq for c in chunks] == list(range(1, len(chunks) + 1))
     assert len({c.run_id for c in chunks}) == 1 and chunks[0].run_id
@@ -99,8 +106,11 @@ async def test_trickle_travels_one_chunk_per_message(server: Running) -> None:
         server.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b c d", options=options))
     )
     # A trickle is not held back to build batches: each delta travels as it is made.
-    assert all(sum(c.HasField("text_delta") for c in m.chunks) == 1 for m in messages if
-               any(c.HasField("text_delta") for c in m.chunks))
+    assert all(
+        sum(c.HasField("text_delta") for c in m.chunks) == 1
+        for m in messages
+        if any(c.HasField("text_delta") for c in m.chunks)
+    )
     assert len(chunks) == 10
 
 
@@ -146,7 +156,9 @@ async def test_empty_request_names_the_missing_fields(server: Running) -> None:
         ),
         (
             opb.ExecutionOptions(
-                request_context=struct_pb2.Struct(fields={"agentd.resourceId": struct_pb2.Value(string_value="x")})
+                request_context=struct_pb2.Struct(
+                    fields={"agentd.resourceId": struct_pb2.Value(string_value="x")}
+                )
             ),
             "options.request_context.agentd.resourceId",
             "RESERVED_CONTEXT_KEY",
@@ -189,9 +201,11 @@ async def test_invalid_message_parts_give_field_violations(server: Running) -> N
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await server.agents.Generate(bad)
     err = rich_error(info.value)
-    assert {"messages[0].parts[0].file.media_type", "messages[0].parts[0].file.url", "messages[1].role"} <= set(
-        err.violations
-    )
+    assert {
+        "messages[0].parts[0].file.media_type",
+        "messages[0].parts[0].file.url",
+        "messages[1].role",
+    } <= set(err.violations)
 
 
 async def test_keep_running_needs_a_thread(server: Running) -> None:
@@ -206,13 +220,19 @@ async def test_scripted_provider_error_reaches_stream_and_generate(server: Runni
     options.provider_options.update(
         {"local": {"script": [{"error": {"message": "overloaded", "status": 529, "retryable": True}}]}}
     )
-    _, chunks = await collect(server.agents.Stream(apb.StreamRequest(agent_id="scripted", text="x", options=options)))
+    _, chunks = await collect(
+        server.agents.Stream(apb.StreamRequest(agent_id="scripted", text="x", options=options))
+    )
     assert chunks[-1].WhichOneof("payload") == "error"
     assert (chunks[-1].error.status_code, chunks[-1].error.retryable) == (529, True)
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await server.agents.Generate(apb.GenerateRequest(agent_id="scripted", text="x", options=options))
     err = rich_error(info.value)
-    assert (err.code, err.reason, err.metadata["status_code"]) == (grpc.StatusCode.UNAVAILABLE, "MODEL_ERROR", "529")
+    assert (err.code, err.reason, err.metadata["status_code"]) == (
+        grpc.StatusCode.UNAVAILABLE,
+        "MODEL_ERROR",
+        "529",
+    )
 
 
 async def test_scripted_model_without_script_is_invalid_argument(server: Running) -> None:
@@ -242,7 +262,9 @@ async def test_cancelling_a_stream_aborts_its_run(server: Running) -> None:
 async def test_list_and_get_agents(server: Running) -> None:
     page = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1))
     assert [a.id for a in page.agents] == ["echo"] and page.next_page_token
-    page2 = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1, page_token=page.next_page_token))
+    page2 = await server.agents.ListAgents(
+        apb.ListAgentsRequest(page_size=1, page_token=page.next_page_token)
+    )
     assert [a.id for a in page2.agents] == ["scripted"] and page2.next_page_token == ""
     wanted = struct_pb2.Struct()
     wanted.update({"kind": "example"})
@@ -258,8 +280,13 @@ async def test_list_and_get_agents(server: Running) -> None:
 
 async def test_health_serving_overall_and_per_service(server: Running) -> None:
     stub = health_pb2_grpc.HealthStub(server.channel)
-    for name in ("", "agentd.v1.AgentService", "agentd.v1.ThreadService", "agentd.v1.SignalService",
-                 "agentd.v1.CacheService"):
+    for name in (
+        "",
+        "agentd.v1.AgentService",
+        "agentd.v1.ThreadService",
+        "agentd.v1.SignalService",
+        "agentd.v1.CacheService",
+    ):
         reply = await stub.Check(health_pb2.HealthCheckRequest(service=name))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
@@ -274,8 +301,11 @@ async def test_reflection_lists_the_four_services(server: Running) -> None:
         names = {s.name for s in reply.list_services_response.service}
         break
     assert {
-        "agentd.v1.AgentService", "agentd.v1.ThreadService", "agentd.v1.SignalService",
-        "agentd.v1.CacheService", "grpc.health.v1.Health",
+        "agentd.v1.AgentService",
+        "agentd.v1.ThreadService",
+        "agentd.v1.SignalService",
+        "agentd.v1.CacheService",
+        "grpc.health.v1.Health",
     } <= names
 
 
@@ -323,9 +353,15 @@ async def test_python_app_agents_with_tools_over_rpc() -> None:
     try:
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="calc", text="2+3?"))
         assert reply.text == "The sum is 5."
-        assert [s.finish_reason for s in reply.steps] == [upb.FINISH_REASON_TOOL_CALLS, upb.FINISH_REASON_STOP]
+        assert [s.finish_reason for s in reply.steps] == [
+            upb.FINISH_REASON_TOOL_CALLS,
+            upb.FINISH_REASON_STOP,
+        ]
         assert reply.tool_results[0].result.number_value == 5
-        assert reply.total_usage.output_tokens == reply.steps[0].usage.output_tokens + reply.steps[1].usage.output_tokens
+        assert (
+            reply.total_usage.output_tokens
+            == reply.steps[0].usage.output_tokens + reply.steps[1].usage.output_tokens
+        )
         described = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="calc"))).agent
         assert [t.name for t in described.tools] == ["add"]
     finally:

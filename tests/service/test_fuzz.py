@@ -7,7 +7,6 @@ import asyncio
 from typing import Any
 
 import grpc
-from conftest import Running, start_server
 from google.protobuf import descriptor as d
 from google.protobuf import message, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentd.grpc.server import SERVICES
+from conftest import Running, start_server
 
 METHODS = [(s, m) for s in SERVICES for m in s.methods]
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
@@ -48,8 +48,12 @@ def field_value(f: d.FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
         return st.booleans()
     if t in (d.FieldDescriptor.TYPE_DOUBLE, d.FieldDescriptor.TYPE_FLOAT):
         return st.floats(-1e6, 1e6, allow_nan=False)
-    if t in (d.FieldDescriptor.TYPE_UINT32, d.FieldDescriptor.TYPE_UINT64, d.FieldDescriptor.TYPE_FIXED32,
-             d.FieldDescriptor.TYPE_FIXED64):
+    if t in (
+        d.FieldDescriptor.TYPE_UINT32,
+        d.FieldDescriptor.TYPE_UINT64,
+        d.FieldDescriptor.TYPE_FIXED32,
+        d.FieldDescriptor.TYPE_FIXED64,
+    ):
         return st.integers(0, 2**31)
     return st.integers(-(2**31), 2**31 - 1)
 
@@ -57,10 +61,12 @@ def field_value(f: d.FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
 def messages(desc: d.Descriptor, depth: int = 0) -> st.SearchStrategy[message.Message]:
     cls = message_factory.GetMessageClass(desc)
     if desc.full_name == "google.protobuf.Struct":
+
         def struct(v: dict[str, Any]) -> message.Message:
             m = cls()
             m.update(v)  # type: ignore[attr-defined]
             return m
+
         return st.dictionaries(TEXT, json_values(), max_size=3).map(struct)
     if desc.full_name == "google.protobuf.Value":
         return st.just(cls())
@@ -93,7 +99,9 @@ def messages(desc: d.Descriptor, depth: int = 0) -> st.SearchStrategy[message.Me
     return build()
 
 
-async def call(running: Running, service: d.ServiceDescriptor, method: d.MethodDescriptor, request: Any) -> None:
+async def call(
+    running: Running, service: d.ServiceDescriptor, method: d.MethodDescriptor, request: Any
+) -> None:
     path = f"/{service.full_name}/{method.name}"
     encode = type(request).SerializeToString
     decode = message_factory.GetMessageClass(method.output_type).FromString
@@ -109,11 +117,15 @@ async def call(running: Running, service: d.ServiceDescriptor, method: d.MethodD
             async for _ in c:
                 pass
         elif method.server_streaming:
-            c = ch.unary_stream(path, request_serializer=encode, response_deserializer=decode)(request, timeout=5)
+            c = ch.unary_stream(path, request_serializer=encode, response_deserializer=decode)(
+                request, timeout=5
+            )
             async for _ in c:
                 pass
         else:
-            await ch.unary_unary(path, request_serializer=encode, response_deserializer=decode)(request, timeout=5)
+            await ch.unary_unary(path, request_serializer=encode, response_deserializer=decode)(
+                request, timeout=5
+            )
     except grpc.aio.AioRpcError as err:
         assert err.code() not in FORBIDDEN, f"{path} answered {err.code()}: {err.details()}\n{request}"
 

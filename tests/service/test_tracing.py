@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from conftest import start_server
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentd.grpc import tracing
 from agentd_proto.v1 import agent_service_pb2 as apb
+from conftest import start_server
 
 
 async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
@@ -17,7 +17,11 @@ async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     running = await start_server(tracer_provider=provider)
     try:
-        chunks = [c async for m in running.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b")) for c in m.chunks]
+        chunks = [
+            c
+            async for m in running.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b"))
+            for c in m.chunks
+        ]
         assert chunks[-1].HasField("finish")  # a handler that wrote with context.write would fail here
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="c"))
         assert reply.text == "c"

@@ -6,9 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
-
 from agentd.grpc import convert, paging
+from agentd.grpc.errors import Context
 from agentd.grpc.validate import Violations, execution_options, page_size, run_input
 from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
@@ -31,7 +30,9 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         metadata=convert.to_struct(agent.static_metadata()),
         model=agent.static_model(),
         tools=[
-            apb.ToolInfo(name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema))
+            apb.ToolInfo(
+                name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema)
+            )
             for t in agent.static_tools()
         ],
         error_processor_ids=[],
@@ -71,18 +72,20 @@ class AgentService:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def ListAgents(self, request: apb.ListAgentsRequest, context: grpc.aio.ServicerContext) -> Any:
+    async def ListAgents(self, request: apb.ListAgentsRequest, context: Context) -> Any:
         v = Violations()
         size = page_size(request.page_size, "page_size", v)
         after = paging.decode("agents", request.page_token)
         v.check()
         wanted = convert.from_struct(request.metadata_filter) if request.HasField("metadata_filter") else {}
-        agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
+        agents = [
+            a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)
+        ]
         page = agents[:size]
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
         return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
 
-    async def GetAgent(self, request: apb.GetAgentRequest, context: grpc.aio.ServicerContext) -> Any:
+    async def GetAgent(self, request: apb.GetAgentRequest, context: Context) -> Any:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         v.check()
@@ -104,7 +107,7 @@ class AgentService:
         agent = self.host.agents.get(request.agent_id)
         return self.host.runs.start(agent, messages, options)
 
-    async def Generate(self, request: apb.GenerateRequest, context: grpc.aio.ServicerContext) -> Any:
+    async def Generate(self, request: apb.GenerateRequest, context: Context) -> Any:
         handle = self._start(request)
         try:
             await handle.ready()
@@ -121,9 +124,7 @@ class AgentService:
             raise FailedPrecondition(result.aborted.message, reason)
         return convert.result_to_pb(result)
 
-    async def Stream(
-        self, request: apb.StreamRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[apb.StreamResponse]:
+    async def Stream(self, request: apb.StreamRequest, context: Context) -> AsyncIterator[apb.StreamResponse]:
         handle = self._start(request)
         try:
             await handle.ready()

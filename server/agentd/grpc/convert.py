@@ -279,7 +279,9 @@ def _text_end(p: rc.TextEnd) -> cpb.Chunk:
 
 def _start(p: rc.Start) -> cpb.Chunk:
     return cpb.Chunk(
-        start=cpb.StartChunk(agent_id=p.agent_id, thread_id=p.thread_id or "", resource_id=p.resource_id or "")
+        start=cpb.StartChunk(
+            agent_id=p.agent_id, thread_id=p.thread_id or "", resource_id=p.resource_id or ""
+        )
     )
 
 

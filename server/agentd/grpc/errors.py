@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import any_pb2
@@ -13,6 +13,8 @@ from agentd.runtime.errors import AgentdError
 
 DOMAIN = "agentd"
 DETAILS_KEY = "grpc-status-details-bin"
+#: The servicer context, parametrised for the type checker.
+Context = grpc.aio.ServicerContext[Any, Any]
 
 
 def to_rpc_status(err: AgentdError) -> status_pb2.Status:
@@ -34,7 +36,7 @@ def to_rpc_status(err: AgentdError) -> status_pb2.Status:
     return status
 
 
-async def abort(context: grpc.aio.ServicerContext, err: AgentdError) -> NoReturn:
+async def abort(context: Context, err: AgentdError) -> NoReturn:
     status = to_rpc_status(err)
     await context.abort(
         grpc.StatusCode[err.status],

@@ -41,14 +41,14 @@ class AgentdServer:
     def __init__(self, host: Host, *, shutdown_grace: float = 10.0, tracer_provider: Any = None) -> None:
         self.host = host
         self.shutdown_grace = shutdown_grace
-        self.health = health.aio.HealthServicer()
+        self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         # An explicit provider (tests) wins over the OTEL_* environment.
         self.tracer_provider = tracer_provider if tracer_provider is not None else tracing.configure()
         interceptors = []
         if self.tracer_provider is not None:
             from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
-            interceptors.append(aio_server_interceptor(tracer_provider=self.tracer_provider))
+            interceptors.append(aio_server_interceptor(tracer_provider=self.tracer_provider))  # type: ignore[no-untyped-call]
         # so_reuseport off: a second server on a taken port must fail, not share it.
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
         servicers: dict[str, object] = {"agentd.v1.AgentService": AgentService(host)}

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 from google.protobuf import descriptor, message, message_factory
 
-from agentd.grpc.errors import abort
+from agentd.grpc.errors import Context, abort
 from agentd.runtime.errors import AgentdError, InvalidArgument, Unimplemented
 
 log = logging.getLogger("agentd.grpc")
@@ -43,7 +43,7 @@ def _deserializer(cls: type[message.Message]) -> Callable[[bytes], Any]:
     return decode
 
 
-async def _guard(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
+async def _guard(context: Context, exc: BaseException) -> None:
     if isinstance(exc, AgentdError):
         await abort(context, exc)
     log.exception("unhandled error in %s", context, exc_info=exc)
@@ -51,7 +51,7 @@ async def _guard(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
 
 
 def _unary(impl: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def handle(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def handle(request: Any, context: Context) -> Any:
         try:
             if isinstance(request, Malformed):
                 raise malformed_error(request)
@@ -65,7 +65,7 @@ def _unary(impl: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]
 
 
 def _server_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    async def handle(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         try:
             if isinstance(request, Malformed):
                 raise malformed_error(request)
@@ -80,7 +80,7 @@ def _server_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., Asy
 
 
 def _bidi_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    async def handle(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def handle(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         try:
             async for response in impl(requests, context):
                 yield response
@@ -94,13 +94,14 @@ def _bidi_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., Async
 
 def _not_implemented(service: str, method: str) -> Unimplemented:
     return Unimplemented(
-        f"{service}.{method} is not implemented in this release of agentd", "NOT_IMPLEMENTED",
+        f"{service}.{method} is not implemented in this release of agentd",
+        "NOT_IMPLEMENTED",
         {"method": f"{service}.{method}"},
     )
 
 
 def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, servicer: object) -> None:
-    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in service.methods:
         request_cls = message_factory.GetMessageClass(method.input_type)
         response_cls = message_factory.GetMessageClass(method.output_type)
@@ -109,6 +110,7 @@ def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, ser
         decode = _deserializer(request_cls)
         encode = response_cls.SerializeToString
         if method.client_streaming and method.server_streaming:
+
             async def bidi_missing(_: Any, __: Any, err: AgentdError = err) -> AsyncIterator[Any]:
                 raise err
                 yield  # pragma: no cover
@@ -117,16 +119,20 @@ def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, ser
                 _bidi_stream(impl or bidi_missing), request_deserializer=decode, response_serializer=encode
             )
         elif method.server_streaming:
+
             async def stream_missing(_: Any, __: Any, err: AgentdError = err) -> AsyncIterator[Any]:
                 raise err
                 yield  # pragma: no cover
 
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _server_stream(impl or stream_missing), request_deserializer=decode, response_serializer=encode
+                _server_stream(impl or stream_missing),
+                request_deserializer=decode,
+                response_serializer=encode,
             )
         elif method.client_streaming:
             raise NotImplementedError("client-streaming methods are not part of the contract")
         else:
+
             async def unary_missing(_: Any, __: Any, err: AgentdError = err) -> Any:
                 raise err
 

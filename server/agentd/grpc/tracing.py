@@ -19,9 +19,7 @@ def enabled(env: dict[str, str] | None = None) -> bool:
     if exporter == "none":
         return False
     return bool(
-        exporter
-        or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        exporter or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     )
 
 

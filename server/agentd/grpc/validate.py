@@ -140,9 +140,11 @@ def execution_options(
     if active_tools is not None and any(not n for n in active_tools):
         v.add(f"{path}.active_tools.names", "names must not be empty")
 
-    settings = _model_settings(pb.model_settings, f"{path}.model_settings", v) if pb.HasField(
-        "model_settings"
-    ) else None
+    settings = (
+        _model_settings(pb.model_settings, f"{path}.model_settings", v)
+        if pb.HasField("model_settings")
+        else None
+    )
 
     structured = None
     if pb.HasField("structured_output"):
@@ -213,15 +215,20 @@ def execution_options(
         retries = pb.max_processor_retries
 
     if pb.prepare_step:
-        v.add(f"{path}.prepare_step", f"no step function named {pb.prepare_step!r} is registered",
-              "UNKNOWN_STEP_FUNCTION")
+        v.add(
+            f"{path}.prepare_step",
+            f"no step function named {pb.prepare_step!r} is registered",
+            "UNKNOWN_STEP_FUNCTION",
+        )
 
     return ro.ExecutionOptions(
         max_steps=max_steps,
         tool_choice=tool_choice,
         active_tools=active_tools,
         model_settings=settings,
-        provider_options=convert.from_struct(pb.provider_options) if pb.HasField("provider_options") else None,
+        provider_options=convert.from_struct(pb.provider_options)
+        if pb.HasField("provider_options")
+        else None,
         structured_output=structured,
         client_tools=client_tools,
         request_context=request_context,
@@ -231,7 +238,9 @@ def execution_options(
         output_processors=lanes["output_processors"],
         error_processors=lanes["error_processors"],
         max_processor_retries=retries,
-        error_processor_defaults=pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None,
+        error_processor_defaults=pb.error_processor_defaults
+        if pb.HasField("error_processor_defaults")
+        else None,
         prepare_step=pb.prepare_step or None,
     )
 
@@ -332,7 +341,10 @@ def _processor_spec(
         return None
     if pb.name not in known:
         listing = ", ".join(sorted(known)) or "none yet"
-        v.add(f"{path}.name", f"no processor named {pb.name!r} is registered (registered: {listing})",
-              "UNKNOWN_PROCESSOR")
+        v.add(
+            f"{path}.name",
+            f"no processor named {pb.name!r} is registered (registered: {listing})",
+            "UNKNOWN_PROCESSOR",
+        )
         return None
     return ro.ProcessorSpec(pb.name, pb.id or None, convert.from_struct(pb.options))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union
 
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions
@@ -14,7 +14,7 @@ from agentd.runtime.tools import Tool
 T = TypeVar("T")
 RequestContext = dict[str, JSON]
 #: A field given as a value, or as a (sync or async) function of the request context.
-Dynamic = T | Callable[[RequestContext], T | Awaitable[T]]
+Dynamic = Union[T, Callable[[RequestContext], Union[T, Awaitable[T]]]]  # noqa: UP007
 Instructions = str | Message | Sequence[str | Message]
 RunInput = str | Message | Sequence[Message]
 
@@ -24,8 +24,8 @@ async def resolve_dynamic(value: Dynamic[T], request_context: RequestContext) ->
         result = value(request_context)
         if inspect.isawaitable(result):
             result = await result
-        return result  # type: ignore[return-value]
-    return value  # type: ignore[return-value]
+        return result
+    return value
 
 
 def instructions_to_messages(instructions: Instructions) -> list[Message]:

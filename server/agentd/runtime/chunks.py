@@ -249,9 +249,30 @@ class ResponseMetadata:
 
 
 Payload = (
-    Start | StepStart | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta | ReasoningEnd
-    | ToolCallStart | ToolCallDelta | ToolCallEnd | ToolCall | ToolResult | StepFinish | Finish | Error
-    | Abort | TripwireChunk | Data | SignalEcho | File | Source | ObjectPartial | ResponseMetadata
+    Start
+    | StepStart
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | ToolCall
+    | ToolResult
+    | StepFinish
+    | Finish
+    | Error
+    | Abort
+    | TripwireChunk
+    | Data
+    | SignalEcho
+    | File
+    | Source
+    | ObjectPartial
+    | ResponseMetadata
 )
 
 #: Chunks after which a run emits nothing more.

@@ -74,7 +74,7 @@ class LanguageModel(Protocol):
 
     @property
     def spec(self) -> str:
-        """"provider/model"."""
+        """ "provider/model"."""
         ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...

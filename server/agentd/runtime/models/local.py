@@ -28,13 +28,13 @@ from agentd.runtime.chunks import (
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
     ToolCall,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    TextDelta,
-    TextEnd,
-    TextStart,
     Usage,
 )
 from agentd.runtime.errors import InvalidArgument
@@ -96,7 +96,7 @@ class LocalModel:
             )
         else:
             step = {"text": _last_user_text(request.prompt)}
-        delay = float(step.get("delayMs", options.get("delayMs", 0))) / 1000.0
+        delay = float(step.get("delayMs", options.get("delayMs")) or 0) / 1000.0
         return self._run_step(step, request, delay)
 
     async def _run_step(

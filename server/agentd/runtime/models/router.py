@@ -36,6 +36,7 @@ def resolve_model(spec: str) -> LanguageModel:
     if provider == "local":
         return LocalModel(model_id)
     raise FailedPrecondition(
-        f"provider {provider!r} is not available in this build of agentd", "PROVIDER_UNAVAILABLE",
+        f"provider {provider!r} is not available in this build of agentd",
+        "PROVIDER_UNAVAILABLE",
         {"provider": provider},
     )
