@@ -9,18 +9,16 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import grpc
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import agent_service_pb2_grpc
+from agentd_proto.v1 import chunk_pb2 as cpb
 
-from agentd_proto.v1 import agent_service_pb2 as apb  # noqa: E402
-from agentd_proto.v1 import agent_service_pb2_grpc  # noqa: E402
-from agentd_proto.v1 import chunk_pb2 as cpb  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BARE_METHOD = "/bench.Bare/Stream"
 

@@ -45,7 +45,6 @@ async def serve(args: argparse.Namespace) -> int:
     server = AgentdServer(build_host(cfg, args.app), shutdown_grace=grace)
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
-    print(f"agentd serving on {host}:{bound}", flush=True)
 
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
