@@ -49,9 +49,7 @@ def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[ty
 
         handler = grpc.unary_stream_rpc_method_handler(stream)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers(
-            (grpc.method_handlers_generic_handler("bench.Bare", {"Stream": handler}),)
-        )
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Bare", {"Stream": handler}),))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         port_queue.put(port)
@@ -62,9 +60,7 @@ def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[ty
 
 
 async def time_agentd(addr: str, chunks: int) -> tuple[float, int]:
-    words = " ".join(
-        "w" for _ in range(chunks - 6)
-    )  # + start, step-start, text-start/end, step-finish, finish
+    words = " ".join("w" for _ in range(chunks - 6))  # + start, step-start, text-start/end, step-finish, finish
     async with grpc.aio.insecure_channel(addr) as channel:
         stub = agent_service_pb2_grpc.AgentServiceStub(channel)
         start = time.perf_counter()

@@ -32,11 +32,7 @@ def test_no_breaking_change_against_the_baseline() -> None:
 
 
 def _files(root: Path) -> set[str]:
-    return {
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
 def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:

@@ -81,9 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--go-plugins", type=Path, required=True)
     parser.add_argument("--ts-plugin", type=Path, required=True)
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "gen", help="output root (the drift test uses a copy)"
-    )
+    parser.add_argument("--out", type=Path, default=ROOT / "gen", help="output root (the drift test uses a copy)")
     args = parser.parse_args()
     python_out(args.out)
     go_out(args.out, args.go_plugins.resolve())

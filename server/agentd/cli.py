@@ -9,40 +9,62 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from agentd import config as config_mod
 from agentd.grpc.server import AgentdServer
 from agentd.runtime.agent import Agent
 from agentd.runtime.host import Host
+from agentd.runtime.processors.registry import default_registry
 from agentd.runtime.registry import AgentRegistry
 
 log = logging.getLogger("agentd")
 
 
-def load_app_agents(module_name: str) -> list[Agent]:
-    """Agents from a Python module: an `agents` list, or a function returning one."""
+@dataclass
+class App:
+    """What a `--app` module contributes: `agents` (a list, or a function
+    returning one), `processors` (name → factory taking the options dict) and
+    `step_functions` (name → prepare_step callable)."""
+
+    agents: list[Agent] = field(default_factory=list)
+    processors: dict[str, Any] = field(default_factory=dict)
+    step_functions: dict[str, Any] = field(default_factory=dict)
+
+
+def load_app(module_name: str | None) -> App:
+    if not module_name:
+        return App()
     module = importlib.import_module(module_name)
-    agents = getattr(module, "agents", None)
+    agents = getattr(module, "agents", [])
     if callable(agents):
         agents = agents()
     if not isinstance(agents, (list, tuple)) or not all(isinstance(a, Agent) for a in agents):
-        raise config_mod.ConfigError(f"--app {module_name}: define `agents`, a list of agentd.runtime.Agent")
-    return list(agents)
+        raise config_mod.ConfigError(f"--app {module_name}: `agents` must be a list of agentd.runtime.Agent")
+    processors = dict(getattr(module, "processors", {}))
+    step_functions = dict(getattr(module, "step_functions", {}))
+    return App(list(agents), processors, step_functions)
 
 
-def build_host(cfg: config_mod.Config, app: str | None) -> Host:
-    agents = list(cfg.agents)
-    if app:
-        agents.extend(load_app_agents(app))
-    return Host(agents=AgentRegistry(agents))
+def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
+    app = load_app(app_module)
+    registry = default_registry().extended(app.processors)
+    cfg = config_mod.load(config_path, registry=registry)
+    host = Host(
+        agents=AgentRegistry([*cfg.agents, *app.agents]),
+        processors=registry,
+        step_functions=app.step_functions,
+    )
+    return cfg, host
 
 
 async def serve(args: argparse.Namespace) -> int:
-    cfg = config_mod.load(args.config)
+    cfg, agentd_host = build_host(args.config, args.app)
     host = args.host or cfg.server.host
     port = args.port if args.port is not None else cfg.server.port
     grace = args.grace if args.grace is not None else cfg.server.shutdown_grace_seconds
-    server = AgentdServer(build_host(cfg, args.app), shutdown_grace=grace)
+    server = AgentdServer(agentd_host, shutdown_grace=grace)
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
 
@@ -62,16 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     s = sub.add_parser("serve", help="start the gRPC server")
     s.add_argument("--config", help="path to agentd.toml (default: $AGENTD_CONFIG)")
     s.add_argument("--host", help="listen address (default: $AGENTD_HOST, then the config, then 127.0.0.1)")
-    s.add_argument(
-        "--port", type=int, help="listen port (default: $AGENTD_PORT, then the config, then 50051)"
-    )
+    s.add_argument("--port", type=int, help="listen port (default: $AGENTD_PORT, then the config, then 50051)")
     s.add_argument("--app", help="Python module defining `agents` to host besides the config's")
     s.add_argument("--grace", type=float, help="shutdown grace period in seconds")
     s.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(serve(args))
     except config_mod.ConfigError as exc:

@@ -13,7 +13,15 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
-from agentd.runtime.options import ExecutionOptions, ModelSettings
+from agentd.runtime.options import (
+    ExecutionOptions,
+    MapStep,
+    ModelSettings,
+    ParallelStep,
+    ProcessorSpec,
+    ProcessorWorkflowSpec,
+)
+from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
@@ -49,6 +57,11 @@ _AGENT_KEYS = {
     "metadata",
     "default_options",
     "max_processor_retries",
+    "input_processors",
+    "output_processors",
+    "error_processors",
+    "error_processor_defaults",
+    "request_context_schema",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -56,18 +69,14 @@ _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_cont
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
-        )
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
 
 
 def _instructions(value: Any, where: str) -> str | list[str | Message]:
     if isinstance(value, str):
         return value
     if not isinstance(value, list):
-        raise ConfigError(
-            f"{where}.instructions: a string, or a list of strings and {{content, provider_options}}"
-        )
+        raise ConfigError(f"{where}.instructions: a string, or a list of strings and {{content, provider_options}}")
     out: list[str | Message] = []
     for i, item in enumerate(value):
         if isinstance(item, str):
@@ -100,7 +109,55 @@ def _options(table: Any, where: str) -> ExecutionOptions:
     )
 
 
-def _agent(table: Any, index: int) -> Agent:
+def _processor_spec(entry: Any, where: str) -> ProcessorSpec:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise ConfigError(f"{where}: a table with name (and optional id, options)")
+    _check_keys(entry, {"name", "id", "options"}, where)
+    return ProcessorSpec(entry["name"], entry.get("id"), dict(entry.get("options", {})))
+
+
+def _processors(entries: Any, where: str, registry: ProcessorRegistry, lane: str) -> list[Any]:
+    """[{name, id?, options?}] or [{workflow = {id, steps = [{processor|parallel|map}]}}]."""
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: a list of processor tables")
+    out: list[Any] = []
+    for i, entry in enumerate(entries):
+        item = f"{where}[{i}]"
+        try:
+            if isinstance(entry, dict) and "workflow" in entry:
+                if lane == "error":
+                    raise ConfigError(f"{item}: workflows cannot run in the error lane")
+                flow = entry["workflow"]
+                _check_keys(flow, {"id", "steps"}, f"{item}.workflow")
+                steps: list[Any] = []
+                for j, step in enumerate(flow.get("steps", [])):
+                    spath = f"{item}.workflow.steps[{j}]"
+                    if "processor" in step:
+                        steps.append(_processor_spec(step["processor"], f"{spath}.processor"))
+                    elif "parallel" in step:
+                        steps.append(
+                            ParallelStep(
+                                tuple(
+                                    _processor_spec(b, f"{spath}.parallel[{k}]") for k, b in enumerate(step["parallel"])
+                                )
+                            )
+                        )
+                    elif "map" in step:
+                        steps.append(MapStep(str(step["map"])))
+                    else:
+                        raise ConfigError(f"{spath}: one of processor, parallel, map")
+                out.append(registry.build_workflow(ProcessorWorkflowSpec(str(flow.get("id", "")), tuple(steps))))
+            else:
+                out.append(registry.build(_processor_spec(entry, item)))
+        except AgentdError as exc:
+            detail = "; ".join(v.description for v in exc.violations) or exc.message
+            raise ConfigError(f"{item}: {detail}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{item}: {exc}") from None
+    return out
+
+
+def _agent(table: Any, index: int, registry: ProcessorRegistry) -> Agent:
     where = f"agents[{index}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
@@ -112,9 +169,7 @@ def _agent(table: Any, index: int) -> Agent:
     try:
         check_model_spec(model)
     except AgentdError as exc:
-        raise ConfigError(
-            f"{where}.model: {exc.violations[0].description if exc.violations else exc}"
-        ) from None
+        raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
     return Agent(
         id=agent_id,
         name=table.get("name", ""),
@@ -126,11 +181,22 @@ def _agent(table: Any, index: int) -> Agent:
         if "default_options" in table
         else None,
         max_processor_retries=table.get("max_processor_retries"),
+        input_processors=_processors(table.get("input_processors", []), f"{where}.input_processors", registry, "input"),
+        output_processors=_processors(
+            table.get("output_processors", []), f"{where}.output_processors", registry, "output"
+        ),
+        error_processors=_processors(table.get("error_processors", []), f"{where}.error_processors", registry, "error"),
+        error_processor_defaults=bool(table.get("error_processor_defaults", True)),
+        request_context_schema=table.get("request_context_schema"),
     )
 
 
-def load(path: str | Path | None, env: dict[str, str] | None = None) -> Config:
+def load(
+    path: str | Path | None, env: dict[str, str] | None = None, registry: ProcessorRegistry | None = None
+) -> Config:
+    """`registry` resolves processor names (default: the built-ins)."""
     env = dict(os.environ) if env is None else env
+    registry = registry or default_registry()
     config = Config()
     path = path or env.get("AGENTD_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists() else None)
     if path:
@@ -151,7 +217,7 @@ def load(path: str | Path | None, env: dict[str, str] | None = None) -> Config:
         )
         ids: set[str] = set()
         for i, table in enumerate(data.get("agents", [])):
-            agent = _agent(table, i)
+            agent = _agent(table, i, registry)
             if agent.id in ids:
                 raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
             ids.add(agent.id)

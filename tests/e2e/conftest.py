@@ -35,7 +35,6 @@ def agentd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
     _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
     if killed:
         pytest.fail(
-            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n"
-            + server.log_tail(),
+            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
             pytrace=False,
         )

@@ -192,8 +192,7 @@ def wait_serving(
         while True:
             if proc is not None and proc.poll() is not None:
                 raise ServerNotServingError(
-                    f"agentd exited with code {proc.returncode} before serving on {addr}"
-                    + _log_tail(log_path)
+                    f"agentd exited with code {proc.returncode} before serving on {addr}" + _log_tail(log_path)
                 )
             remaining = deadline - time.monotonic()
             if remaining <= 0:

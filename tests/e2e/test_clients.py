@@ -38,8 +38,7 @@ def _run_step(args: list[str], cwd: Path, timeout: float = BUILD_TIMEOUT_S) -> N
         result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as err:
         pytest.fail(
-            f"`{' '.join(args)}` in {cwd} timed out after {timeout}s:\n"
-            f"{_text(err.stdout)}\n{_text(err.stderr)}"
+            f"`{' '.join(args)}` in {cwd} timed out after {timeout}s:\n{_text(err.stdout)}\n{_text(err.stderr)}"
         )
     if result.returncode != 0:
         pytest.fail(
@@ -81,8 +80,7 @@ def _run_client(args: list[str], server: ServerProcess, ok_line: str) -> None:
         result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired as err:
         pytest.fail(
-            f"{args} timed out after {RUN_TIMEOUT_S}s:\n"
-            f"{_text(err.stdout)}\n{_text(err.stderr)}\n{server.log_tail()}"
+            f"{args} timed out after {RUN_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}\n{server.log_tail()}"
         )
     output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{server.log_tail()}"
     assert result.returncode == 0, f"{args} exited with {result.returncode}\n{output}"

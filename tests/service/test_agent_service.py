@@ -156,9 +156,7 @@ async def test_empty_request_names_the_missing_fields(server: Running) -> None:
         ),
         (
             opb.ExecutionOptions(
-                request_context=struct_pb2.Struct(
-                    fields={"agentd.resourceId": struct_pb2.Value(string_value="x")}
-                )
+                request_context=struct_pb2.Struct(fields={"agentd.resourceId": struct_pb2.Value(string_value="x")})
             ),
             "options.request_context.agentd.resourceId",
             "RESERVED_CONTEXT_KEY",
@@ -220,9 +218,7 @@ async def test_scripted_provider_error_reaches_stream_and_generate(server: Runni
     options.provider_options.update(
         {"local": {"script": [{"error": {"message": "overloaded", "status": 529, "retryable": True}}]}}
     )
-    _, chunks = await collect(
-        server.agents.Stream(apb.StreamRequest(agent_id="scripted", text="x", options=options))
-    )
+    _, chunks = await collect(server.agents.Stream(apb.StreamRequest(agent_id="scripted", text="x", options=options)))
     assert chunks[-1].WhichOneof("payload") == "error"
     assert (chunks[-1].error.status_code, chunks[-1].error.retryable) == (529, True)
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -246,9 +242,7 @@ async def test_scripted_model_without_script_is_invalid_argument(server: Running
 async def test_cancelling_a_stream_aborts_its_run(server: Running) -> None:
     options = opb.ExecutionOptions()
     options.provider_options.update({"local": {"delayMs": 50}})
-    call = server.agents.Stream(
-        apb.StreamRequest(agent_id="echo", text=" ".join(["w"] * 200), options=options)
-    )
+    call = server.agents.Stream(apb.StreamRequest(agent_id="echo", text=" ".join(["w"] * 200), options=options))
     first = await call.read()
     run_id = first.chunks[0].run_id
     handle = server.host.runs.get(run_id)
@@ -262,9 +256,7 @@ async def test_cancelling_a_stream_aborts_its_run(server: Running) -> None:
 async def test_list_and_get_agents(server: Running) -> None:
     page = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1))
     assert [a.id for a in page.agents] == ["echo"] and page.next_page_token
-    page2 = await server.agents.ListAgents(
-        apb.ListAgentsRequest(page_size=1, page_token=page.next_page_token)
-    )
+    page2 = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1, page_token=page.next_page_token))
     assert [a.id for a in page2.agents] == ["scripted"] and page2.next_page_token == ""
     wanted = struct_pb2.Struct()
     wanted.update({"kind": "example"})
@@ -359,8 +351,7 @@ async def test_python_app_agents_with_tools_over_rpc() -> None:
         ]
         assert reply.tool_results[0].result.number_value == 5
         assert (
-            reply.total_usage.output_tokens
-            == reply.steps[0].usage.output_tokens + reply.steps[1].usage.output_tokens
+            reply.total_usage.output_tokens == reply.steps[0].usage.output_tokens + reply.steps[1].usage.output_tokens
         )
         described = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="calc"))).agent
         assert [t.name for t in described.tools] == ["add"]

@@ -99,9 +99,7 @@ def messages(desc: d.Descriptor, depth: int = 0) -> st.SearchStrategy[message.Me
     return build()
 
 
-async def call(
-    running: Running, service: d.ServiceDescriptor, method: d.MethodDescriptor, request: Any
-) -> None:
+async def call(running: Running, service: d.ServiceDescriptor, method: d.MethodDescriptor, request: Any) -> None:
     path = f"/{service.full_name}/{method.name}"
     encode = type(request).SerializeToString
     decode = message_factory.GetMessageClass(method.output_type).FromString
@@ -117,23 +115,17 @@ async def call(
             async for _ in c:
                 pass
         elif method.server_streaming:
-            c = ch.unary_stream(path, request_serializer=encode, response_deserializer=decode)(
-                request, timeout=5
-            )
+            c = ch.unary_stream(path, request_serializer=encode, response_deserializer=decode)(request, timeout=5)
             async for _ in c:
                 pass
         else:
-            await ch.unary_unary(path, request_serializer=encode, response_deserializer=decode)(
-                request, timeout=5
-            )
+            await ch.unary_unary(path, request_serializer=encode, response_deserializer=decode)(request, timeout=5)
     except grpc.aio.AioRpcError as err:
         assert err.code() not in FORBIDDEN, f"{path} answered {err.code()}: {err.details()}\n{request}"
 
 
 def requests_for_every_rpc() -> st.SearchStrategy[tuple[int, message.Message]]:
-    return st.integers(0, len(METHODS) - 1).flatmap(
-        lambda i: messages(METHODS[i][1].input_type).map(lambda m: (i, m))
-    )
+    return st.integers(0, len(METHODS) - 1).flatmap(lambda i: messages(METHODS[i][1].input_type).map(lambda m: (i, m)))
 
 
 def test_generated_requests_never_get_unknown_or_internal() -> None:

@@ -18,9 +18,7 @@ async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
     running = await start_server(tracer_provider=provider)
     try:
         chunks = [
-            c
-            async for m in running.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b"))
-            for c in m.chunks
+            c async for m in running.agents.Stream(apb.StreamRequest(agent_id="echo", text="a b")) for c in m.chunks
         ]
         assert chunks[-1].HasField("finish")  # a handler that wrote with context.write would fail here
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="c"))

@@ -86,9 +86,7 @@ async def test_scripted_reasoning_tools_usage_and_finish() -> None:
 async def test_max_steps_stops_a_tool_loop() -> None:
     agent = Agent(id="a", model="local/scripted")
     step = {"toolCalls": [{"name": "missing", "args": {}}]}
-    result = await agent.generate(
-        "q", ExecutionOptions(max_steps=3, provider_options={"local": {"script": [step]}})
-    )
+    result = await agent.generate("q", ExecutionOptions(max_steps=3, provider_options={"local": {"script": [step]}}))
     assert len(result.steps) == 3
     assert result.tool_results[0].is_error  # unknown tools answer the model with an error
 
@@ -108,9 +106,7 @@ async def test_structured_output_is_parsed_and_sends_no_tools() -> None:
 
 
 async def test_default_options_apply_under_call_options() -> None:
-    agent = Agent(
-        id="a", default_options=ExecutionOptions(max_steps=2, model_settings=ModelSettings(temperature=0))
-    )
+    agent = Agent(id="a", default_options=ExecutionOptions(max_steps=2, model_settings=ModelSettings(temperature=0)))
     merged = ExecutionOptions(max_steps=4).merged_over(agent.default_options)  # type: ignore[arg-type]
     assert merged.max_steps == 4 and merged.model_settings == ModelSettings(temperature=0)
 
@@ -121,9 +117,7 @@ async def test_dynamic_fields_resolve_from_the_request_context() -> None:
     assert plain.model == "local/echo"
     scripted_run = await agent.generate(
         "hello",
-        ExecutionOptions(
-            request_context={"script": True}, provider_options={"local": {"script": [{"text": "s"}]}}
-        ),
+        ExecutionOptions(request_context={"script": True}, provider_options={"local": {"script": [{"text": "s"}]}}),
     )
     assert (scripted_run.model, scripted_run.text) == ("local/scripted", "s")
 
@@ -139,9 +133,7 @@ async def test_bad_script_fails_set_up_with_a_field_violation() -> None:
 
 
 async def test_abort_ends_the_run_with_an_abort_chunk() -> None:
-    handle = Agent(id="a").stream(
-        " ".join(["w"] * 100), ExecutionOptions(provider_options={"local": {"delayMs": 10}})
-    )
+    handle = Agent(id="a").stream(" ".join(["w"] * 100), ExecutionOptions(provider_options={"local": {"delayMs": 10}}))
     await handle.ready()
     await asyncio.sleep(0.05)
     assert handle.abort("SERVER_SHUTDOWN")

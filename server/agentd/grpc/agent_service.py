@@ -30,13 +30,26 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         metadata=convert.to_struct(agent.static_metadata()),
         model=agent.static_model(),
         tools=[
-            apb.ToolInfo(
-                name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema)
-            )
+            apb.ToolInfo(name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema))
             for t in agent.static_tools()
         ],
-        error_processor_ids=[],
+        input_processor_ids=agent.static_processor_ids("input"),
+        output_processor_ids=agent.static_processor_ids("output"),
+        error_processor_ids=resolved_error_processor_ids(agent),
+        sub_agent_ids=[] if callable(agent.agents) else [a.id for a in agent.agents.values()],
     )
+
+
+def resolved_error_processor_ids(agent: Agent) -> list[str]:
+    """The error lane as runs resolve it (defaults merged in)."""
+    from agentd.runtime.processors.builtins.error_defaults import resolve_error_processors
+
+    if callable(agent.error_processors):
+        return []
+    return [
+        p.id
+        for p in resolve_error_processors(list(agent.error_processors), defaults_enabled=agent.error_processor_defaults)
+    ]
 
 
 def _matches(agent: Agent, wanted: dict[str, Any]) -> bool:
@@ -45,12 +58,23 @@ def _matches(agent: Agent, wanted: dict[str, Any]) -> bool:
 
 
 def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
-    """One response for the batch, split in halves while it is over the byte budget."""
+    """Responses for a batch: one per run (nested sub-agent chunks are their own
+    run), each split in halves while it is over the byte budget."""
+    out: list[apb.StreamResponse] = []
+    start = 0
+    for i in range(1, len(chunks) + 1):
+        if i == len(chunks) or chunks[i].run_id != chunks[start].run_id:
+            out.extend(_sized(chunks[start:i]))
+            start = i
+    return out
+
+
+def _sized(chunks: list[Chunk]) -> list[apb.StreamResponse]:
     response = apb.StreamResponse(chunks=convert.chunks_to_pb(chunks))
     if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
         return [response]
     middle = len(chunks) // 2
-    return batch_responses(chunks[:middle]) + batch_responses(chunks[middle:])
+    return _sized(chunks[:middle]) + _sized(chunks[middle:])
 
 
 def run_error(error: Error) -> AgentdError:
@@ -78,9 +102,7 @@ class AgentService:
         after = paging.decode("agents", request.page_token)
         v.check()
         wanted = convert.from_struct(request.metadata_filter) if request.HasField("metadata_filter") else {}
-        agents = [
-            a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)
-        ]
+        agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
         page = agents[:size]
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
         return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
@@ -95,7 +117,7 @@ class AgentService:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         messages = run_input(request.messages, request.text, v)
-        options = execution_options(request.options, "options", v, self.host.processor_names)
+        options = execution_options(request.options, "options", v, self.host.processors, self.host.step_functions)
         if isinstance(request, apb.StreamRequest) and request.keep_running:
             if options.memory is None or options.memory.thread is None:
                 v.add(

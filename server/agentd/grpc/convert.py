@@ -175,6 +175,10 @@ def part_to_pb(part: rm.Part) -> mpb.Part:
         return mpb.Part(tool_result=tool_result_to_pb(part))
     if isinstance(part, rm.DataPart):
         return mpb.Part(data=mpb.DataPart(type=part.type, id=part.id or "", data=to_value(part.data)))
+    if isinstance(part, rm.SignalPart):
+        from agentd.grpc.convert_signals import signal_to_pb  # it builds on this module
+
+        return mpb.Part(signal=mpb.SignalPart(signal=signal_to_pb(part.signal)))
     raise TypeError(f"no protobuf form for part {part!r}")
 
 
@@ -268,9 +272,7 @@ def _text_start(p: rc.TextStart) -> cpb.Chunk:
 
 
 def _text_delta(p: rc.TextDelta) -> cpb.Chunk:
-    return cpb.Chunk(
-        text_delta=cpb.TextDeltaChunk(id=p.id, text=p.text, provider_metadata=_pm(p.provider_metadata))
-    )
+    return cpb.Chunk(text_delta=cpb.TextDeltaChunk(id=p.id, text=p.text, provider_metadata=_pm(p.provider_metadata)))
 
 
 def _text_end(p: rc.TextEnd) -> cpb.Chunk:
@@ -279,9 +281,7 @@ def _text_end(p: rc.TextEnd) -> cpb.Chunk:
 
 def _start(p: rc.Start) -> cpb.Chunk:
     return cpb.Chunk(
-        start=cpb.StartChunk(
-            agent_id=p.agent_id, thread_id=p.thread_id or "", resource_id=p.resource_id or ""
-        )
+        start=cpb.StartChunk(agent_id=p.agent_id, thread_id=p.thread_id or "", resource_id=p.resource_id or "")
     )
 
 
@@ -298,16 +298,12 @@ def _step_start(p: rc.StepStart) -> cpb.Chunk:
 
 
 def _reasoning_start(p: rc.ReasoningStart) -> cpb.Chunk:
-    return cpb.Chunk(
-        reasoning_start=cpb.ReasoningStartChunk(id=p.id, provider_metadata=_pm(p.provider_metadata))
-    )
+    return cpb.Chunk(reasoning_start=cpb.ReasoningStartChunk(id=p.id, provider_metadata=_pm(p.provider_metadata)))
 
 
 def _reasoning_delta(p: rc.ReasoningDelta) -> cpb.Chunk:
     return cpb.Chunk(
-        reasoning_delta=cpb.ReasoningDeltaChunk(
-            id=p.id, text=p.text, provider_metadata=_pm(p.provider_metadata)
-        )
+        reasoning_delta=cpb.ReasoningDeltaChunk(id=p.id, text=p.text, provider_metadata=_pm(p.provider_metadata))
     )
 
 
@@ -408,9 +404,13 @@ def _tripwire(p: rc.TripwireChunk) -> cpb.Chunk:
 
 
 def _data(p: rc.Data) -> cpb.Chunk:
-    return cpb.Chunk(
-        data=cpb.DataChunk(type=p.type, id=p.id or "", data=to_value(p.data), transient=p.transient)
-    )
+    return cpb.Chunk(data=cpb.DataChunk(type=p.type, id=p.id or "", data=to_value(p.data), transient=p.transient))
+
+
+def _signal(p: rc.SignalEcho) -> cpb.Chunk:
+    from agentd.grpc.convert_signals import signal_to_pb  # it builds on this module
+
+    return cpb.Chunk(signal=cpb.SignalEchoChunk(signal=signal_to_pb(p.signal)))
 
 
 def _file(p: rc.File) -> cpb.Chunk:
@@ -463,6 +463,7 @@ _CHUNK_BUILDERS: dict[type, Callable[[Any], cpb.Chunk]] = {
     rc.Abort: _abort,
     rc.TripwireChunk: _tripwire,
     rc.Data: _data,
+    rc.SignalEcho: _signal,
     rc.File: _file,
     rc.Source: _source,
     rc.ObjectPartial: _object,

@@ -55,9 +55,7 @@ class AgentdServer:
         for descriptor in SERVICES:
             service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection(
-            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
-        )
+        reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
         self.port = 0
         self._stopped = asyncio.Event()
 

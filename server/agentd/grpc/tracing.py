@@ -18,9 +18,7 @@ def enabled(env: dict[str, str] | None = None) -> bool:
     exporter = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
     if exporter == "none":
         return False
-    return bool(
-        exporter or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
+    return bool(exporter or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 
 
 def configure() -> Any:

@@ -9,6 +9,7 @@ from agentd.grpc import convert
 from agentd.runtime import messages as rm
 from agentd.runtime import options as ro
 from agentd.runtime.errors import FieldViolation, InvalidArgument
+from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 
@@ -108,8 +109,14 @@ def file_part(f: mpb.FilePart, path: str, v: Violations) -> None:
 
 
 def execution_options(
-    pb: opb.ExecutionOptions, path: str, v: Violations, known_processors: frozenset[str] = frozenset()
+    pb: opb.ExecutionOptions,
+    path: str,
+    v: Violations,
+    registry: ProcessorRegistry | None = None,
+    step_functions: dict[str, Any] | None = None,
 ) -> ro.ExecutionOptions:
+    """Validated runtime options; per-call processors are built from `registry`."""
+    registry = registry or ProcessorRegistry()
     max_steps: int | None = None
     if pb.HasField("max_steps"):
         if not 1 <= pb.max_steps <= MAX_STEPS_LIMIT:
@@ -141,9 +148,7 @@ def execution_options(
         v.add(f"{path}.active_tools.names", "names must not be empty")
 
     settings = (
-        _model_settings(pb.model_settings, f"{path}.model_settings", v)
-        if pb.HasField("model_settings")
-        else None
+        _model_settings(pb.model_settings, f"{path}.model_settings", v) if pb.HasField("model_settings") else None
     )
 
     structured = None
@@ -200,10 +205,12 @@ def execution_options(
             v.add(f"{path}.response_cache.scope", "must not be empty; use no_scope for an unscoped entry")
         cache = ro.ResponseCacheOptions(rc.key if rc.HasField("key") else None, scope, rc.bust or None)
 
-    lanes: dict[str, tuple[ro.ProcessorRef, ...] | None] = {}
+    lanes: dict[str, tuple[Any, ...] | None] = {}
     for lane in ("input_processors", "output_processors", "error_processors"):
         lanes[lane] = (
-            processor_list(getattr(pb, lane), f"{path}.{lane}", v, known_processors)
+            build_processors(
+                getattr(pb, lane), f"{path}.{lane}", v, registry, allow_workflows=lane != "error_processors"
+            )
             if pb.HasField(lane)
             else None
         )
@@ -214,21 +221,23 @@ def execution_options(
             v.add(f"{path}.max_processor_retries", "must not be negative")
         retries = pb.max_processor_retries
 
+    prepare_step = None
     if pb.prepare_step:
-        v.add(
-            f"{path}.prepare_step",
-            f"no step function named {pb.prepare_step!r} is registered",
-            "UNKNOWN_STEP_FUNCTION",
-        )
+        prepare_step = (step_functions or {}).get(pb.prepare_step)
+        if prepare_step is None:
+            known = ", ".join(sorted(step_functions or {})) or "none"
+            v.add(
+                f"{path}.prepare_step",
+                f"no step function named {pb.prepare_step!r} is registered (registered: {known})",
+                "UNKNOWN_STEP_FUNCTION",
+            )
 
     return ro.ExecutionOptions(
         max_steps=max_steps,
         tool_choice=tool_choice,
         active_tools=active_tools,
         model_settings=settings,
-        provider_options=convert.from_struct(pb.provider_options)
-        if pb.HasField("provider_options")
-        else None,
+        provider_options=convert.from_struct(pb.provider_options) if pb.HasField("provider_options") else None,
         structured_output=structured,
         client_tools=client_tools,
         request_context=request_context,
@@ -238,10 +247,8 @@ def execution_options(
         output_processors=lanes["output_processors"],
         error_processors=lanes["error_processors"],
         max_processor_retries=retries,
-        error_processor_defaults=pb.error_processor_defaults
-        if pb.HasField("error_processor_defaults")
-        else None,
-        prepare_step=pb.prepare_step or None,
+        error_processor_defaults=pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None,
+        prepare_step=prepare_step,
     )
 
 
@@ -288,7 +295,33 @@ def _memory(pb: opb.MemoryOptions, path: str, v: Violations) -> ro.MemoryOptions
     return ro.MemoryOptions(pb.resource or None, thread)
 
 
-def processor_list(
+def build_processors(
+    pb: opb.ProcessorList,
+    path: str,
+    v: Violations,
+    registry: ProcessorRegistry,
+    *,
+    allow_workflows: bool = True,
+) -> tuple[Any, ...]:
+    """Processor instances for a per-call list; every problem becomes a field violation."""
+    out: list[Any] = []
+    for i, spec in enumerate(processor_specs(pb, path, v, registry.names())):
+        item = f"{path}.processors[{i}]"
+        if isinstance(spec, ro.ProcessorWorkflowSpec) and not allow_workflows:
+            v.add(f"{item}.workflow", "workflows cannot run in the error lane")
+            continue
+        try:
+            out.append(registry.build_ref(spec))
+        except InvalidArgument as exc:
+            kind = "workflow" if isinstance(spec, ro.ProcessorWorkflowSpec) else "processor"
+            for violation in exc.violations:
+                v.add(f"{item}.{kind}.{violation.field}", violation.description, exc.reason)
+        except ValueError as exc:  # a workflow that does not hold together
+            v.add(f"{item}.workflow", str(exc))
+    return tuple(out)
+
+
+def processor_specs(
     pb: opb.ProcessorList, path: str, v: Violations, known: frozenset[str]
 ) -> tuple[ro.ProcessorRef, ...]:
     out: list[ro.ProcessorRef] = []
@@ -333,9 +366,7 @@ def processor_list(
     return tuple(out)
 
 
-def _processor_spec(
-    pb: opb.ProcessorSpec, path: str, v: Violations, known: frozenset[str]
-) -> ro.ProcessorSpec | None:
+def _processor_spec(pb: opb.ProcessorSpec, path: str, v: Violations, known: frozenset[str]) -> ro.ProcessorSpec | None:
     if not pb.name:
         v.add(f"{path}.name", "is required")
         return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
 from agentd.runtime.messages import JSON, Message, TextPart
-from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.tools import Tool
 
 T = TypeVar("T")
@@ -65,7 +65,22 @@ class Agent:
     metadata: Dynamic[dict[str, JSON]] = field(default_factory=dict)
     tools: Dynamic[Sequence[Tool]] = ()
     default_options: Dynamic[ExecutionOptions | None] = None
+    #: Cap on processor-requested retries; unset disables step retries.
     max_processor_retries: int | None = None
+    #: Processor (or ProcessorWorkflow) lists, or functions of the request context.
+    input_processors: Dynamic[Sequence[Any]] = ()
+    output_processors: Dynamic[Sequence[Any]] = ()
+    error_processors: Dynamic[Sequence[Any]] = ()
+    #: False: no default error processors are added.
+    error_processor_defaults: bool = True
+    hooks: ToolHooks | None = None
+    #: JSON Schema the request context must satisfy.
+    request_context_schema: dict[str, Any] | None = None
+    #: Other agents offered to this one as tools, by tool name.
+    agents: Dynamic[dict[str, Agent]] = field(default_factory=dict)
+    #: Conversation memory (threads). It contributes framework processors:
+    #: `memory.processors(request_context) -> FrameworkProcessors`.
+    memory: Any = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -83,9 +98,12 @@ class Agent:
     def static_tools(self) -> list[Tool]:
         return list(self.tools) if not callable(self.tools) else []
 
-    def stream(
-        self, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None
-    ) -> Any:
+    def static_processor_ids(self, lane: str) -> list[str]:
+        """Ids of a lane's processors when the list does not depend on the request."""
+        entries = getattr(self, f"{lane}_processors")
+        return [] if callable(entries) else [e.id for e in entries]
+
+    def stream(self, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None) -> Any:
         """Starts a run now and returns its `RunHandle` (async-iterate it for chunks)."""
         from agentd.runtime.run import start_run
 

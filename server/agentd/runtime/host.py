@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 
 
@@ -11,5 +14,7 @@ from agentd.runtime.registry import AgentRegistry, RunRegistry
 class Host:
     agents: AgentRegistry
     runs: RunRegistry = field(default_factory=RunRegistry)
-    #: Names of the processors that per-call overrides may reference.
-    processor_names: frozenset[str] = frozenset()
+    #: Processors that agentd.toml and per-call overrides name.
+    processors: ProcessorRegistry = field(default_factory=default_registry)
+    #: `prepare_step` functions that per-call options name.
+    step_functions: dict[str, Callable[..., Any]] = field(default_factory=dict)

@@ -96,6 +96,17 @@ ProcessorRef = ProcessorSpec | ProcessorWorkflowSpec
 
 
 @dataclass(frozen=True, slots=True)
+class ToolHooks:
+    """Around every tool call. `before_tool_call(ctx)` may return
+    `{"proceed": False, "output": x}` to skip the tool and use `x` as its result;
+    `after_tool_call(ctx)` sees `output` or `error`. Per-call hooks replace the
+    agent's hook of the same name."""
+
+    before_tool_call: Any = None
+    after_tool_call: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class ExecutionOptions:
     max_steps: int | None = None
     tool_choice: ToolChoice | None = None
@@ -107,12 +118,17 @@ class ExecutionOptions:
     request_context: dict[str, JSON] | None = None
     memory: MemoryOptions | None = None
     response_cache: ResponseCacheOptions | None = None
-    input_processors: tuple[ProcessorRef, ...] | None = None
-    output_processors: tuple[ProcessorRef, ...] | None = None
-    error_processors: tuple[ProcessorRef, ...] | None = None
+    #: Per-call processor lists (Processor or ProcessorWorkflow instances):
+    #: they replace the agent's; an empty tuple means none.
+    input_processors: tuple[Any, ...] | None = None
+    output_processors: tuple[Any, ...] | None = None
+    #: Replaces the agent's resolved error list, defaults included.
+    error_processors: tuple[Any, ...] | None = None
     max_processor_retries: int | None = None
     error_processor_defaults: bool | None = None
-    prepare_step: str | None = None
+    #: `prepare_step(ProcessInputStepArgs)`: process_input_step as a callback.
+    prepare_step: Any = None
+    hooks: ToolHooks | None = None
 
     def merged_over(self, defaults: ExecutionOptions | None) -> ExecutionOptions:
         """These options, with every unset field taken from `defaults`."""

@@ -20,6 +20,8 @@ class ToolContext:
     request_context: dict[str, Any] = field(default_factory=dict)
     thread_id: str | None = None
     resource_id: str | None = None
+    #: `await context.writer.custom("data-progress", {...})` streams a data chunk.
+    writer: Any = None
 
 
 @dataclass(slots=True)
@@ -39,9 +41,7 @@ class Tool:
         return result
 
 
-def tool(
-    name: str, description: str, input_schema: dict[str, Any] | None = None
-) -> Callable[[ToolFunction], Tool]:
+def tool(name: str, description: str, input_schema: dict[str, Any] | None = None) -> Callable[[ToolFunction], Tool]:
     """Decorator form: `@tool("search", "Search the web", {...})`."""
 
     def wrap(fn: ToolFunction) -> Tool:

@@ -91,17 +91,13 @@ class LocalModel:
                 )
             step = cast(dict[str, Any], script[min(call, len(script) - 1)])
         elif self._model_id == "scripted":
-            raise InvalidArgument.field(
-                "options.provider_options.local.script", "local/scripted needs a script"
-            )
+            raise InvalidArgument.field("options.provider_options.local.script", "local/scripted needs a script")
         else:
             step = {"text": _last_user_text(request.prompt)}
         delay = float(step.get("delayMs", options.get("delayMs")) or 0) / 1000.0
         return self._run_step(step, request, delay)
 
-    async def _run_step(
-        self, step: dict[str, Any], request: ModelRequest, delay: float
-    ) -> AsyncIterator[ModelEvent]:
+    async def _run_step(self, step: dict[str, Any], request: ModelRequest, delay: float) -> AsyncIterator[ModelEvent]:
         error = step.get("error")
         fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
         emitted = 0

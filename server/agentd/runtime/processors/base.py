@@ -1,0 +1,307 @@
+"""The Processor interface: hooks, their one-dataclass arguments, and results.
+
+A processor implements any subset of the hooks. Each hook takes one args
+dataclass (keyword-only fields with defaults, so fields can be added without
+breaking processors) and may be sync or async. The lane a processor sits in
+decides which of its hooks run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+from agentd.runtime.chunks import Chunk, FinishReason, Usage
+from agentd.runtime.messages import Message, ToolCallPart
+from agentd.runtime.models.base import ModelEvent
+from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
+from agentd.runtime.processors.message_list import MessageList
+
+if TYPE_CHECKING:
+    from agentd.runtime.run import StepResult
+    from agentd.runtime.signals import Signal
+    from agentd.runtime.tools import Tool
+
+HOOKS = (
+    "process_input",
+    "process_input_step",
+    "process_llm_request",
+    "process_llm_response",
+    "process_output_stream",
+    "process_output_step",
+    "process_output_result",
+    "process_tool_result",
+    "process_api_error",
+)
+INPUT_HOOKS = ("process_input", "process_input_step", "process_llm_request", "process_llm_response")
+OUTPUT_HOOKS = (
+    "process_output_stream",
+    "process_output_step",
+    "process_output_result",
+    "process_tool_result",
+)
+
+
+class TripWire(Exception):
+    """Raised by `abort()`: ends the run (or, with retry, the step) as a tripwire."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry: bool = False,
+        metadata: dict[str, Any] | None = None,
+        processor_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry = retry
+        self.metadata = metadata
+        self.processor_id = processor_id
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessorViolation:
+    processor_id: str
+    message: str
+    detail: Any = None
+
+
+class Abort(Protocol):
+    def __call__(
+        self, reason: str | None = None, *, retry: bool = False, metadata: dict[str, Any] | None = None
+    ) -> NoReturn: ...
+
+
+class Writer(Protocol):
+    """Emits custom `data-*` chunks into the live stream."""
+
+    async def custom(self, type: str, data: Any = None, *, id: str | None = None, transient: bool = False) -> None: ...
+
+
+class SendSignal(Protocol):
+    async def __call__(
+        self,
+        *,
+        type: str = "reactive",
+        contents: Any = "",
+        tag_name: str | None = None,
+        attributes: Any = None,
+        metadata: dict[str, Any] | None = None,
+        transient: bool | None = None,
+        id: str | None = None,
+    ) -> Signal: ...
+
+
+def _never(reason: str | None = None, *, retry: bool = False, metadata: dict[str, Any] | None = None) -> NoReturn:
+    raise TripWire(reason or "Tripwire triggered", retry=retry, metadata=metadata)
+
+
+@dataclass(kw_only=True)
+class HookArgs:
+    """What every hook gets."""
+
+    #: Raises a TripWire: `abort("reason", retry=True, metadata={...})`.
+    abort: Abort = _never
+    #: This processor's state for the request: shared by all its hooks and steps.
+    state: dict[str, Any] = field(default_factory=dict)
+    #: Processor-requested retries already performed in this run (shared counter).
+    retry_count: int = 0
+    request_context: dict[str, Any] = field(default_factory=dict)
+    writer: Writer | None = None
+    run_id: str = ""
+    agent: Any = None
+    #: Set when the run is aborted: pass it to long-running work.
+    cancelled: asyncio.Event | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessInputArgs(HookArgs):
+    #: Only this call's new input messages (not history).
+    messages: list[Message]
+    system_messages: list[Message]
+    message_list: MessageList
+
+
+@dataclass(kw_only=True)
+class ProcessInputStepArgs(HookArgs):
+    #: Every message: history, input and earlier responses.
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    steps: list[StepResult]
+    message_id: str
+    system_messages: list[Message]
+    model: str
+    tools: dict[str, Tool]
+    tool_choice: ToolChoice | None
+    active_tools: tuple[str, ...] | None
+    provider_options: dict[str, Any]
+    model_settings: ModelSettings | None
+    structured_output: StructuredOutput | None
+    send_signal: SendSignal | None = None
+    #: True when this processor's process_llm_request also runs for this step.
+    llm_request_stage: bool = False
+
+
+@dataclass(kw_only=True)
+class StepOverrides:
+    """What process_input_step may return (a dict with these keys works too).
+    Each set field chains to the next processor."""
+
+    model: str | None = None
+    tools: dict[str, Tool] | None = None
+    tool_choice: ToolChoice | None = None
+    active_tools: tuple[str, ...] | None = None
+    messages: list[Message] | None = None
+    message_list: MessageList | None = None
+    system_messages: list[Message] | None = None
+    provider_options: dict[str, Any] | None = None
+    model_settings: ModelSettings | None = None
+    structured_output: StructuredOutput | None = None
+
+
+@dataclass(kw_only=True)
+class CachedLLMResponse:
+    """A model response to replay instead of calling the model."""
+
+    chunks: list[ModelEvent]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class LLMRequestResult:
+    """What process_llm_request may return. `prompt` replaces this call's prompt
+    only (by presence: an empty list is honoured); the first `response` wins."""
+
+    prompt: list[Message] | None = None
+    response: CachedLLMResponse | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessLLMRequestArgs(HookArgs):
+    #: The provider-bound prompt (system messages first; signals rendered).
+    prompt: list[Message]
+    model: str
+    step_number: int
+    steps: list[StepResult]
+    message_list: MessageList | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessLLMResponseArgs(HookArgs):
+    #: The model-side chunks of this step (live or replayed).
+    chunks: list[ModelEvent]
+    model: str
+    step_number: int
+    steps: list[StepResult]
+    from_cache: bool = False
+
+
+@dataclass(kw_only=True)
+class ProcessOutputStreamArgs(HookArgs):
+    part: Chunk
+    #: Every chunk this processor was given so far, the current one included.
+    stream_parts: list[Chunk]
+    message_list: MessageList | None = None
+    #: Queue another chunk to go through the whole chain after this one.
+    emit_after: Callable[[Chunk], None] | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessOutputStepArgs(HookArgs):
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    finish_reason: FinishReason | None
+    tool_calls: list[ToolCallPart]
+    text: str
+    usage: Usage
+    system_messages: list[Message]
+    steps: list[StepResult]
+    send_signal: SendSignal | None = None
+
+
+@dataclass(kw_only=True)
+class ProcessToolResultArgs(HookArgs):
+    step_number: int
+    tool_name: str
+    tool_call_id: str
+    args: Any
+    result: Any
+    messages: list[Message]
+    message_list: MessageList
+    system_messages: list[Message]
+    steps: list[StepResult]
+    provider_executed: bool = False
+
+
+@dataclass(kw_only=True)
+class OutputResult:
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: FinishReason = "unknown"
+    steps: list[StepResult] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ProcessOutputResultArgs(HookArgs):
+    #: The response messages only.
+    messages: list[Message]
+    message_list: MessageList
+    result: OutputResult
+    system_messages: list[Message] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ProcessAPIErrorArgs(HookArgs):
+    error: BaseException
+    messages: list[Message]
+    message_list: MessageList
+    step_number: int
+    steps: list[StepResult]
+    message_id: str = ""
+    send_signal: SendSignal | None = None
+
+
+@dataclass(kw_only=True)
+class APIErrorResult:
+    retry: bool = False
+
+
+HookResult = Any | Awaitable[Any]
+
+
+class Processor:
+    """Base class for processors. Set `id`; implement any hooks:
+
+        process_input(ProcessInputArgs) -> list[Message] | {"messages", "system_messages"} | MessageList | None
+        process_input_step(ProcessInputStepArgs) -> StepOverrides | dict | list[Message] | MessageList | None
+        process_llm_request(ProcessLLMRequestArgs) -> LLMRequestResult | dict | None
+        process_llm_response(ProcessLLMResponseArgs) -> None
+        process_output_stream(ProcessOutputStreamArgs) -> Chunk | None   (None drops the chunk)
+        process_output_step(ProcessOutputStepArgs) -> list[Message] | MessageList | None   ([] changes nothing)
+        process_output_result(ProcessOutputResultArgs) -> list[Message] | MessageList | None
+        process_tool_result(ProcessToolResultArgs) -> list[Message] | MessageList | None
+        process_api_error(ProcessAPIErrorArgs) -> APIErrorResult | {"retry": True} | None
+
+    Keep per-request data in `args.state`, never on the instance: instances
+    are shared by concurrent requests.
+    """
+
+    id: str = ""
+    name: str | None = None
+    description: str | None = None
+    #: Also see `data-*` chunks in process_output_stream.
+    process_data_parts: bool = False
+    #: Called with a ProcessorViolation on every abort and every warning.
+    on_violation: Callable[[ProcessorViolation], Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.id!r}>"
+
+
+def implements(processor: object, hook: str) -> bool:
+    return callable(getattr(processor, hook, None))
