@@ -1,7 +1,9 @@
 """Stream throughput: agentd's Stream (local echo model) against a bare grpc.aio
 server stream sending the same number of one-chunk messages, side by side in
-one run on this machine. Each server runs in its own process; the client runs
-here. Prints chunks/s for both and the ratio (no assertions: `make bench`)."""
+one run on this machine. agentd runs with no processors, with 3 pass-through
+output-stream processors, and with 3 processors that have no stream hook.
+Each server runs in its own process; the client runs here. Prints chunks/s
+and the ratios (no assertions: `make bench`)."""
 
 from __future__ import annotations
 
@@ -23,14 +25,38 @@ ROOT = Path(__file__).resolve().parent.parent
 BARE_METHOD = "/bench.Bare/Stream"
 
 
+def bench_agents() -> list[object]:
+    from agentd.runtime import Agent
+    from agentd.runtime.processors.base import Processor
+
+    class PassThrough(Processor):
+        def __init__(self, id: str) -> None:
+            self.id = id
+
+        def process_output_stream(self, args):  # type: ignore[no-untyped-def]
+            return args.part
+
+    class ResultOnly(Processor):
+        def __init__(self, id: str) -> None:
+            self.id = id
+
+        def process_output_result(self, args):  # type: ignore[no-untyped-def]
+            return None
+
+    return [
+        Agent(id="echo"),
+        Agent(id="pass3", output_processors=[PassThrough(f"p{i}") for i in range(3)]),
+        Agent(id="nostream3", output_processors=[ResultOnly(f"r{i}") for i in range(3)]),
+    ]
+
+
 def serve_agentd(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
-    from agentd import config
     from agentd.grpc.server import AgentdServer
     from agentd.runtime import AgentRegistry
     from agentd.runtime.host import Host
 
     async def main() -> None:
-        host = Host(agents=AgentRegistry(config.load(ROOT / "agentd.toml", env={}).agents))
+        host = Host(agents=AgentRegistry(bench_agents()))  # type: ignore[arg-type]
         server = AgentdServer(host)
         port_queue.put(await server.start("127.0.0.1:0"))
         await asyncio.to_thread(stop.wait)
@@ -59,13 +85,13 @@ def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[ty
     asyncio.run(main())
 
 
-async def time_agentd(addr: str, chunks: int) -> tuple[float, int]:
+async def time_agentd(addr: str, chunks: int, agent_id: str = "echo") -> tuple[float, int]:
     words = " ".join("w" for _ in range(chunks - 6))  # + start, step-start, text-start/end, step-finish, finish
     async with grpc.aio.insecure_channel(addr) as channel:
         stub = agent_service_pb2_grpc.AgentServiceStub(channel)
         start = time.perf_counter()
         got = 0
-        async for message in stub.Stream(apb.StreamRequest(agent_id="echo", text=words)):
+        async for message in stub.Stream(apb.StreamRequest(agent_id=agent_id, text=words)):
             got += len(message.chunks)
         return time.perf_counter() - start, got
 
@@ -97,13 +123,20 @@ def main() -> None:
         procs.append(proc)
         addrs[name] = f"127.0.0.1:{queue.get(timeout=60)}"
 
+    cases = {
+        "agentd, 0 processors": lambda: time_agentd(addrs["agentd"], args.chunks, "echo"),
+        "agentd, 3 pass-through stream processors": lambda: time_agentd(addrs["agentd"], args.chunks, "pass3"),
+        "agentd, 3 processors without a stream hook": lambda: time_agentd(addrs["agentd"], args.chunks, "nostream3"),
+        "bare grpc.aio, one chunk per message": lambda: time_bare(addrs["bare"], args.chunks),
+    }
+
     async def run() -> dict[str, list[float]]:
-        rates: dict[str, list[float]] = {"agentd": [], "bare": []}
-        await time_agentd(addrs["agentd"], args.chunks)  # warm-up
-        await time_bare(addrs["bare"], args.chunks)
-        for _ in range(args.rounds):  # interleaved, so drift hits both alike
-            for name, fn in (("agentd", time_agentd), ("bare", time_bare)):
-                seconds, got = await fn(addrs[name], args.chunks)
+        rates: dict[str, list[float]] = {name: [] for name in cases}
+        for case in cases.values():  # warm-up
+            await case()
+        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
+            for name, case in cases.items():
+                seconds, got = await case()
                 assert got == args.chunks, (name, got)
                 rates[name].append(got / seconds)
         return rates
@@ -114,11 +147,12 @@ def main() -> None:
         stop.set()
         for proc in procs:
             proc.join(timeout=10)
-    agentd, bare = statistics.median(rates["agentd"]), statistics.median(rates["bare"])
-    print(f"stream throughput, {args.chunks} chunks, median of {args.rounds} rounds")
-    print(f"  agentd Stream (local/echo):        {agentd:>10,.0f} chunks/s")
-    print(f"  bare grpc.aio, one chunk/message:  {bare:>10,.0f} chunks/s")
-    print(f"  ratio agentd / bare:               {agentd / bare:>10.2f}")
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    bare = medians["bare grpc.aio, one chunk per message"]
+    print(f"stream throughput, {args.chunks} chunks, median of {args.rounds} interleaved rounds")
+    print(f"  {'case':<44} {'chunks/s':>10} {'vs bare':>8}")
+    for name, rate in medians.items():
+        print(f"  {name:<44} {rate:>10,.0f} {rate / bare:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from agentd import config
 from agentd.grpc.server import AgentdServer
 from agentd.runtime import Agent, AgentRegistry
 from agentd.runtime.host import Host
+from agentd.runtime.processors.registry import default_registry
 from agentd_proto.v1 import (
     agent_service_pb2_grpc,
     cache_service_pb2_grpc,
@@ -55,8 +56,18 @@ def default_agents() -> list[Agent]:
     return list(config.load(ROOT / "agentd.toml", env={}).agents)
 
 
-async def start_server(agents: Sequence[Agent] | None = None, **kwargs: Any) -> Running:
-    host = Host(agents=AgentRegistry(default_agents() if agents is None else agents))
+async def start_server(
+    agents: Sequence[Agent] | None = None,
+    *,
+    processors: dict[str, Any] | None = None,
+    step_functions: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Running:
+    host = Host(
+        agents=AgentRegistry(default_agents() if agents is None else agents),
+        processors=default_registry().extended(processors or {}),
+        step_functions=dict(step_functions or {}),
+    )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")
     addr = f"127.0.0.1:{port}"

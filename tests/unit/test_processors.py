@@ -853,3 +853,34 @@ async def test_request_context_schema_names_the_failing_path() -> None:
         await agent.generate("x")
     assert [v.field for v in info.value.violations] == ["options.request_context.tier"]
     assert (await agent.generate("x", ExecutionOptions(request_context={"tier": "pro"}))).text == "x"
+
+
+async def test_error_lane_budget_is_3_when_max_processor_retries_is_unset(recorder: Recorder) -> None:
+    class AlwaysRetry(Processor):
+        id = "always-retry"
+
+        def process_api_error(self, args: ProcessAPIErrorArgs) -> APIErrorResult:
+            return APIErrorResult(retry=True)
+
+    failing = {"error": {"message": "nope", "status": 400}}
+    agent = Agent(id="a", model="local/scripted", error_processors=[AlwaysRetry()], error_processor_defaults=False)
+    result = await agent.generate("x", script(failing))
+    assert len(recorder.requests) == 4  # the first call and 3 retries
+    assert result.error is not None
+    recorder.requests.clear()
+    await agent.generate("x", script(failing, max_processor_retries=1))
+    assert len(recorder.requests) == 2
+
+
+async def test_a_processor_max_retries_never_raises_the_agent_cap(recorder: Recorder) -> None:
+    from agentd.runtime.processors.builtins.error_defaults import StreamErrorRetryProcessor
+
+    failing = {"error": {"message": "overloaded", "status": 503, "retryable": True}}
+    agent = Agent(
+        id="a",
+        model="local/scripted",
+        error_processors=[StreamErrorRetryProcessor(max_retries=5)],
+        max_processor_retries=2,
+    )
+    result = await agent.generate("x", script(failing))
+    assert len(recorder.requests) == 3 and result.error is not None

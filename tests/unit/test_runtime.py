@@ -182,3 +182,35 @@ def test_config_env_overrides(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path.write_text('[server]\nport = 1234\n[[agents]]\nid = "x"\n')
     cfg = config.load(None, env={"AGENTD_CONFIG": str(path), "AGENTD_PORT": "999", "AGENTD_HOST": "0.0.0.0"})
     assert (cfg.server.host, cfg.server.port, [a.id for a in cfg.agents]) == ("0.0.0.0", 999, ["x"])
+
+
+def test_config_builds_processors_and_workflows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agentd.runtime.processors.workflow import ProcessorWorkflow
+
+    path = tmp_path / "a.toml"
+    path.write_text(
+        """
+[[agents]]
+id = "guarded"
+error_processor_defaults = false
+input_processors = [
+  { name = "unicode-normalizer", options = { trim = true } },
+  { workflow = { id = "pipeline", steps = [
+      { parallel = [ { name = "token-limiter", options = { limit = 1000 } },
+                     { name = "unicode-normalizer", id = "un2" } ] },
+      { map = "processor:un2" },
+  ] } },
+]
+output_processors = [ { name = "batch-parts", options = { batchSize = 3 } } ]
+error_processors = [ { name = "stream-error-retry-processor", options = { maxRetries = 2 } } ]
+"""
+    )
+    agent = config.load(path, env={}).agents[0]
+    assert [p.id for p in agent.input_processors] == ["unicode-normalizer", "pipeline"]  # type: ignore[union-attr]
+    assert isinstance(agent.input_processors[1], ProcessorWorkflow)  # type: ignore[index]
+    assert agent.output_processors[0].batch_size == 3  # type: ignore[index]
+    assert agent.error_processors[0].max_retries == 2  # type: ignore[index]
+    assert agent.error_processor_defaults is False
+    path.write_text('[[agents]]\nid = "x"\ninput_processors = [ { name = "no-such" } ]\n')
+    with pytest.raises(config.ConfigError, match="no-such"):
+        config.load(path, env={})

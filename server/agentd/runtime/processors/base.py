@@ -203,7 +203,8 @@ class ProcessLLMResponseArgs(HookArgs):
 @dataclass(kw_only=True)
 class ProcessOutputStreamArgs(HookArgs):
     part: Chunk
-    #: Every chunk this processor was given so far, the current one included.
+    #: Every chunk this processor was given so far, the current one included
+    #: (the runner's own list: read it, do not change it).
     stream_parts: list[Chunk]
     message_list: MessageList | None = None
     #: Queue another chunk to go through the whole chain after this one.

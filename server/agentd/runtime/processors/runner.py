@@ -143,6 +143,7 @@ class ProcessorRunner:
         self.on_tool_result = [p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)]
         self.on_api_error = [p for p in self.lanes.error if implements(p, "process_api_error")]
         self._stream_parts: dict[str, list[Chunk]] = {}
+        self._common: dict[tuple[int, bool], dict[str, Any]] = {}
 
     # ------------------------------------------------------------ plumbing
 
@@ -158,17 +159,22 @@ class ProcessorRunner:
         return abort
 
     def common(self, processor: Any, *, stream: bool = False) -> dict[str, Any]:
-        verb = "Stream part blocked by" if stream else "Tripwire triggered by"
-        return {
-            "abort": self._abort_for(processor, f"{verb} {processor.id}"),
-            "state": self.state(processor.id),
-            "retry_count": self.retry_count,
-            "request_context": self.ctx.request_context,
-            "writer": self.ctx.writer,
-            "run_id": self.ctx.run_id,
-            "agent": self.ctx.agent,
-            "cancelled": self.ctx.cancelled,
-        }
+        """The HookArgs fields every hook gets; built once per processor and lane
+        kind, since stream hooks run per chunk."""
+        key = (id(processor), stream)
+        base = self._common.get(key)
+        if base is None:
+            verb = "Stream part blocked by" if stream else "Tripwire triggered by"
+            base = self._common[key] = {
+                "abort": self._abort_for(processor, f"{verb} {processor.id}"),
+                "state": self.state(processor.id),
+                "request_context": self.ctx.request_context,
+                "writer": self.ctx.writer,
+                "run_id": self.ctx.run_id,
+                "agent": self.ctx.agent,
+                "cancelled": self.ctx.cancelled,
+            }
+        return {**base, "retry_count": self.retry_count}
 
     async def call(self, processor: Any, hook: str, args: HookArgs) -> Any:
         try:
@@ -457,7 +463,7 @@ class ProcessorRunner:
         seen.append(part)
         args = ProcessOutputStreamArgs(
             part=part,
-            stream_parts=list(seen),
+            stream_parts=seen,  # the live list (read-only for processors): no per-chunk copy
             message_list=message_list,
             emit_after=emit_after,
             **self.common(processor, stream=True),
