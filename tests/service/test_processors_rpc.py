@@ -384,3 +384,41 @@ async def test_request_context_schema_over_rpc() -> None:
     finally:
         await running.channel.close()
         await running.server.stop(grace=0)
+
+
+async def test_sub_agent_chunks_travel_nested_and_never_share_a_message() -> None:
+    from agentd.runtime import ExecutionOptions
+
+    helper = Agent(id="helper", description="Answers sub-questions")
+    lead = Agent(
+        id="lead",
+        model="local/scripted",
+        agents={"ask_helper": helper},
+        default_options=ExecutionOptions(
+            provider_options={
+                "local": {
+                    "script": [
+                        {"toolCalls": [{"id": "c1", "name": "ask_helper", "args": {"prompt": "inner answer"}}]},
+                        {"text": "outer answer"},
+                    ]
+                }
+            }
+        ),
+    )
+    running = await start_server([lead, helper])
+    try:
+        messages = [m async for m in running.agents.Stream(apb.StreamRequest(agent_id="lead", text="x"))]
+        assert all(len({c.run_id for c in m.chunks}) == 1 for m in messages)
+        chunks = [c for m in messages for c in m.chunks]
+        outer = chunks[0].run_id
+        nested = [c for c in chunks if c.run_id != outer]
+        assert nested and all(c.parent_run_id == outer for c in nested)
+        assert "".join(c.text_delta.text for c in nested if c.HasField("text_delta")) == "inner answer"
+        assert [c.seq for c in chunks if c.run_id == outer] == list(
+            range(1, 1 + sum(c.run_id == outer for c in chunks))
+        )
+        described = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="lead"))).agent
+        assert list(described.sub_agent_ids) == ["helper"]
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)

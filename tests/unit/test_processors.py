@@ -884,3 +884,44 @@ async def test_a_processor_max_retries_never_raises_the_agent_cap(recorder: Reco
     )
     result = await agent.generate("x", script(failing))
     assert len(recorder.requests) == 3 and result.error is not None
+
+
+async def test_process_tool_result_rewrites_the_emitted_tool_result() -> None:
+    from agentd.runtime.processors.base import ProcessToolResultArgs
+
+    class Shorten(Processor):
+        id = "shorten"
+
+        def process_tool_result(self, args: ProcessToolResultArgs) -> None:
+            assert (args.tool_name, args.result) == ("fetch", "a very long document")
+            args.message_list.update_tool_result(args.tool_call_id, "a short summary")
+
+    @tool("fetch", "Fetches")
+    def fetch(args: Any) -> str:
+        return "a very long document"
+
+    agent = Agent(id="a", model="local/scripted", tools=[fetch], output_processors=[Shorten()])
+    handle = agent.stream("x", script({"toolCalls": [{"id": "t", "name": "fetch"}]}, {"text": "done"}))
+    chunks = await chunks_of(handle)
+    emitted = [c.payload.result.result for c in chunks if c.type == "tool-result"]
+    assert emitted == ["a short summary"]
+    assert (await handle.result()).tool_results[0].result == "a short summary"
+
+
+async def test_active_tools_and_structured_output_shape_the_tool_definitions(recorder: Recorder) -> None:
+    from agentd.runtime.options import StructuredOutput
+
+    @tool("one", "1")
+    def one(args: Any) -> int:
+        return 1
+
+    @tool("two", "2")
+    def two(args: Any) -> int:
+        return 2
+
+    agent = Agent(id="a", tools=[one, two])
+    await agent.generate("x", ExecutionOptions(active_tools=("two",)))
+    await agent.generate("x", ExecutionOptions(active_tools=()))
+    await agent.generate("x")
+    await agent.generate("x", ExecutionOptions(structured_output=StructuredOutput({"type": "object"})))
+    assert [[t.name for t in r.tools] for r in recorder.requests] == [["two"], [], ["one", "two"], []]
