@@ -64,25 +64,15 @@ def _unary(impl: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]
     return handle
 
 
-def _server_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+def _stream(impl: Callable[..., AsyncIterator[Any]], *, decoded_request: bool) -> Callable[..., AsyncIterator[Any]]:
+    """Server streaming (`decoded_request`: one request to check) or bidirectional
+    (frames are the implementation's to check)."""
+
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         try:
-            if isinstance(request, Malformed):
+            if decoded_request and isinstance(request, Malformed):
                 raise malformed_error(request)
             async for response in impl(request, context):
-                yield response
-        except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
-            raise
-        except Exception as exc:
-            await _guard(context, exc)
-
-    return handle
-
-
-def _bidi_stream(impl: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    async def handle(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        try:
-            async for response in impl(requests, context):
                 yield response
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
             raise
@@ -116,7 +106,9 @@ def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, ser
                 yield  # pragma: no cover
 
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _bidi_stream(impl or bidi_missing), request_deserializer=decode, response_serializer=encode
+                _stream(impl or bidi_missing, decoded_request=False),
+                request_deserializer=decode,
+                response_serializer=encode,
             )
         elif method.server_streaming:
 
@@ -125,7 +117,7 @@ def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, ser
                 yield  # pragma: no cover
 
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _server_stream(impl or stream_missing),
+                _stream(impl or stream_missing, decoded_request=True),
                 request_deserializer=decode,
                 response_serializer=encode,
             )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import fields
 from typing import Any
 
 from agentd.runtime.errors import InvalidArgument
@@ -22,6 +23,20 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 def snake(name: str) -> str:
     return _CAMEL.sub("_", name).lower()
+
+
+def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, tuples: tuple[str, ...] = ()) -> Any:
+    """`cls(**options)` for a dataclass of nested options (camelCase keys accepted);
+    `tuples` names list-valued fields stored as tuples."""
+    names = {f.name for f in fields(cls)}
+    kwargs = {snake(str(k)): v for k, v in options.items()}
+    unknown = sorted(k for k in kwargs if k not in names)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    for key in tuples:
+        if key in kwargs:
+            kwargs[key] = tuple(kwargs[key])
+    return cls(**kwargs)
 
 
 def from_options(cls: Callable[..., Any]) -> Factory:

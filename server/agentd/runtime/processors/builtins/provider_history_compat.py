@@ -64,6 +64,7 @@ from agentd.runtime.processors.base import (
 )
 from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.error_chain import chain_texts
+from agentd.runtime.processors.registry import dataclass_from_options
 
 PROVIDER_HISTORY_COMPAT_ID = "provider-history-compat"
 #: Request-context key (reserved prefix) telling the processor the agent uses
@@ -304,32 +305,14 @@ def default_rules() -> list[CompatRule]:
     ]
 
 
-_RULE_KEYS = {
-    "name": "name",
-    "error_patterns": "error_patterns",
-    "errorPatterns": "error_patterns",
-    "fix": "fix",
-    "apply_to_prompt": "apply_to_prompt",
-    "applyToPrompt": "apply_to_prompt",
-    "recover_prompt": "recover_prompt",
-    "recoverPrompt": "recover_prompt",
-    "providers": "providers",
-    "when": "when",
-}
-
-
 def _rule(value: Any, index: int) -> CompatRule:
     if isinstance(value, CompatRule):
         return value
     if isinstance(value, Mapping):
-        unknown = sorted(str(k) for k in value if k not in _RULE_KEYS)
-        if unknown:
-            raise ValueError(f"additional_rules[{index}]: unknown key(s) {', '.join(unknown)}")
-        fields = {_RULE_KEYS[k]: v for k, v in value.items()}
-        for key in ("error_patterns", "providers"):
-            if key in fields:
-                fields[key] = tuple(fields[key])
-        return CompatRule(**fields)
+        rule: CompatRule = dataclass_from_options(
+            CompatRule, value, f"additional_rules[{index}]", tuples=("error_patterns", "providers")
+        )
+        return rule
     raise ValueError(f"additional_rules[{index}] must be a CompatRule or a dict")
 
 

@@ -51,6 +51,7 @@ from agentd.runtime.processors.builtins.error_chain import (
     status_of,
     texts_of,
 )
+from agentd.runtime.processors.registry import dataclass_from_options
 
 log = logging.getLogger(__name__)
 
@@ -236,27 +237,11 @@ def _pattern_predicate(pattern: str | re.Pattern[str]) -> MatchFn:
     return predicate
 
 
-_MATCHER_KEYS = {
-    "match": "match",
-    "max_retries": "max_retries",
-    "maxRetries": "max_retries",
-    "delay_ms": "delay_ms",
-    "delayMs": "delay_ms",
-    "on_retry": "on_retry",
-    "onRetry": "on_retry",
-    "name": "name",
-}
-
-
 def _entry(matcher: Any, index: int) -> _Entry:
     if isinstance(matcher, Mapping):
-        unknown = sorted(str(k) for k in matcher if k not in _MATCHER_KEYS)
-        if unknown:
-            raise ValueError(f"matchers[{index}]: unknown key(s) {', '.join(unknown)}")
-        fields = {_MATCHER_KEYS[k]: v for k, v in matcher.items()}
-        if "match" not in fields:
+        if "match" not in matcher:
             raise ValueError(f"matchers[{index}]: 'match' is required")
-        matcher = RetryMatcher(**fields)
+        matcher = dataclass_from_options(RetryMatcher, matcher, f"matchers[{index}]")
     elif callable(matcher) and not isinstance(matcher, RetryMatcher):
         matcher = RetryMatcher(match=matcher, name=getattr(matcher, "__name__", "matcher"))
     elif isinstance(matcher, (str, re.Pattern)):
