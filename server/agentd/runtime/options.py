@@ -68,6 +68,18 @@ class ResponseCacheOptions:
     scope: str | None = None  # a scope, NO_SCOPE, or None (unset)
     bust: bool | None = None
 
+    def as_context(self) -> dict[str, Any]:
+        """The request-context form the ResponseCache processor reads: only the
+        fields that are set; `"scope": None` means explicitly unscoped."""
+        out: dict[str, Any] = {}
+        if self.key is not None:
+            out["key"] = self.key
+        if self.scope is not None:
+            out["scope"] = None if self.scope == NO_SCOPE else self.scope
+        if self.bust is not None:
+            out["bust"] = self.bust
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessorSpec:

@@ -247,6 +247,9 @@ class _AgentLoop:
         self.runner: ProcessorRunner | None = None
         self.current_message_id = ""
         self._models: dict[str, LanguageModel] = {}
+        self._on_success: list[Any] = []
+        #: Tool results of a step replayed from a cache, by tool call id.
+        self._replayed_results: dict[str, ToolResultPart] = {}
 
     # ------------------------------------------------------------ emitting
 
@@ -348,7 +351,7 @@ class _AgentLoop:
         if self.result.thread_id:
             context[THREAD_ID_KEY] = self.result.thread_id
         if options.response_cache is not None:
-            context[RESPONSE_CACHE_KEY] = options.response_cache
+            context[RESPONSE_CACHE_KEY] = options.response_cache.as_context()
 
         model_spec: str = await resolve_dynamic(agent.model, context)
         self.ml = MessageList(instructions_to_messages(await resolve_dynamic(agent.instructions, context)))
@@ -382,6 +385,11 @@ class _AgentLoop:
             self._end_tripwire(tripwire)
             return
         self._finish(options)
+        for callback in self._on_success:
+            try:
+                await _maybe_await(callback(self.result))
+            except Exception:
+                log.exception("an on_success callback of run %s failed; ignored", self.handle.run_id)
 
     async def _runner(self, options: ExecutionOptions, context: dict[str, Any]) -> ProcessorRunner:
         from agentd.runtime.agent import resolve_dynamic
@@ -422,6 +430,7 @@ class _AgentLoop:
             writer=_Writer(self),
             cancelled=self.handle.cancelled,
             send_signal_for=self._send_signal_for,
+            on_success=self._on_success.append,
         )
         return ProcessorRunner(ctx, input=inputs, output=outputs, error=errors)
 
@@ -616,6 +625,7 @@ class _AgentLoop:
         step.raw_finish_reason = finish.raw_finish_reason
         step.usage = finish.usage
         step.from_cache = cached is not None
+        self._replayed_results = {r.tool_call_id: r for r in cached.tool_results} if cached is not None else {}
         if cached is not None:
             step.warnings.extend(cached.warnings)
         await runner.run_llm_response(
@@ -655,6 +665,13 @@ class _AgentLoop:
         assert self.runner is not None
         hooks = _effective_hooks(self.agent.hooks, options.hooks)
         for call in step.tool_calls:
+            replayed = self._replayed_results.get(call.tool_call_id)
+            if replayed is not None:  # a cached step: the tool is not run again
+                outcome = copy.deepcopy(replayed)
+                assistant.parts.append(outcome)
+                step.tool_results.append(outcome)
+                await self.emit_out(ToolResult(outcome))
+                continue
             outcome = await self._call_tool(tools.get(call.tool_name), call, context, hooks)
             assistant.parts.append(outcome)
             if not outcome.is_error:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from agentd.runtime.chunks import Chunk, FinishReason, Usage
-from agentd.runtime.messages import Message, ToolCallPart
+from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.models.base import ModelEvent
 from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
 from agentd.runtime.processors.message_list import MessageList
@@ -115,6 +115,9 @@ class HookArgs:
     agent: Any = None
     #: Set when the run is aborted: pass it to long-running work.
     cancelled: asyncio.Event | None = None
+    #: Registers `callback(run_result)` to run once the run has finished with
+    #: no error and no tripwire (e.g. to commit a cache write).
+    on_success: Callable[[Callable[[Any], Any]], None] | None = None
 
 
 @dataclass(kw_only=True)
@@ -169,6 +172,8 @@ class CachedLLMResponse:
 
     chunks: list[ModelEvent]
     warnings: list[str] = field(default_factory=list)
+    #: Results of this step's tool calls: replayed instead of running the tools again.
+    tool_results: list[ToolResultPart] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

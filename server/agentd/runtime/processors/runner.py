@@ -94,6 +94,7 @@ class RunnerContext:
     writer: Any = None
     cancelled: Any = None
     send_signal_for: Callable[[str], Any] | None = None
+    on_success: Callable[[Callable[[Any], Any]], None] | None = None
 
 
 @dataclass
@@ -173,6 +174,7 @@ class ProcessorRunner:
                 "run_id": self.ctx.run_id,
                 "agent": self.ctx.agent,
                 "cancelled": self.ctx.cancelled,
+                "on_success": self.ctx.on_success,
             }
         return {**base, "retry_count": self.retry_count}
 

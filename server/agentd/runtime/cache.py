@@ -1,0 +1,223 @@
+"""The server cache: the interface every backend implements, and the in-memory one.
+
+TTLs are in seconds (floats allowed). A key written `pinned` (or by
+`increment` without a ttl) never expires and is never evicted by the
+in-memory LRU: budget counters depend on it. Time comes from an injectable
+clock, so TTL tests never sleep.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Clock = Callable[[], float]
+DEFAULT_TTL_SECONDS = 300.0
+DEFAULT_MAX_SIZE = 1000
+
+
+class CacheError(Exception):
+    """The backend failed (unreachable, timed out, or a value it cannot decode)."""
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    errors: int = 0
+
+
+class ServerCache(ABC):
+    """A key-value cache shared by a server's processors and CacheService."""
+
+    #: "memory" or "redis".
+    backend: str = ""
+
+    def __init__(self) -> None:
+        self.stats = CacheStats()
+
+    def record_error(self) -> None:
+        """Counts a failure a caller detected (e.g. an entry it could not use)."""
+        self.stats.errors += 1
+
+    @abstractmethod
+    async def get(self, key: str) -> Any | None:
+        """The value, or None when missing or expired."""
+
+    @abstractmethod
+    async def set(self, key: str, value: Any, ttl: float | None = None, *, pinned: bool = False) -> None:
+        """Stores `value`; `ttl` None means the backend default; `pinned` means no expiry, no eviction."""
+
+    @abstractmethod
+    async def delete(self, key: str) -> bool:
+        """True when a key was deleted."""
+
+    @abstractmethod
+    async def clear(self, prefix: str = "") -> int:
+        """Deletes every key starting with `prefix`; returns how many."""
+
+    @abstractmethod
+    async def keys(self, prefix: str = "") -> list[str]:
+        """The live keys starting with `prefix`."""
+
+    @abstractmethod
+    async def list_push(self, key: str, value: Any) -> int:
+        """Appends to the list at `key` (created when missing); returns its new length."""
+
+    @abstractmethod
+    async def list_length(self, key: str) -> int:
+        """The length of the list at `key` (0 when missing)."""
+
+    @abstractmethod
+    async def list_range(self, key: str, start: int = 0, end: int = -1) -> list[Any]:
+        """Items `start`..`end` inclusive; negative indices count from the end (LRANGE)."""
+
+    @abstractmethod
+    async def increment(self, key: str, by: int = 1, ttl: float | None = None) -> int:
+        """Adds `by` atomically (a missing key counts as 0); no `ttl` means no expiry (pinned)."""
+
+    @abstractmethod
+    async def size(self) -> int:
+        """How many live keys the cache holds."""
+
+    async def close(self) -> None:  # noqa: B027 (optional for backends without connections)
+        """Releases connections."""
+
+
+class _Entry:
+    __slots__ = ("expires_at", "pinned", "value")
+
+    def __init__(self, value: Any, expires_at: float | None, pinned: bool) -> None:
+        self.value = value
+        self.expires_at = expires_at
+        self.pinned = pinned
+
+
+class InMemoryServerCache(ServerCache):
+    """TTL and a size bound with least-recently-used eviction (pinned keys exempt).
+    Values are kept by reference: callers that mutate what they get change the cache."""
+
+    backend = "memory"
+
+    def __init__(
+        self,
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        ttl: float = DEFAULT_TTL_SECONDS,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        super().__init__()
+        if max_size < 1:
+            raise ValueError("max_size must be at least 1")
+        self.max_size = max_size
+        self.ttl = ttl
+        self.clock = clock
+        self._data: OrderedDict[str, _Entry] = OrderedDict()
+
+    def _live(self, key: str) -> _Entry | None:
+        entry = self._data.get(key)
+        if entry is None:
+            return None
+        if entry.expires_at is not None and entry.expires_at <= self.clock():
+            del self._data[key]
+            return None
+        self._data.move_to_end(key)
+        return entry
+
+    def _expiry(self, ttl: float | None, pinned: bool) -> float | None:
+        if pinned:
+            return None
+        ttl = self.ttl if ttl is None else ttl
+        return None if ttl <= 0 else self.clock() + ttl
+
+    def _store(self, key: str, value: Any, expires_at: float | None, pinned: bool) -> None:
+        self._data[key] = _Entry(value, expires_at, pinned)
+        self._data.move_to_end(key)
+        self._evict()
+
+    def _evict(self) -> None:
+        if len(self._data) <= self.max_size:
+            return
+        now = self.clock()
+        for key in [k for k, e in self._data.items() if e.expires_at is not None and e.expires_at <= now]:
+            del self._data[key]
+        for key in list(self._data):  # oldest first
+            if len(self._data) <= self.max_size:
+                break
+            if not self._data[key].pinned:
+                del self._data[key]
+
+    async def get(self, key: str) -> Any | None:
+        entry = self._live(key)
+        if entry is None:
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        return entry.value
+
+    async def set(self, key: str, value: Any, ttl: float | None = None, *, pinned: bool = False) -> None:
+        self._store(key, value, self._expiry(ttl, pinned), pinned)
+        self.stats.writes += 1
+
+    async def delete(self, key: str) -> bool:
+        return self._data.pop(key, None) is not None
+
+    async def clear(self, prefix: str = "") -> int:
+        doomed = [k for k in self._data if k.startswith(prefix)]
+        for key in doomed:
+            del self._data[key]
+        return len(doomed)
+
+    async def keys(self, prefix: str = "") -> list[str]:
+        return [k for k in list(self._data) if k.startswith(prefix) and self._live(k) is not None]
+
+    async def list_push(self, key: str, value: Any) -> int:
+        entry = self._live(key)
+        if entry is None:
+            self._store(key, [value], self._expiry(None, False), False)
+            return 1
+        if not isinstance(entry.value, list):
+            raise CacheError(f"{key} is not a list")
+        entry.value.append(value)
+        entry.expires_at = self._expiry(None, entry.pinned)  # pushing refreshes the default TTL
+        return len(entry.value)
+
+    async def list_length(self, key: str) -> int:
+        entry = self._live(key)
+        if entry is None:
+            return 0
+        if not isinstance(entry.value, list):
+            raise CacheError(f"{key} is not a list")
+        return len(entry.value)
+
+    async def list_range(self, key: str, start: int = 0, end: int = -1) -> list[Any]:
+        entry = self._live(key)
+        if entry is None:
+            return []
+        if not isinstance(entry.value, list):
+            raise CacheError(f"{key} is not a list")
+        items = entry.value
+        n = len(items)
+        lo = max(start + n if start < 0 else start, 0)
+        hi = min(end + n if end < 0 else end, n - 1)
+        return list(items[lo : hi + 1]) if lo <= hi else []
+
+    async def increment(self, key: str, by: int = 1, ttl: float | None = None) -> int:
+        entry = self._live(key)
+        current = 0 if entry is None else entry.value
+        if not isinstance(current, int) or isinstance(current, bool):
+            raise CacheError(f"{key} does not hold a counter")
+        value = current + by
+        pinned = ttl is None
+        expires_at = self._expiry(ttl, pinned) if entry is None or ttl is not None else entry.expires_at
+        self._store(key, value, expires_at, pinned if entry is None else entry.pinned or pinned)
+        return value
+
+    async def size(self) -> int:
+        now = self.clock()
+        return sum(1 for e in self._data.values() if e.expires_at is None or e.expires_at > now)
