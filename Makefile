@@ -60,10 +60,12 @@ baseline: setup
 	$(VENV)/bin/buf build -o protos/baseline.binpb
 
 test: setup tools
+	@command -v redis-server >/dev/null || { echo "redis-server is missing: install Debian package redis-server"; exit 1; }
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: setup
 	$(PY) bench/stream.py
+	$(PY) bench/cache.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist

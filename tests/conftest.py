@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ import pytest
 from agentd import config
 from agentd.grpc.server import AgentdServer
 from agentd.runtime import Agent, AgentRegistry
+from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.processors.registry import default_registry
 from agentd_proto.v1 import (
@@ -21,6 +22,7 @@ from agentd_proto.v1 import (
     signal_service_pb2_grpc,
     thread_service_pb2_grpc,
 )
+from redis_server import RedisServer, running_redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,12 +63,16 @@ async def start_server(
     *,
     processors: dict[str, Any] | None = None,
     step_functions: dict[str, Any] | None = None,
+    caches: dict[str, Any] | None = None,
+    cache_backend: str = "memory",
     **kwargs: Any,
 ) -> Running:
     host = Host(
         agents=AgentRegistry(default_agents() if agents is None else agents),
         processors=default_registry().extended(processors or {}),
         step_functions=dict(step_functions or {}),
+        caches=caches or {"memory": InMemoryServerCache()},
+        cache_backend=cache_backend,
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")
@@ -82,3 +88,9 @@ async def server() -> AsyncIterator[Running]:
     finally:
         await running.channel.close()
         await running.server.stop(grace=0)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on a free loopback port for the session (fails, never skips, when missing)."""
+    yield from running_redis_server()

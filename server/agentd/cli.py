@@ -55,6 +55,8 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         agents=AgentRegistry([*cfg.agents, *app.agents]),
         processors=registry,
         step_functions=app.step_functions,
+        caches=cfg.caches,
+        cache_backend=cfg.cache.backend,
     )
     return cfg, host
 

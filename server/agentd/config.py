@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from agentd.runtime.agent import Agent
+from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemoryServerCache, ServerCache
 from agentd.runtime.errors import AgentdError
+from agentd.runtime.host import with_response_cache
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
 from agentd.runtime.options import (
@@ -42,10 +44,58 @@ class ServerSettings:
 
 
 @dataclass
+class CacheSettings:
+    #: The backend CacheService operates on: "memory" or "redis".
+    backend: str = "memory"
+    max_size: int = DEFAULT_MAX_SIZE
+    ttl_seconds: float = DEFAULT_TTL_SECONDS
+    #: Set to have a Redis cache (required when backend = "redis").
+    redis_url: str | None = None
+    key_prefix: str = "agentd:cache:"
+    socket_timeout: float = 2.0
+    max_connections: int = 50
+
+
+@dataclass
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
     agents: list[Agent] = field(default_factory=list)
+    #: The server caches by backend, built from `cache`.
+    caches: dict[str, ServerCache] = field(default_factory=dict)
     path: Path | None = None
+
+
+def _cache_settings(table: Any) -> CacheSettings:
+    if not isinstance(table, dict):
+        raise ConfigError("cache: must be a table")
+    allowed = {"backend", "max_size", "ttl_seconds", "redis_url", "key_prefix", "socket_timeout", "max_connections"}
+    _check_keys(table, allowed, "cache")
+    settings = CacheSettings(**table)
+    if settings.backend not in ("memory", "redis"):
+        raise ConfigError(f"cache.backend: {settings.backend!r} is not memory or redis")
+    if settings.backend == "redis" and not settings.redis_url:
+        raise ConfigError("cache.redis_url: required when cache.backend is redis")
+    return settings
+
+
+def build_caches(settings: CacheSettings) -> dict[str, ServerCache]:
+    """The in-memory cache always; a Redis cache when a URL is configured."""
+    caches: dict[str, ServerCache] = {
+        "memory": InMemoryServerCache(max_size=settings.max_size, ttl=settings.ttl_seconds)
+    }
+    if settings.redis_url:
+        from agentd.backends.redis_cache import RedisServerCache
+
+        caches["redis"] = RedisServerCache(
+            url=settings.redis_url,
+            key_prefix=settings.key_prefix,
+            ttl=settings.ttl_seconds,
+            socket_timeout=settings.socket_timeout,
+            socket_connect_timeout=settings.socket_timeout,
+            max_connections=settings.max_connections,
+        )
+    return caches
 
 
 _AGENT_KEYS = {
@@ -207,7 +257,7 @@ def load(
             raise ConfigError(f"config file {config.path} not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(data, {"server", "agents"}, str(config.path))
+        _check_keys(data, {"server", "cache", "agents"}, str(config.path))
         server = data.get("server", {})
         _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
         config.server = ServerSettings(
@@ -215,6 +265,9 @@ def load(
             port=int(server.get("port", DEFAULT_PORT)),
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
         )
+        config.cache = _cache_settings(data.get("cache", {}))
+        config.caches = build_caches(config.cache)
+        registry = with_response_cache(registry, config.caches)
         ids: set[str] = set()
         for i, table in enumerate(data.get("agents", [])):
             agent = _agent(table, i, registry)
@@ -222,6 +275,8 @@ def load(
                 raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
             ids.add(agent.id)
             config.agents.append(agent)
+    if not config.caches:
+        config.caches = build_caches(config.cache)
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

@@ -258,12 +258,17 @@ async def test_cancelling_a_stream_aborts_its_run(server: Running) -> None:
 
 
 async def test_list_and_get_agents(server: Running) -> None:
-    page = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1))
-    assert [a.id for a in page.agents] == ["echo"] and page.next_page_token
-    page2 = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1, page_token=page.next_page_token))
-    assert [a.id for a in page2.agents] == ["scripted"] and page2.next_page_token == ""
+    seen, token = [], ""
+    while True:  # AIP-158: page by page until the token comes back empty
+        page = await server.agents.ListAgents(apb.ListAgentsRequest(page_size=1, page_token=token))
+        assert len(page.agents) == 1
+        seen.append(page.agents[0].id)
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == ["cached-echo", "echo", "scripted"]
     wanted = struct_pb2.Struct()
-    wanted.update({"kind": "example"})
+    wanted.update({"kind": "example", "model_family": "local"})
     filtered = await server.agents.ListAgents(apb.ListAgentsRequest(metadata_filter=wanted))
     assert [a.id for a in filtered.agents] == ["echo"]
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -272,6 +277,8 @@ async def test_list_and_get_agents(server: Running) -> None:
     agent = (await server.agents.GetAgent(apb.GetAgentRequest(agent_id="echo"))).agent
     assert (agent.name, agent.model) == ("Echo", "local/echo")
     assert agent.metadata["kind"] == "example"
+    cached = (await server.agents.GetAgent(apb.GetAgentRequest(agent_id="cached-echo"))).agent
+    assert list(cached.input_processor_ids) == ["response-cache"]
 
 
 async def test_health_serving_overall_and_per_service(server: Running) -> None:

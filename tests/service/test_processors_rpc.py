@@ -177,6 +177,12 @@ async def test_stream_filter_over_the_wire(proc_server: Running) -> None:
     )
     assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")) == "a b"
     assert [c.seq for c in chunks] == list(range(1, len(chunks) + 1))
+    reply = await proc_server.agents.Generate(
+        apb.GenerateRequest(
+            agent_id="echo", text="a secret b", options=opb.ExecutionOptions(output_processors=lane("secret-filter"))
+        )
+    )
+    assert reply.text == "a b"
 
 
 async def test_data_chunk_and_result_metadata_reach_the_client(proc_server: Running) -> None:

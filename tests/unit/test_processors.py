@@ -195,6 +195,9 @@ async def test_stream_filter_drops_chunks_with_secret() -> None:
     deltas = [c.payload.text for c in chunks if isinstance(c.payload, TextDelta)]
     assert deltas == ["keep ", "words"]
     assert [c.seq for c in chunks] == list(range(1, len(chunks) + 1))  # no gap where a chunk was dropped
+    result = await handle.result()
+    assert result.text == "keep words"  # the result is what the caller saw
+    assert result.response_messages[0].text == "keep words"
 
 
 class DataEmitter(Processor):

@@ -12,6 +12,7 @@ from grpc_reflection.v1alpha import reflection
 
 from agentd.grpc import service, tracing
 from agentd.grpc.agent_service import AgentService
+from agentd.grpc.cache_service import CacheService
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
     agent_service_pb2,
@@ -51,7 +52,10 @@ class AgentdServer:
             interceptors.append(aio_server_interceptor(tracer_provider=self.tracer_provider))  # type: ignore[no-untyped-call]
         # so_reuseport off: a second server on a taken port must fail, not share it.
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
-        servicers: dict[str, object] = {"agentd.v1.AgentService": AgentService(host)}
+        servicers: dict[str, object] = {
+            "agentd.v1.AgentService": AgentService(host),
+            "agentd.v1.CacheService": CacheService(host),
+        }
         for descriptor in SERVICES:
             service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -82,6 +86,8 @@ class AgentdServer:
         await self.server.stop(grace=2.0)
         if self.tracer_provider is not None:
             self.tracer_provider.shutdown()
+        for cache in self.host.caches.values():
+            await cache.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

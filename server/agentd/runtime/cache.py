@@ -213,9 +213,10 @@ class InMemoryServerCache(ServerCache):
         if not isinstance(current, int) or isinstance(current, bool):
             raise CacheError(f"{key} does not hold a counter")
         value = current + by
-        pinned = ttl is None
-        expires_at = self._expiry(ttl, pinned) if entry is None or ttl is not None else entry.expires_at
-        self._store(key, value, expires_at, pinned if entry is None else entry.pinned or pinned)
+        if entry is None:  # the expiry is set when the counter is created: a fixed window
+            self._store(key, value, self._expiry(ttl, ttl is None), ttl is None)
+        else:
+            self._store(key, value, entry.expires_at, entry.pinned)
         return value
 
     async def size(self) -> int:

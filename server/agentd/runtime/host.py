@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentd.runtime.cache import InMemoryServerCache, ServerCache
+from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 
@@ -18,3 +20,31 @@ class Host:
     processors: ProcessorRegistry = field(default_factory=default_registry)
     #: `prepare_step` functions that per-call options name.
     step_functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    #: The server caches by backend name ("memory" always; "redis" when configured).
+    caches: dict[str, ServerCache] = field(default_factory=lambda: {"memory": InMemoryServerCache()})
+    #: The backend CacheService operates on.
+    cache_backend: str = "memory"
+
+    def __post_init__(self) -> None:
+        if self.cache_backend not in self.caches:
+            raise ValueError(f"no {self.cache_backend!r} cache is configured")
+        # `response-cache` needs the server's cache instances, so it is bound here.
+        self.processors = with_response_cache(self.processors, self.caches)
+
+    @property
+    def cache(self) -> ServerCache:
+        return self.caches[self.cache_backend]
+
+
+def with_response_cache(registry: ProcessorRegistry, caches: dict[str, ServerCache]) -> ProcessorRegistry:
+    from agentd.runtime.processors.builtins.response_cache import response_cache_factory
+
+    factory = response_cache_factory(caches)
+
+    def build(options: dict[str, Any]) -> Any:
+        try:
+            return factory(options)
+        except ValueError as exc:
+            raise InvalidArgument.field("options", str(exc)) from None
+
+    return registry.extended({"response-cache": build})

@@ -11,7 +11,6 @@ processOutputResult ─► finish
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 import re
@@ -42,6 +41,7 @@ from agentd.runtime.chunks import (
     TripwireChunk,
     Usage,
 )
+from agentd.runtime.clone import clone
 from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument
 from agentd.runtime.messages import (
     DataPart,
@@ -264,15 +264,18 @@ class _AgentLoop:
         """Emits without output processors (control chunks: tripwire, error, abort)."""
         self._append(Chunk(payload, self.handle.run_id, 0))
 
-    async def emit_out(self, payload: Payload) -> None:
-        """Emits through the output processors; a TripWire there propagates."""
+    async def emit_out(self, payload: Payload) -> list[Chunk]:
+        """Emits through the output processors and returns what was emitted; a
+        TripWire there propagates."""
         chunk = Chunk(payload, self.handle.run_id, 0)
         runner = self.runner
         if runner is None or not runner.wants_stream or is_intermediate_step_finish(chunk):
             self._append(chunk)
-            return
-        for out in await runner.run_output_stream(chunk, self.ml):
+            return [chunk]
+        emitted = await runner.run_output_stream(chunk, self.ml)
+        for out in emitted:
             self._append(out)
+        return emitted
 
     def keep_data_part(self, part: DataPart) -> None:
         message = self.ml.get(self.current_message_id)
@@ -595,19 +598,23 @@ class _AgentLoop:
                     started = True
                     at = None if cached is not None else datetime.now(UTC)
                     await self.emit_out(StepStart(step.step_number, message_id, model.spec, at))
+                keep_raw = bool(runner.on_llm_response)  # only response hooks read the raw events
                 async for event in events:
-                    raw.append(event)
+                    if keep_raw:  # a copy: output processors may change payloads in place
+                        raw.append(clone(event))
                     if isinstance(event, ModelFinish):
                         finish = event
                         continue
-                    if isinstance(event, TextDelta):
-                        text.append(event.text)
-                    elif isinstance(event, ReasoningDelta):
-                        reasoning.append(event.text)
-                    elif isinstance(event, ToolCall):
+                    if isinstance(event, ToolCall):  # tools run on what the model asked for
                         step.tool_calls.append(event.call)
                     try:
-                        await self.emit_out(event)
+                        # Text is what the caller sees: after output processors
+                        # (a redacted or dropped delta is redacted or dropped here too).
+                        for out in await self.emit_out(event):
+                            if isinstance(out.payload, TextDelta):
+                                text.append(out.payload.text)
+                            elif isinstance(out.payload, ReasoningDelta):
+                                reasoning.append(out.payload.text)
                     except TripWire as tripwire:  # the stream is blocked
                         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
                         step.tripwire = _tripwire(tripwire)
@@ -667,7 +674,7 @@ class _AgentLoop:
         for call in step.tool_calls:
             replayed = self._replayed_results.get(call.tool_call_id)
             if replayed is not None:  # a cached step: the tool is not run again
-                outcome = copy.deepcopy(replayed)
+                outcome = clone(replayed)
                 assistant.parts.append(outcome)
                 step.tool_results.append(outcome)
                 await self.emit_out(ToolResult(outcome))
@@ -905,8 +912,9 @@ def _tool_definitions(tools: dict[str, Tool], active: tuple[str, ...] | None, st
 
 
 async def _replay(cached: CachedLLMResponse) -> AsyncIterator[ModelEvent]:
+    # Copies: a processor's cached response is never changed by the run replaying it.
     for event in cached.chunks:
-        yield copy.deepcopy(event)
+        yield clone(event)
 
 
 def build_prompt(message_list: MessageList) -> list[Message]:
@@ -914,10 +922,10 @@ def build_prompt(message_list: MessageList) -> list[Message]:
     signal rows rendered as user turns. A copy: changes to it are transient."""
     from agentd.runtime.signals import render_for_model
 
-    prompt = [copy.deepcopy(m) for m in message_list.all_system_messages()]
+    prompt = [clone(m) for m in message_list.all_system_messages()]
     for message in message_list.get_all():
         signal = next((p.signal for p in message.parts if isinstance(p, SignalPart)), None)
-        prompt.append(render_for_model(signal) if signal is not None else copy.deepcopy(message))
+        prompt.append(render_for_model(signal) if signal is not None else clone(message))
     return prompt
 
 

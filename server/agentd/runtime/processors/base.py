@@ -168,7 +168,8 @@ class StepOverrides:
 
 @dataclass(kw_only=True)
 class CachedLLMResponse:
-    """A model response to replay instead of calling the model."""
+    """A model response to replay instead of calling the model. The run replays
+    copies: the object a processor returns is never changed."""
 
     chunks: list[ModelEvent]
     warnings: list[str] = field(default_factory=list)
@@ -197,7 +198,8 @@ class ProcessLLMRequestArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessLLMResponseArgs(HookArgs):
-    #: The model-side chunks of this step (live or replayed).
+    #: The model-side chunks of this step (live or replayed): copies the
+    #: processor may keep, untouched by output processors.
     chunks: list[ModelEvent]
     model: str
     step_number: int

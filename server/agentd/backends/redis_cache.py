@@ -1,0 +1,239 @@
+"""RedisServerCache: the server cache on a Redis server, over redis.asyncio (redis-py).
+
+Every key is `key_prefix + key`; values are stored in the cache codec's compact
+tagged JSON (bytes, tuples, datetimes and the runtime's dataclasses round-trip;
+nothing is ever unpickled). TTLs are seconds, rounded up to whole seconds with a
+minimum of one (SET ... EX); pinned keys and counters without a ttl never expire.
+
+Every failure (unreachable server, timeout, a command error, a value that cannot
+be decoded) is counted in `stats.errors` and raised as CacheError, so callers
+can fall through to working without the cache. Timeouts bound every call: the
+socket connect and read timeouts, and the wait for a free pooled connection.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+
+from agentd.runtime import cache_codec
+from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, ServerCache
+
+__all__ = ["DEFAULT_KEY_PREFIX", "RedisServerCache", "expire_seconds", "match_pattern"]
+
+DEFAULT_KEY_PREFIX = "agentd:cache:"
+DEFAULT_SOCKET_TIMEOUT = 2.0
+DEFAULT_MAX_CONNECTIONS = 50
+#: Keys asked for per SCAN round trip (a hint to the server).
+SCAN_COUNT = 500
+
+# The counter starts a ttl only when INCRBY created it: a window never slides.
+_INCREMENT = """
+local created = redis.call('EXISTS', KEYS[1]) == 0
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = tonumber(ARGV[2])
+if created and ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+end
+return value
+"""
+
+_GLOB = re.compile(rb"([*?\[\]\\])")
+
+
+def expire_seconds(ttl: float) -> int:
+    """A TTL as Redis stores it: whole seconds, rounded up, at least one."""
+    return max(1, math.ceil(ttl))
+
+
+def match_pattern(prefix: bytes) -> bytes:
+    """A SCAN MATCH pattern for the keys that start with `prefix`, taken literally."""
+    return _GLOB.sub(rb"\\\1", prefix) + b"*"
+
+
+class RedisServerCache(ServerCache):
+    """The server cache on Redis: give a `url` (redis://host:port/db) or a `client`.
+
+    A client built from `url` has a pool of at most `max_connections`; a call
+    waits at most `socket_timeout` seconds for a free connection. A passed
+    `client` keeps its own settings and is closed by `close()` only when
+    `close_client` is true.
+    """
+
+    backend = "redis"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: Redis | None = None,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        ttl: float = DEFAULT_TTL_SECONDS,
+        socket_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
+        socket_connect_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        close_client: bool | None = None,
+    ) -> None:
+        super().__init__()
+        if (url is None) == (client is None):
+            raise ValueError("RedisServerCache needs exactly one of url and client")
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.key_prefix = key_prefix
+        self.ttl = ttl
+        if client is None:
+            assert url is not None
+            pool = BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=socket_timeout,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=socket_connect_timeout,
+                # One immediate retry on a broken connection (e.g. pooled
+                # connections after a server restart); none on timeouts, so a
+                # hung server costs one timeout, not several.
+                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+            )
+            client = Redis.from_pool(pool)
+        self.client = client
+        self._close_client = url is not None if close_client is None else close_client
+        self._prefix = self._encode_key(key_prefix)
+        self._increment = client.register_script(_INCREMENT)
+
+    def __repr__(self) -> str:
+        return f"RedisServerCache(key_prefix={self.key_prefix!r}, ttl={self.ttl!r})"
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _encode_key(key: str) -> bytes:
+        return key.encode("utf-8", "surrogatepass")
+
+    def _key(self, key: str) -> bytes:
+        return self._prefix + self._encode_key(key)
+
+    def _name(self, raw: bytes) -> str:
+        """A stored key without the key prefix."""
+        name = raw[len(self._prefix) :]
+        try:
+            return name.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # written by something else
+            return name.decode("utf-8", "backslashreplace")
+
+    def _seconds(self, ttl: float | None) -> int | None:
+        """The EX for a write, or None for no expiry."""
+        ttl = self.ttl if ttl is None else ttl
+        return expire_seconds(ttl) if ttl > 0 else None
+
+    @contextmanager
+    def _failures(self, op: str, key: str = "") -> Iterator[None]:
+        """Counts every failure in stats.errors and raises it as CacheError."""
+        try:
+            yield
+        except CacheError:
+            self.stats.errors += 1
+            raise
+        except (RedisError, OSError) as exc:
+            self.stats.errors += 1
+            where = f" {key!r}" if key else ""
+            raise CacheError(f"redis cache {op}{where} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _pages(self, prefix: str) -> AsyncIterator[list[bytes]]:
+        """SCAN over the keys starting with key_prefix + prefix, a page at a time
+        (a key may come twice; deleting keys between pages is safe)."""
+        cursor: int = 0
+        pattern = match_pattern(self._key(prefix))
+        while True:
+            cursor, page = await self.client.scan(cursor, match=pattern, count=SCAN_COUNT)
+            if page:  # bytes, or str from a passed client with decode_responses
+                yield [k if isinstance(k, bytes) else self._encode_key(k) for k in page]
+            if cursor == 0:
+                return
+
+    # ------------------------------------------------------------ ServerCache
+
+    async def get(self, key: str) -> Any | None:
+        with self._failures("get", key):
+            raw = await self.client.get(self._key(key))
+            if raw is None:
+                self.stats.misses += 1
+                return None
+            value = cache_codec.decode(raw)
+        self.stats.hits += 1
+        return value
+
+    async def set(self, key: str, value: Any, ttl: float | None = None, *, pinned: bool = False) -> None:
+        with self._failures("set", key):
+            data = cache_codec.encode(value)
+            seconds = None if pinned else self._seconds(ttl)
+            await self.client.set(self._key(key), data, ex=seconds)
+        self.stats.writes += 1
+
+    async def delete(self, key: str) -> bool:
+        with self._failures("delete", key):
+            return bool(await self.client.delete(self._key(key)))
+
+    async def clear(self, prefix: str = "") -> int:
+        deleted = 0
+        with self._failures("clear", prefix):
+            async for page in self._pages(prefix):
+                deleted += int(await self.client.unlink(*page))
+        return deleted
+
+    async def keys(self, prefix: str = "") -> list[str]:
+        with self._failures("keys", prefix):
+            found = await self._all_keys(prefix)
+        return sorted(self._name(raw) for raw in found)
+
+    async def _all_keys(self, prefix: str) -> frozenset[bytes]:
+        return frozenset([raw async for page in self._pages(prefix) for raw in page])
+
+    async def list_push(self, key: str, value: Any) -> int:
+        with self._failures("list_push", key):
+            data = cache_codec.encode(value)
+            name = self._key(key)
+            seconds = self._seconds(None)
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.rpush(name, data)
+                if seconds is not None:  # pushing refreshes the default TTL
+                    pipe.expire(name, seconds)
+                results = await pipe.execute()
+            return int(results[0])
+
+    async def list_length(self, key: str) -> int:
+        with self._failures("list_length", key):
+            return int(await self.client.llen(self._key(key)))
+
+    async def list_range(self, key: str, start: int = 0, end: int = -1) -> list[Any]:
+        with self._failures("list_range", key):
+            items = await self.client.lrange(self._key(key), start, end)
+            return [cache_codec.decode(item) for item in items]
+
+    async def increment(self, key: str, by: int = 1, ttl: float | None = None) -> int:
+        seconds = 0 if ttl is None or ttl <= 0 else expire_seconds(ttl)
+        with self._failures("increment", key):
+            return int(await self._increment(keys=[self._key(key)], args=[by, seconds]))
+
+    async def size(self) -> int:
+        with self._failures("size"):
+            if not self._prefix:
+                return int(await self.client.dbsize())
+            return len(await self._all_keys(""))
+
+    async def ping(self) -> bool:
+        """True when the server answers (CacheError when it does not)."""
+        with self._failures("ping"):
+            return bool(await self.client.ping())
+
+    async def close(self) -> None:
+        if self._close_client:
+            await self.client.aclose()
