@@ -245,3 +245,10 @@ async def test_response_cache_on_redis_survives_redis_going_away(redis_server: A
     finally:
         await running.channel.close()
         await running.server.stop(grace=0)
+
+
+async def test_the_configured_cached_echo_agent_caches(server: Running, model_calls: list[Any]) -> None:
+    request = apb.GenerateRequest(agent_id="cached-echo", text="same question")
+    assert (await server.agents.Generate(request)).text == "same question"
+    assert (await server.agents.Generate(request)).text == "same question"
+    assert len(model_calls) == 1
