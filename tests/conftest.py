@@ -16,6 +16,7 @@ from agentd.runtime import Agent, AgentRegistry
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import (
     agent_service_pb2_grpc,
     cache_service_pb2_grpc,
@@ -65,6 +66,7 @@ async def start_server(
     step_functions: dict[str, Any] | None = None,
     caches: dict[str, Any] | None = None,
     cache_backend: str = "memory",
+    storage: Any = None,
     **kwargs: Any,
 ) -> Running:
     host = Host(
@@ -73,6 +75,7 @@ async def start_server(
         step_functions=dict(step_functions or {}),
         caches=caches or {"memory": InMemoryServerCache()},
         cache_backend=cache_backend,
+        storage=storage or InMemoryStorage(),
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

@@ -57,6 +57,7 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         step_functions=app.step_functions,
         caches=cfg.caches,
         cache_backend=cfg.cache.backend,
+        storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
     )
     return cfg, host
 

@@ -13,6 +13,7 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemoryServerCache, ServerCache
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import with_response_cache
+from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
 from agentd.runtime.options import (
@@ -24,6 +25,7 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
+from agentd.runtime.storage import InMemoryStorage, Storage
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
@@ -57,9 +59,21 @@ class CacheSettings:
 
 
 @dataclass
+class StorageSettings:
+    #: "sqlite" (embedded default), "memory" (lost on exit) or "redis".
+    backend: str = "sqlite"
+    path: str = "agentd-data/agentd.db"
+    redis_url: str | None = None
+    key_prefix: str = "agentd:store:"
+
+
+@dataclass
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
+    storage_settings: StorageSettings = field(default_factory=StorageSettings)
+    #: Threads and messages, built from `storage_settings`.
+    storage: Storage | None = None
     agents: list[Agent] = field(default_factory=list)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
@@ -77,6 +91,33 @@ def _cache_settings(table: Any) -> CacheSettings:
     if settings.backend == "redis" and not settings.redis_url:
         raise ConfigError("cache.redis_url: required when cache.backend is redis")
     return settings
+
+
+def _storage_settings(table: Any) -> StorageSettings:
+    if not isinstance(table, dict):
+        raise ConfigError("storage: must be a table")
+    _check_keys(table, {"backend", "path", "redis_url", "key_prefix"}, "storage")
+    settings = StorageSettings(**table)
+    if settings.backend not in ("sqlite", "memory", "redis"):
+        raise ConfigError(f"storage.backend: {settings.backend!r} is not sqlite, memory or redis")
+    if settings.backend == "redis" and not settings.redis_url:
+        raise ConfigError("storage.redis_url: required when storage.backend is redis")
+    return settings
+
+
+def build_storage(settings: StorageSettings, base: Path | None = None) -> Storage:
+    """The configured storage; a relative SQLite path is relative to `base`
+    (the config file's folder), else to the working directory."""
+    if settings.backend == "memory":
+        return InMemoryStorage()
+    if settings.backend == "redis":
+        from agentd.backends.redis_storage import RedisStorage
+
+        return RedisStorage(settings.redis_url, key_prefix=settings.key_prefix)
+    from agentd.backends.sqlite_storage import SQLiteStorage
+
+    path = Path(settings.path)
+    return SQLiteStorage(path if path.is_absolute() or base is None else base / path)
 
 
 def build_caches(settings: CacheSettings) -> dict[str, ServerCache]:
@@ -112,6 +153,7 @@ _AGENT_KEYS = {
     "error_processors",
     "error_processor_defaults",
     "request_context_schema",
+    "memory",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -207,7 +249,20 @@ def _processors(entries: Any, where: str, registry: ProcessorRegistry, lane: str
     return out
 
 
-def _agent(table: Any, index: int, registry: ProcessorRegistry) -> Agent:
+def _memory(table: Any, where: str, storage: Storage | None) -> Memory:
+    if table is True:
+        table = {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: true, or a table with last_messages")
+    _check_keys(table, {"last_messages"}, where)
+    assert storage is not None
+    try:
+        return Memory(storage, last_messages=int(table.get("last_messages", 10)))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage | None = None) -> Agent:
     where = f"agents[{index}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
@@ -237,6 +292,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry) -> Agent:
         ),
         error_processors=_processors(table.get("error_processors", []), f"{where}.error_processors", registry, "error"),
         error_processor_defaults=bool(table.get("error_processor_defaults", True)),
+        memory=_memory(table["memory"], f"{where}.memory", storage) if "memory" in table else None,
         request_context_schema=table.get("request_context_schema"),
     )
 
@@ -257,7 +313,7 @@ def load(
             raise ConfigError(f"config file {config.path} not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(data, {"server", "cache", "agents"}, str(config.path))
+        _check_keys(data, {"server", "cache", "storage", "agents"}, str(config.path))
         server = data.get("server", {})
         _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
         config.server = ServerSettings(
@@ -266,17 +322,21 @@ def load(
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
         )
         config.cache = _cache_settings(data.get("cache", {}))
+        config.storage_settings = _storage_settings(data.get("storage", {}))
+        config.storage = build_storage(config.storage_settings, config.path.parent)
         config.caches = build_caches(config.cache)
         registry = with_response_cache(registry, config.caches)
         ids: set[str] = set()
         for i, table in enumerate(data.get("agents", [])):
-            agent = _agent(table, i, registry)
+            agent = _agent(table, i, registry, config.storage)
             if agent.id in ids:
                 raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
             ids.add(agent.id)
             config.agents.append(agent)
     if not config.caches:
         config.caches = build_caches(config.cache)
+    if config.storage is None:
+        config.storage = build_storage(config.storage_settings)
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

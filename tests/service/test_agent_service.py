@@ -266,9 +266,9 @@ async def test_list_and_get_agents(server: Running) -> None:
         token = page.next_page_token
         if not token:
             break
-    assert seen == ["cached-echo", "echo", "scripted"]
+    assert seen == ["cached-echo", "chat", "echo", "scripted"]
     wanted = struct_pb2.Struct()
-    wanted.update({"kind": "example", "model_family": "local"})
+    wanted.update({"kind": "example", "model_family": "local"})  # only echo has both
     filtered = await server.agents.ListAgents(apb.ListAgentsRequest(metadata_filter=wanted))
     assert [a.id for a in filtered.agents] == ["echo"]
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -316,10 +316,10 @@ async def test_rpcs_of_later_releases_answer_unimplemented(server: Running) -> N
     from agentd_proto.v1 import thread_service_pb2 as tpb
 
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await server.threads.GetThread(tpb.GetThreadRequest(thread_id="t"))
+        await server.threads.AbortRun(tpb.AbortRunRequest(thread_id="t"))
     err = rich_error(info.value)
     assert (err.code, err.reason) == (grpc.StatusCode.UNIMPLEMENTED, "NOT_IMPLEMENTED")
-    assert "ThreadService.GetThread" in err.message
+    assert "ThreadService.AbortRun" in err.message
 
 
 async def test_undecodable_request_is_invalid_argument(server: Running) -> None:

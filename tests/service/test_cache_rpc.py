@@ -194,6 +194,14 @@ async def test_cached_response_entries_are_readable_and_invalidated_by_agent_and
             ),
             {"pinned"},
         ),
+        (
+            lambda s: s.SetCacheEntry(
+                cpb.SetCacheEntryRequest(
+                    key="k", value=struct_pb2.Value(number_value=1), ttl=duration_pb2.Duration(seconds=5, nanos=-5)
+                )
+            ),
+            {"ttl"},
+        ),
         (lambda s: s.DeleteCacheEntry(cpb.DeleteCacheEntryRequest(key="x" * 2000)), {"key"}),
         (lambda s: s.ClearCache(cpb.ClearCacheRequest()), {"prefix"}),
         (lambda s: s.InvalidateResponseCache(cpb.InvalidateResponseCacheRequest()), {"agent_id"}),

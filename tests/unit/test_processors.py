@@ -12,7 +12,7 @@ from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.messages import DataPart
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.local import LocalModel
-from agentd.runtime.options import ToolChoice
+from agentd.runtime.options import MemoryOptions, ThreadRef, ToolChoice
 from agentd.runtime.processors.base import (
     APIErrorResult,
     CachedLLMResponse,
@@ -35,6 +35,10 @@ from agentd.runtime.run import FrameworkProcessors, RunHandle, RunResult
 
 def script(*steps: dict[str, Any], **extra: Any) -> ExecutionOptions:
     return ExecutionOptions(provider_options={"local": {"script": list(steps)}}, **extra)
+
+
+#: Memory ids for agents with (fake) memory.
+IDS = {"memory": MemoryOptions("u1", ThreadRef("t1"))}
 
 
 class Recorder:
@@ -668,6 +672,9 @@ async def test_framework_processors_run_around_the_configured_ones() -> None:
         def processors(self, ctx: dict[str, Any]) -> FrameworkProcessors:
             return FrameworkProcessors(input=[Tag("memory")], output=[Tag("memory")], error=[Tag("memory")])
 
+        async def prepare(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
     agent = Agent(
         id="a",
         model="local/scripted",
@@ -677,7 +684,7 @@ async def test_framework_processors_run_around_the_configured_ones() -> None:
         error_processor_defaults=False,
         error_processors=[Tag("user")],
     )
-    await agent.generate("x", script({"text": "hi"}))
+    await agent.generate("x", script({"text": "hi"}, **IDS))
     assert order == ["in:memory", "in:user", "out:user", "out:memory"]
     order.clear()
     await agent.generate(
@@ -687,11 +694,14 @@ async def test_framework_processors_run_around_the_configured_ones() -> None:
             input_processors=(Tag("call"),),
             output_processors=(),
             error_processors=(Tag("call"),),
+            **IDS,
         ),
     )
     assert order == ["in:memory", "in:call", "out:memory"]
     order.clear()
-    await agent.generate("x", script({"error": {"message": "no", "status": 400}}, error_processors=(Tag("call"),)))
+    await agent.generate(
+        "x", script({"error": {"message": "no", "status": 400}}, error_processors=(Tag("call"),), **IDS)
+    )
     assert order[-2:] == ["err:call", "err:memory"]  # memory's error processors survive a per-call list
 
 
@@ -715,9 +725,13 @@ async def test_an_output_abort_leaves_nothing_for_the_memory_slot() -> None:
         def processors(self, ctx: dict[str, Any]) -> FrameworkProcessors:
             return FrameworkProcessors(output=[Save()])
 
+        async def prepare(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
     agent = Agent(id="a", memory=Memory(), output_processors=[Guard()])
-    await agent.generate("fine")
-    result = await agent.generate("forbidden words")
+    ids = ExecutionOptions(memory=MemoryOptions("u1", ThreadRef("t1")))
+    await agent.generate("fine", ids)
+    result = await agent.generate("forbidden words", ids)
     assert saved == [["fine"]]
     assert result.tripwire is not None and result.tripwire.processor_id == "output-guard"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentd.grpc import convert
 from agentd.grpc.errors import Context
-from agentd.grpc.validate import Violations
+from agentd.grpc.validate import Violations, duration_seconds
 from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.errors import AgentdError, Unavailable
 from agentd.runtime.host import Host
@@ -63,8 +63,8 @@ class CacheService:
             v.add("value", "is required")
         ttl: float | None = None
         if request.HasField("ttl"):
-            ttl = request.ttl.ToTimedelta().total_seconds()
-            if ttl <= 0:
+            ttl = duration_seconds(request.ttl, "ttl", v)
+            if ttl is not None and ttl <= 0:
                 v.add("ttl", "must be positive; leave it unset for the default, or set pinned")
             if request.pinned:
                 v.add("pinned", "a pinned entry has no ttl")

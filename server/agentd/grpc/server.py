@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 from agentd.grpc import service, tracing
 from agentd.grpc.agent_service import AgentService
 from agentd.grpc.cache_service import CacheService
+from agentd.grpc.thread_service import ThreadService
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
     agent_service_pb2,
@@ -55,6 +56,7 @@ class AgentdServer:
         servicers: dict[str, object] = {
             "agentd.v1.AgentService": AgentService(host),
             "agentd.v1.CacheService": CacheService(host),
+            "agentd.v1.ThreadService": ThreadService(host),
         }
         for descriptor in SERVICES:
             service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
@@ -64,6 +66,7 @@ class AgentdServer:
         self._stopped = asyncio.Event()
 
     async def start(self, address: str) -> int:
+        await self.host.storage.open()
         try:
             self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way
@@ -88,6 +91,7 @@ class AgentdServer:
             self.tracer_provider.shutdown()
         for cache in self.host.caches.values():
             await cache.close()
+        await self.host.storage.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

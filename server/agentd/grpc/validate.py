@@ -3,6 +3,7 @@ one field violation per problem (field paths as in the proto, snake_case)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from agentd.grpc import convert
@@ -41,6 +42,27 @@ class Violations:
             raise InvalidArgument.fields(self.items, self.reason)
 
 
+# google.protobuf.Timestamp's valid range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z.
+_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799
+
+
+def timestamp(pb: Any, field: str, v: Violations) -> datetime | None:
+    """A valid Timestamp as a datetime, or a field violation."""
+    if not _MIN_SECONDS <= pb.seconds <= _MAX_SECONDS or not 0 <= pb.nanos < 1_000_000_000:
+        v.add(field, "is not a valid timestamp (years 1 to 9999, nanos in [0, 1e9))")
+        return None
+    return convert.from_timestamp(pb)
+
+
+def duration_seconds(pb: Any, field: str, v: Violations) -> float | None:
+    """A valid Duration in seconds, or a field violation."""
+    ok = abs(pb.seconds) <= 315_576_000_000 and abs(pb.nanos) < 1_000_000_000
+    if not ok or (pb.seconds > 0 > pb.nanos) or (pb.seconds < 0 < pb.nanos):
+        v.add(field, "is not a valid duration")
+        return None
+    return float(pb.seconds + pb.nanos / 1e9)
+
+
 def page_size(value: int, field: str, v: Violations, default: int = 50) -> int:
     if value < 0:
         v.add(field, "must not be negative")
@@ -73,6 +95,8 @@ def _message(message: mpb.Message, path: str, v: Violations) -> list[rm.Message]
         v.add(f"{path}.parts", "must not be empty")
     for j, part in enumerate(message.parts):
         _part(part, f"{path}.parts[{j}]", message.role, v)
+    if message.HasField("create_time"):
+        timestamp(message.create_time, f"{path}.create_time", v)
     if len(v.items) > before:
         return []
     return [convert.message_from_pb(message)]

@@ -10,6 +10,7 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
+from agentd.runtime.storage import InMemoryStorage, Storage
 
 
 @dataclass
@@ -24,6 +25,8 @@ class Host:
     caches: dict[str, ServerCache] = field(default_factory=lambda: {"memory": InMemoryServerCache()})
     #: The backend CacheService operates on.
     cache_backend: str = "memory"
+    #: Threads and messages.
+    storage: Storage = field(default_factory=InMemoryStorage)
 
     def __post_init__(self) -> None:
         if self.cache_backend not in self.caches:

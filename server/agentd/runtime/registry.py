@@ -45,6 +45,7 @@ class RunRegistry:
 
     def __init__(self) -> None:
         self._runs: dict[str, RunHandle] = {}
+        self._by_thread: dict[str, RunHandle] = {}
         self._accepting = True
         self._finished: dict[str, asyncio.Event] = {}
 
@@ -57,11 +58,16 @@ class RunRegistry:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle: RunHandle = agent.stream(run_input, options)
         self._runs[handle.run_id] = handle
+        thread = options.memory.thread.id if options and options.memory and options.memory.thread else None
+        if thread is not None:
+            self._by_thread[thread] = handle
         done = self._finished.setdefault(handle.run_id, asyncio.Event())
         assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
+            if thread is not None and self._by_thread.get(thread) is handle:
+                del self._by_thread[thread]
             done.set()
 
         handle._task.add_done_callback(finished)
@@ -69,6 +75,10 @@ class RunRegistry:
 
     def get(self, run_id: str) -> RunHandle | None:
         return self._runs.get(run_id)
+
+    def active_for_thread(self, thread_id: str) -> RunHandle | None:
+        """The run in flight on a thread, if any."""
+        return self._by_thread.get(thread_id)
 
     def active(self) -> list[RunHandle]:
         return list(self._runs.values())

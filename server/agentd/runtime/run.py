@@ -86,6 +86,8 @@ log = logging.getLogger("agentd.run")
 RESOURCE_ID_KEY = "agentd.resourceId"
 THREAD_ID_KEY = "agentd.threadId"
 RESPONSE_CACHE_KEY = "agentd.responseCache"
+#: The thread a memory-bound run reads and writes (a memory.MemoryThread).
+MEMORY_THREAD_KEY = "agentd.memoryThread"
 
 
 @dataclass(slots=True)
@@ -355,6 +357,16 @@ class _AgentLoop:
             context[THREAD_ID_KEY] = self.result.thread_id
         if options.response_cache is not None:
             context[RESPONSE_CACHE_KEY] = options.response_cache.as_context()
+        if agent.memory is not None:
+            if memory is None or memory.thread is None or not memory.resource:
+                raise InvalidArgument.field(
+                    "options.memory",
+                    f"agent {agent.id!r} keeps conversations: set memory.resource and memory.thread_id",
+                    "MEMORY_IDS_REQUIRED",
+                )
+            context[MEMORY_THREAD_KEY] = await agent.memory.prepare(
+                memory.resource, memory.thread.id, title=memory.thread.title, metadata=memory.thread.metadata
+            )
 
         model_spec: str = await resolve_dynamic(agent.model, context)
         self.ml = MessageList(instructions_to_messages(await resolve_dynamic(agent.instructions, context)))

@@ -174,8 +174,10 @@ class LocalModel:
 
 
 def _last_user_text(prompt: list[Message]) -> str:
+    """The last user turn the caller wrote: system reminders, though sent as
+    user turns, are injected context and never echoed."""
     for message in reversed(prompt):
-        if message.role == "user":
+        if message.role == "user" and not message.text.startswith("<system-reminder"):
             return message.text
         if message.role == "signal":
             for part in message.parts:

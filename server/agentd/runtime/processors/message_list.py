@@ -83,6 +83,14 @@ class MessageList:
         self._messages.append(message)
         self._sources[message.id] = source
 
+    def prepend(self, messages: Iterable[Message], source: Source = "memory") -> None:
+        """Puts messages before everything else (history recalled before the input)."""
+        added = [m for m in messages if m.role != "system"]
+        for message in added:
+            self._sources[message.id] = source
+        known = {m.id for m in added}
+        self._messages = [*added, *(m for m in self._messages if m.id not in known)]
+
     def extend(self, messages: Iterable[Message], source: Source = "input") -> None:
         for message in messages:
             self.add(message, source)

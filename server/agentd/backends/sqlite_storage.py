@@ -1,0 +1,526 @@
+"""SQLiteStorage: threads and messages in one SQLite file, the embedded default.
+
+Driving sqlite3 from asyncio: one connection, used only by one dedicated
+worker thread (a one-thread executor). Every call is a job on that thread, so
+calls are serialised in the order they were made, the event loop never blocks
+on disk, and each write is one transaction (BEGIN IMMEDIATE ... COMMIT).
+Several processes (or several SQLiteStorage objects) may share a file: SQLite
+serialises their writers, waiting up to `busy_timeout` seconds for the lock.
+
+Durability: WAL journal with `synchronous=NORMAL` by default. A commit has been
+written to the WAL file (the operating system's page cache) before the call
+returns, so a write that returned survives the process being killed (SIGKILL)
+and is read by the next process. NORMAL does not fsync each commit, so a power
+cut or a kernel crash may lose the last transactions (never corrupt the file).
+Pass `synchronous="FULL"` to fsync the WAL on every commit and keep even those,
+at the cost of one fsync per write.
+
+Rows: messages are stored as the cache codec's tagged JSON (every part type
+round-trips, FilePart bytes and SignalPart signals included), next to the
+columns listings query: thread, role, created_at, a system-reminder flag and
+the insertion sequence (INTEGER PRIMARY KEY AUTOINCREMENT: assigned once, on
+the first save, never reused; an upsert keeps it). Times are integer
+microseconds since the Unix epoch (UTC), so (created_us, seq) sorts exactly
+like the (created_at, sequence) keyset of the cursors. A naive datetime is
+taken to be UTC. Threads are columns; their times read back in UTC.
+
+Schema: the `schema_version` table records every applied migration; on the
+first use the steps of MIGRATIONS not yet applied run in order, each in its own
+transaction. The database is opened on first use (or by `open()`), so building
+the storage from configuration touches no file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from agentd.runtime import cache_codec
+from agentd.runtime.cache import CacheError
+from agentd.runtime.messages import JSON, Message, utcnow
+from agentd.runtime.storage import (
+    MessagePage,
+    MessageQuery,
+    Storage,
+    StorageError,
+    Thread,
+    ThreadExists,
+    ThreadPage,
+    decode_message_cursor,
+    decode_thread_cursor,
+    encode_message_cursor,
+    encode_thread_cursor,
+    is_system_reminder,
+)
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteStorage"]
+
+T = TypeVar("T")
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+
+#: Ordered schema steps: MIGRATIONS[n] takes the schema from version n to n + 1.
+#: Append new steps (e.g. ALTER TABLE ... ADD COLUMN); never edit applied ones.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE threads (
+            id TEXT PRIMARY KEY,
+            resource_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            metadata BLOB NOT NULL,
+            created_us INTEGER NOT NULL,
+            updated_us INTEGER NOT NULL
+        )""",
+        "CREATE INDEX threads_by_resource ON threads (resource_id, created_us, id)",
+        """CREATE TABLE messages (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+            resource_id TEXT,
+            role TEXT NOT NULL,
+            created_us INTEGER NOT NULL,
+            system_reminder INTEGER NOT NULL DEFAULT 0,
+            body BLOB NOT NULL
+        )""",
+        "CREATE INDEX messages_by_thread ON messages (thread_id, created_us, seq)",
+        "CREATE INDEX messages_visible_by_thread ON messages (thread_id, system_reminder, created_us, seq)",
+    ),
+)
+#: The schema version this code writes.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+#: UPSERT (INSERT ... ON CONFLICT DO UPDATE) arrived in 3.24, row values in 3.15.
+MINIMUM_SQLITE = (3, 24, 0)
+#: Host parameters per statement when a list of ids is expanded into IN (...).
+_CHUNK = 500
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def to_micros(when: datetime) -> int:
+    """Microseconds since the Unix epoch (a naive datetime is taken as UTC)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (when - _EPOCH) // _MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+class SQLiteStorage(Storage):
+    """Threads and messages in the SQLite file at `path` (parent folders are created)."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: Synchronous = "NORMAL",
+        busy_timeout: float = 5.0,
+    ) -> None:
+        if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous: {synchronous!r} is not OFF, NORMAL, FULL or EXTRA")
+        self.path = path if str(path) == ":memory:" else Path(path)
+        self.synchronous = synchronous
+        self.busy_timeout = busy_timeout
+        #: The schema version of the open database (0 until opened).
+        self.schema_version = 0
+        #: "wal" once opened (SQLite keeps its own mode where WAL is impossible, e.g. ":memory:").
+        self.journal_mode = ""
+        # One worker: every job runs on the thread that owns the connection.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentd-sqlite")
+        self._connection: sqlite3.Connection | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({str(self.path)!r})"
+
+    # ------------------------------------------------------------ the worker thread
+
+    async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise StorageError("sqlite storage is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._run, job)
+        except RuntimeError as exc:  # the executor was shut down by close() meanwhile
+            if self._closed:
+                raise StorageError("sqlite storage is closed") from exc
+            raise
+
+    def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """On the worker thread: open on first use, run, map failures to StorageError."""
+        try:
+            connection = self._connection or self._open()
+            return job(connection)
+        except (StorageError, ThreadExists):
+            raise
+        except CacheError as exc:
+            raise StorageError(f"sqlite storage: {exc}") from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"sqlite storage {self.path}: {type(exc).__name__}: {exc}") from exc
+
+    def _open(self) -> sqlite3.Connection:
+        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+            raise StorageError(f"SQLite {sqlite3.sqlite_version} is too old: agentd needs 3.24 or later (upsert)")
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
+        connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+        try:
+            (self.journal_mode,) = connection.execute("PRAGMA journal_mode=WAL").fetchone()
+            connection.execute(f"PRAGMA synchronous={self.synchronous}")
+            connection.execute("PRAGMA foreign_keys=ON")
+            self.schema_version = _migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    async def open(self) -> None:
+        """Opens the database and applies pending migrations now (else on first use)."""
+        await self._call(lambda connection: None)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self._close_connection)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    def _close_connection(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    # ------------------------------------------------------------ threads
+
+    async def get_thread(self, thread_id: str) -> Thread | None:
+        return await self._call(lambda c: _get_thread(c, thread_id))
+
+    async def create_thread(self, thread: Thread) -> Thread:
+        row = _thread_row(thread)
+
+        def create(connection: sqlite3.Connection) -> None:
+            with _write(connection):
+                if _get_thread(connection, thread.id) is not None:
+                    raise ThreadExists(thread.id)
+                connection.execute(
+                    "INSERT INTO threads (id, resource_id, title, metadata, created_us, updated_us) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+
+        await self._call(create)
+        return _thread(row)
+
+    async def save_thread(self, thread: Thread) -> Thread:
+        row = _thread_row(thread)
+
+        def save(connection: sqlite3.Connection) -> Thread:
+            with _write(connection):
+                connection.execute(
+                    "INSERT INTO threads (id, resource_id, title, metadata, created_us, updated_us) "
+                    "VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET resource_id = excluded.resource_id, title = excluded.title, "
+                    "metadata = excluded.metadata, updated_us = excluded.updated_us",
+                    row,
+                )
+                stored = _get_thread(connection, thread.id)
+            assert stored is not None
+            return stored
+
+        return await self._call(save)
+
+    async def update_thread(
+        self, thread_id: str, *, title: str | None = None, metadata: dict[str, JSON] | None = None
+    ) -> Thread | None:
+        encoded = None if metadata is None else cache_codec.encode(metadata)
+        now = to_micros(utcnow())
+
+        def update(connection: sqlite3.Connection) -> Thread | None:
+            with _write(connection):
+                changed = connection.execute(
+                    "UPDATE threads SET title = coalesce(?, title), metadata = coalesce(?, metadata), "
+                    "updated_us = ? WHERE id = ?",
+                    (title, encoded, now, thread_id),
+                ).rowcount
+                return _get_thread(connection, thread_id) if changed else None
+
+        return await self._call(update)
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        def delete(connection: sqlite3.Connection) -> bool:
+            with _write(connection):
+                connection.execute("DELETE FROM messages WHERE thread_id = ?", (thread_id,))
+                return connection.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
+
+        return await self._call(delete)
+
+    async def list_threads(
+        self,
+        resource_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        metadata: dict[str, JSON] | None = None,
+    ) -> ThreadPage:
+        sql = "SELECT id, resource_id, title, metadata, created_us, updated_us FROM threads WHERE resource_id = ?"
+        args: list[Any] = [resource_id]
+        if cursor is not None:
+            when, after_id = decode_thread_cursor(cursor)
+            sql += " AND (created_us, id) < (?, ?)"
+            args += [to_micros(when), after_id]
+        sql += " ORDER BY created_us DESC, id DESC"
+        if not metadata:
+            sql += " LIMIT ?"
+            args.append(max(limit, 0) + 1)
+        wanted = dict(metadata or {})
+
+        def select(connection: sqlite3.Connection) -> list[Thread]:
+            found: list[Thread] = []
+            with _read(connection):
+                # One statement: a consistent snapshot, read lazily until enough match.
+                rows = connection.execute(sql, args)
+                try:
+                    for row in rows:
+                        thread = _thread(row)
+                        if all(thread.metadata.get(k) == v for k, v in wanted.items()):
+                            found.append(thread)
+                            if len(found) > limit:
+                                break
+                finally:
+                    rows.close()
+            return found
+
+        threads = await self._call(select)
+        page = threads[:limit]
+        more = len(threads) > limit
+        return ThreadPage(page, encode_thread_cursor(page[-1]) if more and page else None)
+
+    # ------------------------------------------------------------ messages
+
+    async def save_messages(self, messages: Sequence[Message]) -> None:
+        for message in messages:
+            if not message.thread_id:
+                raise StorageError(f"message {message.id}: thread {message.thread_id!r} does not exist")
+        try:
+            rows = [
+                (
+                    m.id,
+                    m.thread_id,
+                    m.resource_id,
+                    m.role,
+                    to_micros(m.created_at),
+                    int(is_system_reminder(m)),
+                    cache_codec.encode(m),
+                )
+                for m in messages
+            ]
+        except CacheError as exc:
+            raise StorageError(f"sqlite storage: a message cannot be stored: {exc}") from exc
+        if not rows:
+            return
+        thread_ids = sorted({m.thread_id for m in messages if m.thread_id})
+
+        def save(connection: sqlite3.Connection) -> None:
+            with _write(connection):
+                present = {
+                    row[0]
+                    for chunk in _chunks(thread_ids)
+                    for row in connection.execute(f"SELECT id FROM threads WHERE id IN ({_marks(len(chunk))})", chunk)
+                }
+                for message in messages:
+                    if message.thread_id not in present:
+                        raise StorageError(f"message {message.id}: thread {message.thread_id!r} does not exist")
+                connection.executemany(
+                    "INSERT INTO messages (id, thread_id, resource_id, role, created_us, system_reminder, body) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET thread_id = excluded.thread_id, "
+                    "resource_id = excluded.resource_id, role = excluded.role, created_us = excluded.created_us, "
+                    "system_reminder = excluded.system_reminder, body = excluded.body",
+                    rows,
+                )
+
+        await self._call(save)
+
+    async def list_messages(self, query: MessageQuery) -> MessagePage:
+        sql = "SELECT seq, body FROM messages WHERE thread_id = ?"
+        args: list[Any] = [query.thread_id]
+        if not query.include_system_reminders:
+            sql += " AND system_reminder = 0"
+        if query.start is not None:
+            sql += " AND created_us >= ?"
+            args.append(to_micros(query.start))
+        if query.end is not None:
+            sql += " AND created_us <= ?"
+            args.append(to_micros(query.end))
+        if query.cursor is not None:
+            when, sequence = decode_message_cursor(query.cursor)
+            sql += " AND (created_us, seq) > (?, ?)" if query.order == "asc" else " AND (created_us, seq) < (?, ?)"
+            args += [to_micros(when), sequence]
+        direction = "ASC" if query.order == "asc" else "DESC"
+        sql += f" ORDER BY created_us {direction}, seq {direction}"
+        if query.limit is not None:
+            sql += " LIMIT ?"
+            args.append(max(query.limit, 0) + 1)
+
+        def select(connection: sqlite3.Connection) -> list[tuple[int, Message]]:
+            with _read(connection):
+                return [(seq, _message(body)) for seq, body in connection.execute(sql, args)]
+
+        rows = await self._call(select)
+        page = rows if query.limit is None else rows[: query.limit]
+        more = query.limit is not None and len(rows) > query.limit
+        next_cursor = encode_message_cursor(page[-1][1].created_at, page[-1][0]) if more and page else None
+        return MessagePage([message for _, message in page], next_cursor)
+
+    async def get_messages(self, ids: Sequence[str]) -> list[Message]:
+        unique = list(dict.fromkeys(ids))
+
+        def select(connection: sqlite3.Connection) -> list[Message]:
+            with _read(connection):
+                bodies: dict[str, bytes] = {
+                    mid: body
+                    for chunk in _chunks(unique)
+                    for mid, body in connection.execute(
+                        f"SELECT id, body FROM messages WHERE id IN ({_marks(len(chunk))})", chunk
+                    )
+                }
+            # Decoded once per occurrence: a repeated id gives two separate copies.
+            return [_message(bodies[i]) for i in ids if i in bodies]
+
+        return await self._call(select) if unique else []
+
+    async def delete_messages(self, ids: Sequence[str]) -> int:
+        unique = list(dict.fromkeys(ids))
+
+        def delete(connection: sqlite3.Connection) -> int:
+            with _write(connection):
+                return sum(
+                    connection.execute(f"DELETE FROM messages WHERE id IN ({_marks(len(chunk))})", chunk).rowcount
+                    for chunk in _chunks(unique)
+                )
+
+        return await self._call(delete) if unique else 0
+
+
+# ---------------------------------------------------------------- helpers (worker thread)
+
+
+class _Transaction:
+    """BEGIN ... COMMIT, or ROLLBACK when the block raises."""
+
+    def __init__(self, connection: sqlite3.Connection, begin: str) -> None:
+        self.connection = connection
+        self.begin = begin
+
+    def __enter__(self) -> None:
+        self.connection.execute(self.begin)
+
+    def __exit__(self, kind: object, exc: object, traceback: object) -> None:
+        try:
+            if exc is None:
+                self.connection.execute("COMMIT")
+        finally:
+            # After an error in the block or in COMMIT itself: never leave a
+            # transaction open for the next job.
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
+
+
+def _write(connection: sqlite3.Connection) -> _Transaction:
+    # IMMEDIATE: take the write lock up front, so a read never has to be
+    # upgraded to a write midway (which could fail with SQLITE_BUSY).
+    return _Transaction(connection, "BEGIN IMMEDIATE")
+
+
+def _read(connection: sqlite3.Connection) -> _Transaction:
+    return _Transaction(connection, "BEGIN")
+
+
+def _migrate(connection: sqlite3.Connection) -> int:
+    """Applies the pending MIGRATIONS, each in one transaction; returns the version."""
+    with _write(connection):
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+    while True:
+        with _write(connection):
+            # Read inside the write transaction: another process may be migrating too.
+            (version,) = connection.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+            if version > SCHEMA_VERSION:
+                raise StorageError(
+                    f"the database has schema version {version}, newer than this agentd knows ({SCHEMA_VERSION})"
+                )
+            if version == SCHEMA_VERSION:
+                return int(version)
+            for statement in MIGRATIONS[version]:
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                (version + 1, utcnow().isoformat()),
+            )
+
+
+def _get_thread(connection: sqlite3.Connection, thread_id: str) -> Thread | None:
+    row = connection.execute(
+        "SELECT id, resource_id, title, metadata, created_us, updated_us FROM threads WHERE id = ?", (thread_id,)
+    ).fetchone()
+    return None if row is None else _thread(row)
+
+
+def _thread_row(thread: Thread) -> tuple[str, str, str, bytes, int, int]:
+    try:
+        metadata = cache_codec.encode(thread.metadata)
+    except CacheError as exc:
+        raise StorageError(f"thread {thread.id}: metadata cannot be stored: {exc}") from exc
+    return (
+        thread.id,
+        thread.resource_id,
+        thread.title,
+        metadata,
+        to_micros(thread.created_at),
+        to_micros(thread.updated_at),
+    )
+
+
+def _thread(row: Sequence[Any]) -> Thread:
+    thread_id, resource_id, title, metadata, created_us, updated_us = row
+    decoded = cache_codec.decode(metadata)
+    if not isinstance(decoded, dict):
+        raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
+    return Thread(
+        id=thread_id,
+        resource_id=resource_id,
+        title=title,
+        metadata=decoded,
+        created_at=from_micros(created_us),
+        updated_at=from_micros(updated_us),
+    )
+
+
+def _message(body: bytes) -> Message:
+    message = cache_codec.decode(body)
+    if not isinstance(message, Message):
+        raise StorageError(f"a stored message row holds a {type(message).__name__}")
+    return message

@@ -1,0 +1,181 @@
+"""ThreadService: threads and their messages (subscriptions arrive with signals)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentd.grpc import convert, paging
+from agentd.grpc.errors import Context
+from agentd.grpc.validate import Violations, page_size, timestamp
+from agentd.runtime.errors import AgentdError, AlreadyExists, InvalidArgument, NotFound, Unavailable
+from agentd.runtime.host import Host
+from agentd.runtime.messages import new_id, utcnow
+from agentd.runtime.storage import MessageQuery, Order, StorageError, Thread, ThreadExists
+from agentd_proto.v1 import thread_service_pb2 as pb
+
+MAX_ID_LENGTH = 256
+UPDATABLE = ("title", "metadata")
+
+
+def thread_to_pb(thread: Thread) -> pb.Thread:
+    return pb.Thread(
+        id=thread.id,
+        resource_id=thread.resource_id,
+        title=thread.title,
+        metadata=convert.to_struct(thread.metadata),
+        create_time=convert.to_timestamp(thread.created_at),
+        update_time=convert.to_timestamp(thread.updated_at),
+    )
+
+
+def thread_not_found(thread_id: str) -> NotFound:
+    return NotFound(f"thread {thread_id!r} not found", "THREAD_NOT_FOUND", {"thread_id": thread_id})
+
+
+def storage_unavailable(exc: StorageError) -> AgentdError:
+    return Unavailable(f"the storage backend failed: {exc}", "STORAGE_UNAVAILABLE")
+
+
+def _id(value: str, field: str, v: Violations, *, required: bool = True) -> None:
+    if not value:
+        if required:
+            v.add(field, "is required")
+    elif len(value) > MAX_ID_LENGTH:
+        v.add(field, f"must be at most {MAX_ID_LENGTH} characters")
+
+
+class ThreadService:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def _thread(self, thread_id: str, resource_id: str) -> Thread:
+        """The thread, or NOT_FOUND (also when it belongs to another resource:
+        a caller learns nothing about threads it does not own)."""
+        try:
+            thread = await self.host.storage.get_thread(thread_id)
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        if thread is None or (resource_id and thread.resource_id != resource_id):
+            raise thread_not_found(thread_id)
+        return thread
+
+    async def CreateThread(self, request: pb.CreateThreadRequest, context: Context) -> Any:
+        t = request.thread
+        v = Violations()
+        _id(t.resource_id, "thread.resource_id", v)
+        _id(t.id, "thread.id", v, required=False)
+        v.check()
+        now = utcnow()
+        thread = Thread(
+            id=t.id or new_id("thr_"),
+            resource_id=t.resource_id,
+            title=t.title,
+            metadata=convert.from_struct(t.metadata) if t.HasField("metadata") else {},
+            created_at=now,
+            updated_at=now,
+        )
+        try:
+            created = await self.host.storage.create_thread(thread)
+        except ThreadExists:
+            raise AlreadyExists(
+                f"thread {thread.id!r} already exists", "THREAD_ALREADY_EXISTS", {"thread_id": thread.id}
+            ) from None
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        return pb.CreateThreadResponse(thread=thread_to_pb(created))
+
+    async def GetThread(self, request: pb.GetThreadRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.thread_id, "thread_id", v)
+        v.check()
+        thread = await self._thread(request.thread_id, request.resource_id)
+        active = self.host.runs.active_for_thread(thread.id)
+        return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active.run_id if active else "")
+
+    async def ListThreads(self, request: pb.ListThreadsRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.resource_id, "resource_id", v)
+        size = page_size(request.page_size, "page_size", v)
+        cursor = paging.decode("threads:" + request.resource_id, request.page_token)
+        v.check()
+        metadata = convert.from_struct(request.metadata_filter) if request.HasField("metadata_filter") else None
+        try:
+            page = await self.host.storage.list_threads(
+                request.resource_id, limit=size, cursor=cursor, metadata=metadata
+            )
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        except ValueError:  # a forged token that decoded but holds no cursor
+            raise InvalidArgument.field("page_token", "is not a page token this list issued") from None
+        token = paging.encode("threads:" + request.resource_id, page.next_cursor) if page.next_cursor else ""
+        return pb.ListThreadsResponse(threads=[thread_to_pb(t) for t in page.threads], next_page_token=token)
+
+    async def UpdateThread(self, request: pb.UpdateThreadRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.thread.id, "thread.id", v)
+        paths = list(request.update_mask.paths) or list(UPDATABLE)
+        for i, path in enumerate(request.update_mask.paths):
+            if path not in UPDATABLE:
+                v.add(f"update_mask.paths[{i}]", f"{path!r} cannot be updated (updatable: title, metadata)")
+        v.check()
+        await self._thread(request.thread.id, request.thread.resource_id)
+        t = request.thread
+        try:
+            updated = await self.host.storage.update_thread(
+                t.id,
+                title=t.title if "title" in paths else None,
+                metadata=convert.from_struct(t.metadata) if "metadata" in paths else None,
+            )
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        if updated is None:  # deleted meanwhile
+            raise thread_not_found(t.id)
+        return pb.UpdateThreadResponse(thread=thread_to_pb(updated))
+
+    async def DeleteThread(self, request: pb.DeleteThreadRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.thread_id, "thread_id", v)
+        v.check()
+        await self._thread(request.thread_id, request.resource_id)
+        try:
+            if not await self.host.storage.delete_thread(request.thread_id):
+                raise thread_not_found(request.thread_id)
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        return pb.DeleteThreadResponse()
+
+    async def ListMessages(self, request: pb.ListMessagesRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.thread_id, "thread_id", v)
+        size = page_size(request.page_size, "page_size", v)
+        order: Order = "desc" if request.order == pb.SORT_ORDER_DESCENDING else "asc"
+        if request.order not in (pb.SORT_ORDER_UNSPECIFIED, pb.SORT_ORDER_ASCENDING, pb.SORT_ORDER_DESCENDING):
+            v.add("order", "unknown sort order")
+        # The token is bound to the thread and the filters it was issued for.
+        kind = f"messages:{request.thread_id}:{order}:{request.include_system_reminders}"
+        cursor = paging.decode(kind, request.page_token)
+        start = timestamp(request.start_time, "start_time", v) if request.HasField("start_time") else None
+        end = timestamp(request.end_time, "end_time", v) if request.HasField("end_time") else None
+        if start and end and start > end:
+            v.add("end_time", "must not be before start_time")
+        v.check()
+        await self._thread(request.thread_id, request.resource_id)
+        query = MessageQuery(
+            request.thread_id,
+            limit=size,
+            order=order,
+            cursor=cursor,
+            start=start,
+            end=end,
+            include_system_reminders=request.include_system_reminders,
+        )
+        try:
+            page = await self.host.storage.list_messages(query)
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        except ValueError:
+            raise InvalidArgument.field("page_token", "is not a page token this list issued") from None
+        token = paging.encode(kind, page.next_cursor) if page.next_cursor else ""
+        return pb.ListMessagesResponse(
+            messages=[convert.message_to_pb(m) for m in page.messages], next_page_token=token
+        )

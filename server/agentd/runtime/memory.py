@@ -1,0 +1,137 @@
+"""Conversation memory: which thread a run reads and writes, as framework processors.
+
+Memory contributes three processors around the configured lanes: one that
+loads the thread's recent history before the user's input processors, one
+that saves the run's new messages after the user's output processors (so an
+output guardrail's abort leaves nothing saved), and an error processor that
+trims recalled history when the model reports a context overflow.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentd.runtime.messages import Message, SignalPart
+from agentd.runtime.processors.base import (
+    APIErrorResult,
+    ProcessAPIErrorArgs,
+    ProcessInputArgs,
+    Processor,
+    ProcessOutputResultArgs,
+)
+from agentd.runtime.run import MEMORY_THREAD_KEY, FrameworkProcessors
+from agentd.runtime.storage import Storage, Thread
+
+log = logging.getLogger("agentd.memory")
+
+_OVERFLOW = re.compile(r"context.{0,20}(length|window|limit)|too many tokens|maximum context|prompt is too long", re.I)
+
+
+@dataclass
+class MemoryThread:
+    """The thread a run is bound to, prepared before the run starts."""
+
+    thread: Thread
+    #: False for a thread this run creates: there is no history to load.
+    existed: bool
+
+
+class Memory:
+    """Threads and messages in a Storage. `last_messages`: how many earlier
+    messages a run recalls (signal rows do not count against it)."""
+
+    def __init__(self, storage: Storage, *, last_messages: int = 10) -> None:
+        if last_messages < 0:
+            raise ValueError("last_messages must not be negative")
+        self.storage = storage
+        self.last_messages = last_messages
+
+    def processors(self, request_context: dict[str, Any]) -> FrameworkProcessors:
+        return FrameworkProcessors(
+            input=[_LoadHistory(self)], output=[_SaveMessages(self)], error=[ContextOverflowTrim()]
+        )
+
+    async def prepare(
+        self, resource_id: str, thread_id: str, *, title: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> MemoryThread:
+        """The run's thread: an existing one (its metadata replaced when the call
+        brings different metadata; its title never changed here), or a new one,
+        stored when the run saves its first messages."""
+        from agentd.runtime.errors import InvalidArgument
+
+        thread = await self.storage.get_thread(thread_id)
+        if thread is None:
+            return MemoryThread(Thread(thread_id, resource_id, title or "", dict(metadata or {})), existed=False)
+        if thread.resource_id != resource_id:
+            raise InvalidArgument.field(
+                "options.memory.resource",
+                f"thread {thread_id!r} belongs to another resource",
+                "THREAD_RESOURCE_MISMATCH",
+            )
+        if metadata is not None and metadata != thread.metadata:
+            updated = await self.storage.update_thread(thread_id, metadata=dict(metadata))
+            thread = updated or thread
+        return MemoryThread(thread, existed=True)
+
+
+class _LoadHistory(Processor):
+    id = "memory-history"
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    async def process_input(self, args: ProcessInputArgs) -> None:
+        bound: MemoryThread | None = args.request_context.get(MEMORY_THREAD_KEY)
+        if bound is None or not bound.existed or self.memory.last_messages == 0:
+            return
+        history = await self.memory.storage.last_messages(bound.thread.id, self.memory.last_messages)
+        args.message_list.prepend(history, "memory")
+
+
+class _SaveMessages(Processor):
+    id = "memory-save"
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    async def process_output_result(self, args: ProcessOutputResultArgs) -> None:
+        bound: MemoryThread | None = args.request_context.get(MEMORY_THREAD_KEY)
+        if bound is None:
+            return
+        thread = bound.thread
+        new = [
+            m
+            for m in args.message_list.get_all()
+            if args.message_list.source_of(m.id) != "memory" and not _transient(m)
+        ]
+        if not bound.existed and await self.memory.storage.get_thread(thread.id) is None:
+            await self.memory.storage.save_thread(thread)
+        for message in new:
+            message.thread_id, message.resource_id = thread.id, thread.resource_id
+        await self.memory.storage.save_messages(new)
+        await self.memory.storage.update_thread(thread.id)  # bumps updated_at
+
+
+def _transient(message: Message) -> bool:
+    return any(isinstance(p, SignalPart) and getattr(p.signal, "transient", None) for p in message.parts)
+
+
+class ContextOverflowTrim(Processor):
+    """When the model reports a context overflow, drops the older half of the
+    recalled history (never this call's input) and retries once."""
+
+    id = "memory-context-overflow"
+
+    def process_api_error(self, args: ProcessAPIErrorArgs) -> APIErrorResult | None:
+        if args.state.get("trimmed") or not _OVERFLOW.search(str(args.error)):
+            return None
+        remembered = args.message_list.get_remembered()
+        if not remembered:
+            return None
+        args.message_list.remove_by_ids([m.id for m in remembered[: max(1, len(remembered) // 2)]])
+        args.state["trimmed"] = True
+        log.warning("context overflow: dropped %d recalled messages and retried", max(1, len(remembered) // 2))
+        return APIErrorResult(retry=True)

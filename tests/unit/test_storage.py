@@ -1,0 +1,893 @@
+"""One storage suite run against every backend: in memory, SQLite on a temp
+file and a real redis-server. Then what only one backend can show: SQLite
+across instances and processes (a SIGKILLed writer), its migrations and
+concurrent writers; Redis shared by two clients, its key layout and a server
+that stops and comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import textwrap
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentd.backends.redis_storage import RedisStorage
+from agentd.backends.sqlite_storage import SCHEMA_VERSION, SQLiteStorage
+from agentd.runtime.messages import (
+    DataPart,
+    FilePart,
+    Message,
+    ReasoningPart,
+    SignalPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    utcnow,
+)
+from agentd.runtime.signals import create_signal, to_db_message
+from agentd.runtime.storage import (
+    InMemoryStorage,
+    MessageQuery,
+    Storage,
+    StorageError,
+    Thread,
+    ThreadExists,
+    decode_message_cursor,
+)
+from redis_server import RedisServer
+
+T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+BLOB = bytes(range(256)) + b"\x00\xff"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def unique_prefix() -> str:
+    return f"agentd-test-store:{uuid.uuid4().hex[:12]}:"
+
+
+async def redis_keys(storage: RedisStorage) -> list[str]:
+    return sorted([k.decode() async for k in storage.client.scan_iter(match=storage.key_prefix + "*")])
+
+
+async def drop_redis_keys(storage: RedisStorage) -> None:
+    keys = await redis_keys(storage)
+    if keys:
+        await storage.client.unlink(*keys)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
+    store: Storage
+    if request.param == "memory":
+        store = InMemoryStorage()
+    elif request.param == "sqlite":
+        store = SQLiteStorage(tmp_path / "data" / "agentd.db")
+    else:
+        server: RedisServer = request.getfixturevalue("redis_server")
+        store = RedisStorage(server.url, key_prefix=unique_prefix())
+    try:
+        yield store
+    finally:
+        try:
+            if isinstance(store, RedisStorage):
+                await drop_redis_keys(store)
+        finally:
+            await store.close()
+
+
+def thread(thread_id: str = "t-1", resource_id: str = "r-1", **kwargs: Any) -> Thread:
+    return Thread(thread_id, resource_id, **kwargs)
+
+
+def text(thread_id: str, message_id: str, body: str, at: datetime = T0, role: Any = "user") -> Message:
+    return Message(role=role, parts=[TextPart(body)], id=message_id, thread_id=thread_id, created_at=at)
+
+
+def reminder(thread_id: str, message_id: str, at: datetime = T0) -> Message:
+    """A hidden row: a reactive signal (a system reminder)."""
+    signal = create_signal("reactive", f"reminder {message_id}", id=message_id, created_at=at)
+    return to_db_message(signal, thread_id=thread_id, resource_id="r-1")
+
+
+def user_signal(thread_id: str, message_id: str, at: datetime = T0) -> Message:
+    """A visible signal row: a user signal."""
+    signal = create_signal("user", f"signal {message_id}", id=message_id, created_at=at)
+    return to_db_message(signal, thread_id=thread_id, resource_id="r-1")
+
+
+def ids(messages: list[Message]) -> list[str]:
+    return [m.id for m in messages]
+
+
+async def walk(storage: Storage, query: MessageQuery) -> list[Message]:
+    """Every page of a query, checking each page's size and the cursors."""
+    out: list[Message] = []
+    cursor: str | None = None
+    for _ in range(10_000):
+        page = await storage.list_messages(MessageQuery(**{**query.__dict__, "cursor": cursor}))
+        if query.limit is not None:
+            assert len(page.messages) <= query.limit
+        out += page.messages
+        if page.next_cursor is None:
+            return out
+        assert page.messages, "a cursor after an empty page"
+        decode_message_cursor(page.next_cursor)  # the shared cursor format
+        cursor = page.next_cursor
+    raise AssertionError("the walk did not end")
+
+
+# ============================================================ threads
+
+
+async def test_create_get_and_duplicate_thread(storage: Storage) -> None:
+    created = await storage.create_thread(thread(title="hello", metadata={"kind": "a", "n": [1, 2]}, created_at=T0))
+    assert created.id == "t-1" and created.title == "hello" and created.created_at == T0
+    assert await storage.get_thread("t-1") == created
+    with pytest.raises(ThreadExists):
+        await storage.create_thread(thread(title="other"))
+    got = await storage.get_thread("t-1")
+    assert got is not None and got.title == "hello"
+    assert await storage.get_thread("missing") is None
+
+
+async def test_save_thread_creates_then_replaces_keeping_created_at(storage: Storage) -> None:
+    first = await storage.save_thread(thread(title="v1", created_at=T0, updated_at=T0))
+    assert first.created_at == T0 and first.title == "v1"
+    later = T0 + timedelta(hours=1)
+    second = await storage.save_thread(
+        thread(title="v2", metadata={"x": 1}, created_at=later, updated_at=later + timedelta(seconds=1))
+    )
+    assert second.created_at == T0
+    assert second.title == "v2" and second.metadata == {"x": 1}
+    assert second.updated_at == later + timedelta(seconds=1)
+    assert await storage.get_thread("t-1") == second
+    # Still listed once, at its original place.
+    page = await storage.list_threads("r-1")
+    assert [t.id for t in page.threads] == ["t-1"] and page.threads[0].created_at == T0
+    # Saved under another resource: listed there only.
+    moved = await storage.save_thread(thread(resource_id="r-2", title="v3"))
+    assert moved.created_at == T0 and moved.resource_id == "r-2"
+    assert (await storage.list_threads("r-1")).threads == []
+    assert [t.title for t in (await storage.list_threads("r-2")).threads] == ["v3"]
+
+
+async def test_update_thread(storage: Storage) -> None:
+    await storage.create_thread(thread(title="old", metadata={"a": 1}, created_at=T0, updated_at=T0))
+    updated = await storage.update_thread("t-1", title="new")
+    assert updated is not None
+    assert updated.title == "new" and updated.metadata == {"a": 1}
+    assert updated.created_at == T0 and updated.updated_at > T0
+    again = await storage.update_thread("t-1", metadata={"b": [True, None]})
+    assert again is not None
+    assert again.title == "new" and again.metadata == {"b": [True, None]}
+    assert again.updated_at >= updated.updated_at
+    assert await storage.get_thread("t-1") == again
+    assert await storage.update_thread("missing", title="x") is None
+    assert await storage.get_thread("missing") is None
+
+
+async def test_delete_thread_removes_its_messages(storage: Storage) -> None:
+    await storage.create_thread(thread("a"))
+    await storage.create_thread(thread("b"))
+    await storage.save_messages([text("a", "a1", "x"), reminder("a", "a2"), text("b", "b1", "y")])
+    assert await storage.delete_thread("a") is True
+    assert await storage.get_thread("a") is None
+    assert await storage.get_messages(["a1", "a2", "b1"]) == [text("b", "b1", "y")]
+    assert (await storage.list_messages(MessageQuery("a", include_system_reminders=True))).messages == []
+    assert [t.id for t in (await storage.list_threads("r-1")).threads] == ["b"]
+    assert await storage.delete_thread("a") is False
+    # A new thread with the old id starts empty.
+    await storage.create_thread(thread("a"))
+    assert (await storage.list_messages(MessageQuery("a", include_system_reminders=True))).messages == []
+    assert ids((await storage.list_messages(MessageQuery("b"))).messages) == ["b1"]
+
+
+async def test_list_threads_newest_first_paged_filtered_and_per_resource(storage: Storage) -> None:
+    made: list[Thread] = []
+    for i in range(23):
+        # Pairs share a created_at: ties are ordered by id (descending too).
+        at = T0 + timedelta(minutes=i // 2)
+        meta: dict[str, Any] = {"kind": "a" if i % 3 == 0 else "b", "i": i}
+        made.append(await storage.create_thread(thread(f"t-{i:02d}", "r-1", metadata=meta, created_at=at)))
+    for i in range(3):
+        await storage.create_thread(thread(f"other-{i}", "r-2", metadata={"kind": "a"}, created_at=T0))
+    newest_first = sorted(made, key=lambda t: (t.created_at, t.id), reverse=True)
+
+    async def all_pages(resource: str, limit: int, metadata: dict[str, Any] | None = None) -> list[Thread]:
+        out: list[Thread] = []
+        cursor = None
+        while True:
+            page = await storage.list_threads(resource, limit=limit, cursor=cursor, metadata=metadata)
+            assert len(page.threads) <= limit
+            out += page.threads
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
+
+    assert await all_pages("r-1", 5) == newest_first
+    assert await all_pages("r-1", 23) == newest_first
+    assert await all_pages("r-1", 100) == newest_first
+    first = await storage.list_threads("r-1", limit=5)
+    assert [t.id for t in first.threads] == [t.id for t in newest_first[:5]] and first.next_cursor
+    kind_a = [t for t in newest_first if t.metadata["kind"] == "a"]
+    assert len(kind_a) == 8
+    assert await all_pages("r-1", 3, {"kind": "a"}) == kind_a
+    assert await all_pages("r-1", 2, {"kind": "a", "i": 9}) == [t for t in kind_a if t.metadata["i"] == 9]
+    assert await all_pages("r-1", 2, {"kind": "c"}) == []
+    assert [t.id for t in await all_pages("r-2", 2)] == ["other-2", "other-1", "other-0"]
+    empty = await storage.list_threads("nobody")
+    assert empty.threads == [] and empty.next_cursor is None
+
+
+# ============================================================ messages
+
+
+def every_part_messages(thread_id: str) -> list[Message]:
+    assistant = Message(
+        role="assistant",
+        parts=[
+            TextPart("héllo \u2603 \U0001f600", provider_options={"p": {"cache": True}}),
+            FilePart("application/octet-stream", data=BLOB, filename="blob.bin"),
+            FilePart("image/png", url="https://example.invalid/a.png"),
+            ReasoningPart("thinking", signature="sig", redacted_data=b"\x00\x01\xfe"),
+            ToolCallPart("call-1", "search", args={"q": "x", "n": [1, 2.5, None, True]}, client_tool=True),
+            ToolResultPart("call-1", "search", result={"hits": []}, is_error=True, args={"q": "x"}),
+            DataPart("data-progress", data={"pct": 50}, id="d-1"),
+        ],
+        id="m-every",
+        metadata={"step": 1, "nested": {"k": [1, "2"]}},
+        provider_options={"p": {"x": 1}},
+        thread_id=thread_id,
+        resource_id="r-1",
+        created_at=T0,
+    )
+    reactive = create_signal(
+        "reactive",
+        [TextPart("look"), FilePart("text/plain", data=b"file \x00 bytes", filename="a.txt")],
+        attributes=[("b", 1), ("a", "two")],
+        metadata={"source": "test"},
+        transient=True,
+        id="m-reactive",
+        created_at=T0 + timedelta(seconds=1),
+    )
+    user = create_signal("user", "hi there", tag_name="note", id="m-user-signal", created_at=T0 + timedelta(seconds=2))
+    # Not in UTC: read back as given.
+    elsewhere = (T0 + timedelta(seconds=3)).astimezone(timezone(timedelta(hours=2)))
+    return [
+        assistant,
+        to_db_message(reactive, thread_id=thread_id, resource_id="r-1"),
+        to_db_message(user, thread_id=thread_id, resource_id="r-1"),
+        text(thread_id, "m-elsewhere", "from elsewhere", at=elsewhere),
+    ]
+
+
+async def test_messages_round_trip_every_part_type(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    originals = every_part_messages("t-1")
+    assert isinstance(originals[1].parts[0], SignalPart)
+    await storage.save_messages(originals)
+    assert await storage.get_messages(ids(originals)) == originals
+    listed = await storage.list_messages(MessageQuery("t-1", include_system_reminders=True))
+    assert listed.messages == originals and listed.next_cursor is None
+    stored = listed.messages[0]
+    assert isinstance(stored.parts[1], FilePart) and stored.parts[1].data == BLOB
+    assert stored.created_at.tzinfo == UTC
+    assert listed.messages[3].created_at.utcoffset() == timedelta(hours=2)
+
+
+async def test_save_messages_needs_an_existing_thread(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    with pytest.raises(StorageError):
+        await storage.save_messages([text("t-1", "ok", "fine"), text("missing", "bad", "no thread")])
+    with pytest.raises(StorageError):
+        await storage.save_messages([Message.user("no thread id")])
+    # Nothing of a failed batch is stored.
+    assert await storage.get_messages(["ok", "bad"]) == []
+    await storage.save_messages([])
+
+
+async def test_an_upsert_keeps_the_position(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    await storage.save_messages([text("t-1", f"m{i}", f"v1 {i}") for i in range(1, 4)])  # one created_at
+    await storage.save_messages([text("t-1", "m1", "v2 1")])
+    listed = (await storage.list_messages(MessageQuery("t-1"))).messages
+    assert ids(listed) == ["m1", "m2", "m3"] and listed[0].text == "v2 1"
+    # New and existing in one batch; the same id twice: the last wins.
+    await storage.save_messages([text("t-1", "m4", "v1 4"), text("t-1", "m2", "v2 2"), text("t-1", "m2", "v3 2")])
+    listed = (await storage.list_messages(MessageQuery("t-1"))).messages
+    assert ids(listed) == ["m1", "m2", "m3", "m4"]
+    assert [m.text for m in listed] == ["v2 1", "v3 2", "v1 3", "v1 4"]
+    # Turning a row into a hidden reminder keeps its place too.
+    await storage.save_messages([reminder("t-1", "m3")])
+    assert ids((await storage.list_messages(MessageQuery("t-1"))).messages) == ["m1", "m2", "m4"]
+    everything = await storage.list_messages(MessageQuery("t-1", include_system_reminders=True))
+    assert ids(everything.messages) == ["m1", "m2", "m3", "m4"]
+
+
+@pytest.mark.parametrize("limit", [1, 4, 5, 25, 100])
+async def test_list_messages_pages_both_ways(storage: Storage, limit: int) -> None:
+    await storage.create_thread(thread())
+    # Triples share a created_at (ordered by insertion there); saved out of time order.
+    messages = [text("t-1", f"m{i:02d}", str(i), at=T0 + timedelta(milliseconds=i // 3)) for i in range(25)]
+    await storage.save_messages(messages[10:])
+    await storage.save_messages(messages[:10])
+    in_order = sorted(messages, key=lambda m: (m.created_at, m in messages[:10], m.id))
+    assert ids(await walk(storage, MessageQuery("t-1", limit=limit))) == ids(in_order)
+    assert ids(await walk(storage, MessageQuery("t-1", limit=limit, order="desc"))) == ids(in_order)[::-1]
+    unlimited = await storage.list_messages(MessageQuery("t-1", limit=None))
+    assert ids(unlimited.messages) == ids(in_order) and unlimited.next_cursor is None
+    if limit == 5:  # an exact multiple: the last full page has no cursor
+        pages = 0
+        cursor = None
+        while True:
+            page = await storage.list_messages(MessageQuery("t-1", limit=5, cursor=cursor))
+            pages += 1
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert pages == 5
+    assert (await storage.list_messages(MessageQuery("nothing-here"))).messages == []
+
+
+async def test_date_range_bounds_are_inclusive(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    at = [T0 + timedelta(minutes=i) for i in range(10)]
+    await storage.save_messages([text("t-1", f"m{i}", str(i), at=at[i]) for i in range(10)])
+    await storage.save_messages([text("t-1", "m5b", "5b", at=at[5])])  # a tie on the end bound
+    expected = ["m2", "m3", "m4", "m5", "m5b"]
+    for limit in (None, 1, 2, 40):
+        query = MessageQuery("t-1", limit=limit, start=at[2], end=at[5])
+        assert ids(await walk(storage, query)) == expected
+        assert ids(await walk(storage, MessageQuery(**{**query.__dict__, "order": "desc"}))) == expected[::-1]
+    assert ids(await walk(storage, MessageQuery("t-1", start=at[8]))) == ["m8", "m9"]
+    assert ids(await walk(storage, MessageQuery("t-1", end=at[1], order="desc"))) == ["m1", "m0"]
+    # The same instant in another time zone is the same bound.
+    plus_one = timezone(timedelta(hours=1))
+    query = MessageQuery("t-1", start=at[2].astimezone(plus_one), end=at[5].astimezone(plus_one))
+    assert ids(await walk(storage, query)) == expected
+    assert (await storage.list_messages(MessageQuery("t-1", start=at[5], end=at[2]))).messages == []
+    between = MessageQuery("t-1", start=at[3] + timedelta(seconds=1), end=at[4] - timedelta(seconds=1))
+    assert (await storage.list_messages(between)).messages == []
+
+
+async def test_get_messages_in_the_order_asked(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    await storage.save_messages([text("t-1", f"m{i}", str(i)) for i in range(1, 4)])
+    assert ids(await storage.get_messages(["m3", "missing", "m1", "m2"])) == ["m3", "m1", "m2"]
+    assert await storage.get_messages([]) == []
+
+
+async def test_delete_messages(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    await storage.save_messages([text("t-1", f"m{i}", str(i)) for i in range(1, 5)] + [reminder("t-1", "r1")])
+    assert await storage.delete_messages(["m2", "m2", "missing", "r1"]) == 2
+    assert ids((await storage.list_messages(MessageQuery("t-1", include_system_reminders=True))).messages) == [
+        "m1",
+        "m3",
+        "m4",
+    ]
+    assert await storage.get_messages(["m2", "r1"]) == []
+    assert await storage.delete_messages(["m2"]) == 0
+    assert await storage.delete_messages([]) == 0
+    # Saved again, a deleted message is a new one: it goes after the others.
+    await storage.save_messages([text("t-1", "m2", "back")])
+    assert ids((await storage.list_messages(MessageQuery("t-1"))).messages) == ["m1", "m3", "m4", "m2"]
+
+
+async def test_system_reminders_are_hidden_unless_asked_for(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    legacy = Message(
+        role="system",
+        parts=[TextPart("legacy reminder")],
+        id="legacy",
+        metadata={"systemReminder": True},
+        thread_id="t-1",
+        created_at=T0,
+    )
+    rows = [
+        text("t-1", "u1", "hi"),
+        reminder("t-1", "r1"),
+        user_signal("t-1", "s1"),
+        legacy,
+        reminder("t-1", "r2"),
+        text("t-1", "a1", "hello", role="assistant"),
+        reminder("t-1", "r3"),
+    ]
+    await storage.save_messages(rows)
+    visible = ["u1", "s1", "a1"]
+    for limit in (None, 1, 2, 3, 10):
+        assert ids(await walk(storage, MessageQuery("t-1", limit=limit))) == visible
+        assert ids(await walk(storage, MessageQuery("t-1", limit=limit, order="desc"))) == visible[::-1]
+        query = MessageQuery("t-1", limit=limit, include_system_reminders=True)
+        assert ids(await walk(storage, query)) == ids(rows)
+    # get_messages is by id: hidden rows too.
+    assert ids(await storage.get_messages(["r1", "legacy"])) == ["r1", "legacy"]
+
+
+async def test_last_messages_do_not_count_signal_rows(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    rows = [
+        text("t-1", "u1", "1"),
+        text("t-1", "a1", "2", role="assistant"),
+        reminder("t-1", "r1"),
+        text("t-1", "u2", "3"),
+        user_signal("t-1", "s1"),
+        text("t-1", "a2", "4", role="assistant"),
+    ]
+    await storage.save_messages(rows)
+    assert ids(await storage.last_messages("t-1", 1)) == ["a2"]
+    assert ids(await storage.last_messages("t-1", 2)) == ["u2", "s1", "a2"]
+    assert ids(await storage.last_messages("t-1", 3)) == ["a1", "r1", "u2", "s1", "a2"]
+    assert ids(await storage.last_messages("t-1", 3, include_system_reminders=False)) == ["a1", "u2", "s1", "a2"]
+    assert ids(await storage.last_messages("t-1", 10)) == ids(rows)
+    assert await storage.last_messages("t-1", 0) == []
+
+    # Over several pages: 30 real messages with a signal row after every third.
+    await storage.create_thread(thread("long"))
+    long_rows: list[Message] = []
+    for i in range(30):
+        long_rows.append(text("long", f"l{i:02d}", str(i), at=T0 + timedelta(seconds=i)))
+        if i % 3 == 2:
+            make = reminder if i % 2 else user_signal
+            long_rows.append(make("long", f"sig{i:02d}", at=T0 + timedelta(seconds=i)))
+    await storage.save_messages(long_rows)
+    last = await storage.last_messages("long", 25)
+    assert [m.id for m in last if m.role == "user"] == [f"l{i:02d}" for i in range(5, 30)]
+    first_kept = ids(long_rows).index("l05")
+    assert ids(last) == ids(long_rows)[first_kept:]
+
+
+@pytest.mark.parametrize("order", ["asc", "desc"])
+async def test_pagination_is_stable_during_concurrent_inserts(storage: Storage, order: Any) -> None:
+    await storage.create_thread(thread())
+    base = utcnow() - timedelta(hours=1)
+    # Pairs share a created_at: ties are ordered by insertion sequence.
+    seeded = [text("t-1", f"seed-{i:03d}", str(i), at=base + timedelta(milliseconds=i // 2)) for i in range(200)]
+    for start in range(0, 200, 50):
+        await storage.save_messages(seeded[start : start + 50])
+    inserted: list[str] = []
+    turns: asyncio.Queue[bool] = asyncio.Queue()
+    done: asyncio.Queue[None] = asyncio.Queue()
+
+    async def writer() -> None:
+        """Inserts a batch whenever asked to: while the reader reads a page."""
+        n = 0
+        while await turns.get():
+            n += 1
+            batch = [text("t-1", f"new-{n:04d}-{k}", "late", at=utcnow()) for k in range(2)]
+            # An upsert of a seeded message mid-walk must not move it either.
+            old = seeded[(n * 37) % 200]
+            await storage.save_messages([*batch, text("t-1", old.id, f"edited {n}", at=old.created_at)])
+            inserted.extend(ids(batch))
+            done.put_nowait(None)
+
+    task = asyncio.create_task(writer())
+    seen: list[Message] = []
+    cursor: str | None = None
+    pages = 0
+    try:
+        while True:
+            turns.put_nowait(True)  # the writer's batch runs concurrently with this page read
+            page = await storage.list_messages(MessageQuery("t-1", limit=7, order=order, cursor=cursor))
+            await done.get()  # and has landed before the next page is read
+            pages += 1
+            seen += page.messages
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+    finally:
+        turns.put_nowait(False)
+        await task
+    counts = Counter(ids(seen))
+    assert {s.id: counts[s.id] for s in seeded} == {s.id: 1 for s in seeded}
+    assert all(counts[i] <= 1 for i in inserted)
+    assert set(counts) <= {s.id for s in seeded} | set(inserted)
+    assert pages >= 200 // 7
+    assert len(inserted) == 2 * pages
+    if order == "asc":  # the walk caught up with the writer: most inserts were seen
+        assert sum(counts[i] for i in inserted) >= len(inserted) - 2 * 2
+    times = [m.created_at for m in seen]
+    assert times == sorted(times, reverse=order == "desc")
+
+
+async def test_concurrent_upserts_of_one_id_leave_one_row(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    await storage.save_messages([text("t-1", "first", "0")])
+    await asyncio.gather(*(storage.save_messages([text("t-1", "same", f"v{i}")]) for i in range(30)))
+    await storage.save_messages([text("t-1", "last", "0")])
+    listed = (await storage.list_messages(MessageQuery("t-1", limit=None))).messages
+    assert ids(listed) == ["first", "same", "last"]
+    assert listed[1].text in {f"v{i}" for i in range(30)}
+
+
+async def test_ids_with_separator_characters(storage: Storage) -> None:
+    odd = ["a:b", "a|b", "a:b|c:", "ünï cödé", ":"]
+    for i, thread_id in enumerate(odd):
+        await storage.create_thread(thread(thread_id, "r:|1", created_at=T0 + timedelta(seconds=i // 2)))
+        await storage.save_messages([text(thread_id, f"{thread_id}:{k}|x", str(k), at=T0) for k in range(3)])
+    walked: list[str] = []
+    cursor = None
+    while True:
+        page = await storage.list_threads("r:|1", limit=2, cursor=cursor)
+        walked += [t.id for t in page.threads]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    expected = sorted(odd, key=lambda t: (odd.index(t) // 2, t), reverse=True)
+    assert walked == expected
+    for thread_id in odd:
+        got = await walk(storage, MessageQuery(thread_id, limit=1, order="desc"))
+        assert ids(got) == [f"{thread_id}:{k}|x" for k in (2, 1, 0)]
+    assert await storage.delete_thread("a:b") is True
+    assert await storage.get_messages(["a:b:0|x", "a:b|c::0|x"]) == [text("a:b|c:", "a:b|c::0|x", "0")]
+
+
+@pytest.mark.parametrize(
+    "storage",
+    [
+        "memory",
+        "sqlite",
+        "redis",
+    ],
+    indirect=True,
+)
+async def test_pages_follow_instants_across_time_zones(storage: Storage) -> None:
+    await storage.create_thread(thread())
+    plus_two = timezone(timedelta(hours=2))
+    at = [
+        datetime(2024, 1, 1, 7, tzinfo=UTC).astimezone(plus_two),  # 09:00+02:00
+        datetime(2024, 1, 1, 8, tzinfo=UTC),
+        datetime(2024, 1, 1, 8, 30, tzinfo=UTC).astimezone(plus_two),
+        datetime(2024, 1, 1, 9, 15, tzinfo=UTC),
+    ]
+    await storage.save_messages([text("t-1", f"m{i}", str(i), at=when) for i, when in enumerate(at)])
+    assert ids(await walk(storage, MessageQuery("t-1", limit=1))) == ["m0", "m1", "m2", "m3"]
+    assert ids(await walk(storage, MessageQuery("t-1", limit=1, order="desc"))) == ["m3", "m2", "m1", "m0"]
+
+
+async def test_returned_objects_are_copies(storage: Storage) -> None:
+    original = thread(title="t", metadata={"list": [1]})
+    created = await storage.create_thread(original)
+    original.metadata["list"].append(2)
+    created.metadata["list"].append(3)
+    created.title = "changed"
+    got = await storage.get_thread("t-1")
+    assert got is not None and got.metadata == {"list": [1]} and got.title == "t"
+    got.metadata["new"] = True
+    listed = (await storage.list_threads("r-1")).threads[0]
+    assert listed.metadata == {"list": [1]}
+    listed.metadata.clear()
+    updated = await storage.update_thread("t-1", title="u")
+    assert updated is not None
+    updated.metadata["x"] = 1
+    assert (await storage.get_thread("t-1")) == replace_thread(updated, metadata={"list": [1]})
+
+    message = Message(role="user", parts=[TextPart("a")], id="m1", metadata={"k": [1]}, thread_id="t-1")
+    await storage.save_messages([message])
+    message.parts.append(TextPart("after save"))
+    message.metadata["k"].append(2)
+    first = (await storage.list_messages(MessageQuery("t-1"))).messages[0]
+    assert first.text == "a" and first.metadata == {"k": [1]}
+    first.parts.clear()
+    first.metadata["k"].append(3)
+    (again,) = await storage.get_messages(["m1"])
+    assert again.text == "a" and again.metadata == {"k": [1]}
+    again.parts[0] = TextPart("changed")
+    twice = await storage.get_messages(["m1", "m1"])
+    assert [m.text for m in twice] == ["a", "a"] and twice[0] is not twice[1]
+    assert (await storage.last_messages("t-1", 1))[0].text == "a"
+
+
+def replace_thread(t: Thread, **changes: Any) -> Thread:
+    return Thread(**{**t.__dict__, **changes})
+
+
+# ============================================================ SQLite
+
+
+async def test_sqlite_a_second_instance_and_a_reopen_see_the_data(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "agentd.db"
+    first = SQLiteStorage(path)
+    second = SQLiteStorage(path)
+    try:
+        await first.create_thread(thread(created_at=T0))
+        await first.save_messages([text("t-1", "m1", "from first")])
+        assert path.exists()
+        assert ids((await second.list_messages(MessageQuery("t-1"))).messages) == ["m1"]
+        await second.save_messages([text("t-1", "m2", "from second")])
+        await second.update_thread("t-1", title="renamed")
+        assert ids((await first.list_messages(MessageQuery("t-1"))).messages) == ["m1", "m2"]
+        got = await first.get_thread("t-1")
+        assert got is not None and got.title == "renamed"
+    finally:
+        await first.close()
+        await second.close()
+    reopened = SQLiteStorage(str(path))
+    try:
+        assert [m.text for m in (await reopened.list_messages(MessageQuery("t-1"))).messages] == [
+            "from first",
+            "from second",
+        ]
+        assert [t.id for t in (await reopened.list_threads("r-1")).threads] == ["t-1"]
+    finally:
+        await reopened.close()
+
+
+async def test_sqlite_records_its_schema_version_and_uses_wal(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    store = SQLiteStorage(path)
+    assert not path.exists()  # opened on first use
+    await store.open()
+    assert store.schema_version == SCHEMA_VERSION == 1
+    assert store.journal_mode == "wal"
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,)]
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"threads", "messages", "schema_version"} <= tables
+    again = SQLiteStorage(path)
+    await again.open()  # nothing to apply: still one row
+    await again.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        db.execute("INSERT INTO schema_version VALUES (99, 'the future')")
+    newer = SQLiteStorage(path)
+    with pytest.raises(StorageError, match="newer"):
+        await newer.open()
+    await newer.close()
+
+
+async def test_sqlite_concurrent_writers_all_land(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    store = SQLiteStorage(path)
+    other = SQLiteStorage(path)  # a second connection writing at the same time
+    try:
+        await store.create_thread(thread())
+        await asyncio.gather(*(store.create_thread(thread(f"extra-{i}")) for i in range(20)))
+
+        async def save(owner: Storage, i: int) -> None:
+            await owner.save_messages([text("t-1", f"m{i:02d}-{k}", f"{i}/{k}", at=T0) for k in range(2)])
+
+        await asyncio.gather(
+            *(save(store, i) for i in range(50)),
+            *(save(other, i) for i in range(50, 60)),
+            *(store.update_thread(f"extra-{i}", title=str(i)) for i in range(20)),
+        )
+        listed = (await store.list_messages(MessageQuery("t-1", limit=None))).messages
+        assert len(listed) == 120 and len(set(ids(listed))) == 120
+        for i in range(60):  # a batch stays in its order
+            assert ids(listed).index(f"m{i:02d}-0") < ids(listed).index(f"m{i:02d}-1")
+        threads = (await store.list_threads("r-1", limit=100)).threads
+        assert len(threads) == 21
+        assert sorted(t.title for t in threads if t.id != "t-1") == sorted(str(i) for i in range(20))
+    finally:
+        await store.close()
+        await other.close()
+
+
+async def test_sqlite_a_killed_writer_loses_nothing_it_returned(tmp_path: Path) -> None:
+    # A process that saves, reports, and is SIGKILLed: no close(), no clean exit.
+    path = tmp_path / "agentd.db"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, os, signal, sys
+        from datetime import UTC, datetime
+        from agentd.backends.sqlite_storage import SQLiteStorage
+        from agentd.runtime.messages import Message, TextPart
+        from agentd.runtime.storage import Thread
+
+        async def main():
+            store = SQLiteStorage({str(path)!r})
+            await store.create_thread(Thread("t-1", "r-1"))
+            for i in range(20):
+                at = datetime(2024, 1, 1, tzinfo=UTC)
+                row = Message("user", [TextPart(str(i))], id=f"m{{i}}", thread_id="t-1", created_at=at)
+                await store.save_messages([row])
+            await store.update_thread("t-1", title="last write")
+            print("saved", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        asyncio.run(main())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "gen" / "python")])}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == -9, stderr.decode()
+    assert stdout.decode().strip() == "saved"
+    store = SQLiteStorage(path)
+    try:
+        got = await store.get_thread("t-1")
+        assert got is not None and got.title == "last write"
+        listed = (await store.list_messages(MessageQuery("t-1", limit=None))).messages
+        assert [m.text for m in listed] == [str(i) for i in range(20)]
+    finally:
+        await store.close()
+
+
+async def test_sqlite_closed_and_unopenable(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path / "agentd.db")
+    await store.create_thread(thread())
+    await store.close()
+    await store.close()  # twice is fine
+    with pytest.raises(StorageError, match="closed"):
+        await store.get_thread("t-1")
+    (tmp_path / "a-file").write_text("not a folder")
+    broken = SQLiteStorage(tmp_path / "a-file" / "agentd.db")
+    with pytest.raises(StorageError):
+        await broken.get_thread("t-1")
+    await broken.close()
+    with pytest.raises(ValueError):
+        SQLiteStorage(tmp_path / "x.db", synchronous="SOMETIMES")  # type: ignore[arg-type]
+
+
+# ============================================================ Redis
+
+
+@pytest.fixture
+async def redis_pair(redis_server: RedisServer) -> AsyncIterator[tuple[RedisStorage, RedisStorage]]:
+    prefix = unique_prefix()
+    first = RedisStorage(redis_server.url, key_prefix=prefix)
+    second = RedisStorage(redis_server.url, key_prefix=prefix)
+    try:
+        yield first, second
+    finally:
+        try:
+            await drop_redis_keys(first)
+        finally:
+            await first.close()
+            await second.close()
+
+
+async def test_redis_two_instances_share_threads_and_messages(redis_pair: tuple[RedisStorage, RedisStorage]) -> None:
+    first, second = redis_pair
+    await first.create_thread(thread(title="shared", created_at=T0))
+    with pytest.raises(ThreadExists):
+        await second.create_thread(thread())
+    got = await second.get_thread("t-1")
+    assert got is not None and got.title == "shared"
+    await asyncio.gather(
+        *((first if i % 2 else second).save_messages([text("t-1", f"m{i:02d}", str(i), at=T0)]) for i in range(40))
+    )
+    listed = (await first.list_messages(MessageQuery("t-1", limit=None))).messages
+    assert sorted(ids(listed)) == [f"m{i:02d}" for i in range(40)]
+    assert ids((await second.list_messages(MessageQuery("t-1", limit=None))).messages) == ids(listed)
+    await second.update_thread("t-1", metadata={"by": "second"})
+    assert [t.metadata for t in (await first.list_threads("r-1")).threads] == [{"by": "second"}]
+    assert await first.delete_thread("t-1") is True
+    assert await second.get_thread("t-1") is None
+    assert await second.delete_thread("t-1") is False
+
+
+async def test_redis_delete_thread_leaves_no_keys_behind(redis_server: RedisServer) -> None:
+    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
+    try:
+        await store.create_thread(thread("a"))
+        await store.create_thread(thread("b", "r-2"))
+        await store.save_messages([text("a", "a1", "x"), reminder("a", "a2"), text("b", "b1", "y")])
+        p = store.key_prefix
+        assert await redis_keys(store) == sorted(
+            [
+                f"{p}message:a1",
+                f"{p}message:a2",
+                f"{p}message:b1",
+                f"{p}resource-threads:r-1",
+                f"{p}resource-threads:r-2",
+                f"{p}sequence",
+                f"{p}thread-bodies:a",
+                f"{p}thread-bodies:b",
+                f"{p}thread-messages:a",
+                f"{p}thread-messages:b",
+                f"{p}thread-visible:a",
+                f"{p}thread-visible:b",
+                f"{p}thread:a",
+                f"{p}thread:b",
+            ]
+        )
+        # Members sort as (created_at, sequence): score 0, zero-padded lexicographic keys.
+        members = [m.decode() for m in await store.client.zrange(f"{p}thread-messages:a", 0, -1)]
+        assert [m.rsplit(":", 1)[1] for m in members] == ["a1", "a2"]
+        assert all(len(m.split(":")[0]) == 20 and len(m.split(":")[1]) == 20 for m in members)
+        assert [m.decode().rsplit(":", 1)[1] for m in await store.client.zrange(f"{p}thread-visible:a", 0, -1)] == [
+            "a1"
+        ]
+        await store.delete_thread("a")
+        await store.delete_messages(["b1"])
+        await store.delete_thread("b")
+        assert await redis_keys(store) == [f"{p}sequence"]
+    finally:
+        await drop_redis_keys(store)
+        await store.close()
+
+
+async def test_redis_delete_thread_racing_writers_leaves_nothing_behind(redis_server: RedisServer) -> None:
+    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
+    try:
+        for round_ in range(5):
+            await store.create_thread(thread())
+
+            async def save(i: int, round_: int = round_) -> None:
+                await asyncio.sleep(0.0005 * (i % 7))
+                await store.save_messages([text("t-1", f"m{round_}-{i}", str(i)), reminder("t-1", f"r{round_}-{i}")])
+
+            async def delete() -> bool:
+                await asyncio.sleep(0.001)
+                return await store.delete_thread("t-1")
+
+            results = await asyncio.gather(*(save(i) for i in range(30)), delete(), return_exceptions=True)
+            assert results[-1] is True
+            assert all(r is None or isinstance(r, StorageError) for r in results[:-1]), results
+            assert await store.get_thread("t-1") is None
+            # Writes that landed before the delete went with it; later ones were refused.
+            assert set(await redis_keys(store)) <= {f"{store.key_prefix}sequence"}
+    finally:
+        await drop_redis_keys(store)
+        await store.close()
+
+
+async def test_redis_stopped_raises_storage_error_then_recovers(redis_server: RedisServer) -> None:
+    store = RedisStorage(redis_server.url, key_prefix=unique_prefix(), socket_timeout=1, socket_connect_timeout=1)
+    try:
+        await store.create_thread(thread())
+        await store.save_messages([text("t-1", "m1", "x")])
+        redis_server.stop()
+        try:
+            calls: list[Callable[[], Awaitable[Any]]] = [
+                lambda: store.get_thread("t-1"),
+                lambda: store.create_thread(thread("t-2")),
+                lambda: store.save_thread(thread("t-2")),
+                lambda: store.update_thread("t-1", title="x"),
+                lambda: store.delete_thread("t-1"),
+                lambda: store.list_threads("r-1"),
+                lambda: store.save_messages([text("t-1", "m2", "y")]),
+                lambda: store.list_messages(MessageQuery("t-1")),
+                lambda: store.get_messages(["m1"]),
+                lambda: store.delete_messages(["m1"]),
+                lambda: store.last_messages("t-1", 3),
+                store.ping,
+            ]
+            for call in calls:
+                started = time.monotonic()
+                with pytest.raises(StorageError, match="redis storage"):
+                    await call()
+                assert time.monotonic() - started < 1.0  # refused at once
+        finally:
+            redis_server.start()  # same port, empty (the test server keeps nothing)
+        assert await store.ping() is True
+        assert await store.get_thread("t-1") is None
+        await store.create_thread(thread())
+        await store.save_messages([text("t-1", "m1", "back")])
+        assert [m.text for m in (await store.list_messages(MessageQuery("t-1"))).messages] == ["back"]
+    finally:
+        await drop_redis_keys(store)
+        await store.close()
+
+
+async def test_redis_needs_exactly_one_of_url_and_client(redis_server: RedisServer) -> None:
+    with pytest.raises(ValueError):
+        RedisStorage()
+    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
+    try:
+        with pytest.raises(ValueError):
+            RedisStorage(redis_server.url, client=store.client)
+        shared = RedisStorage(client=store.client, key_prefix=store.key_prefix)
+        await shared.create_thread(thread())
+        await shared.close()  # a passed client is not closed
+        assert await store.get_thread("t-1") is not None
+    finally:
+        await drop_redis_keys(store)
+        await store.close()
