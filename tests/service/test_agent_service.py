@@ -313,13 +313,13 @@ async def test_reflection_lists_the_four_services(server: Running) -> None:
 
 
 async def test_rpcs_of_later_releases_answer_unimplemented(server: Running) -> None:
-    from agentd_proto.v1 import thread_service_pb2 as tpb
+    from agentd_proto.v1 import signal_service_pb2 as sspb
 
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await server.threads.AbortRun(tpb.AbortRunRequest(thread_id="t"))
+        await server.signals.ListNotifications(sspb.ListNotificationsRequest(thread_id="t"))
     err = rich_error(info.value)
     assert (err.code, err.reason) == (grpc.StatusCode.UNIMPLEMENTED, "NOT_IMPLEMENTED")
-    assert "ThreadService.AbortRun" in err.message
+    assert "SignalService.ListNotifications" in err.message
 
 
 async def test_undecodable_request_is_invalid_argument(server: Running) -> None:

@@ -127,6 +127,8 @@ class AgentService:
                 )
         v.check()
         agent = self.host.agents.get(request.agent_id)
+        if options.memory is not None and options.memory.thread is not None:
+            return self.host.threads.start_run(agent, messages, options)  # subscribers see thread-bound runs
         return self.host.runs.start(agent, messages, options)
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> Any:

@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 from agentd.grpc import service, tracing
 from agentd.grpc.agent_service import AgentService
 from agentd.grpc.cache_service import CacheService
+from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
@@ -57,6 +58,7 @@ class AgentdServer:
             "agentd.v1.AgentService": AgentService(host),
             "agentd.v1.CacheService": CacheService(host),
             "agentd.v1.ThreadService": ThreadService(host),
+            "agentd.v1.SignalService": SignalService(host),
         }
         for descriptor in SERVICES:
             service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
@@ -85,6 +87,7 @@ class AgentdServer:
         grace = self.shutdown_grace if grace is None else grace
         await self.health.enter_graceful_shutdown()
         await self.host.runs.shutdown(grace)
+        await self.host.threads.shutdown()  # open subscriptions end with UNAVAILABLE
         # Streams of aborted runs are flushing their last chunks; give them a moment.
         await self.server.stop(grace=2.0)
         if self.tracer_provider is not None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from agentd.grpc import convert, paging
 from agentd.grpc.errors import Context
 from agentd.grpc.validate import Violations, page_size, timestamp
+from agentd.runtime.chunks import Chunk, SignalEcho
 from agentd.runtime.errors import AgentdError, AlreadyExists, InvalidArgument, NotFound, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.storage import MessageQuery, Order, StorageError, Thread, ThreadExists
+from agentd.runtime.threads import follow
 from agentd_proto.v1 import thread_service_pb2 as pb
 
 MAX_ID_LENGTH = 256
@@ -89,7 +92,7 @@ class ThreadService:
         _id(request.thread_id, "thread_id", v)
         v.check()
         thread = await self._thread(request.thread_id, request.resource_id)
-        active = self.host.runs.active_for_thread(thread.id)
+        active = self.host.threads.active_run(thread.resource_id, thread.id)
         return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active.run_id if active else "")
 
     async def ListThreads(self, request: pb.ListThreadsRequest, context: Context) -> Any:
@@ -179,3 +182,81 @@ class ThreadService:
         return pb.ListMessagesResponse(
             messages=[convert.message_to_pb(m) for m in page.messages], next_page_token=token
         )
+
+    # ------------------------------------------------------------ live threads
+
+    async def AbortRun(self, request: pb.AbortRunRequest, context: Context) -> Any:
+        v = Violations()
+        _id(request.thread_id, "thread_id", v)
+        v.check()
+        aborted = self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
+        return pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or "")
+
+    async def Subscribe(self, request: pb.SubscribeRequest, context: Context) -> AsyncIterator[pb.SubscribeResponse]:
+        v = Violations()
+        _id(request.thread_id, "thread_id", v)
+        resume = request.resume if request.HasField("resume") else None
+        if resume is not None and not resume.log_epoch:
+            v.add("resume.log_epoch", "is required to resume (the epoch of the snapshot you last saw)")
+        hidden = _hidden(request.hide_signals, "hide_signals", v)
+        v.check()
+        threads = self.host.threads
+        snapshot, replay, subscriber = threads.subscribe(
+            request.resource_id,
+            request.thread_id,
+            resume_epoch=resume.log_epoch if resume else None,
+            after_offset=resume.after_offset if resume else None,
+        )
+        last = resume.after_offset if resume else snapshot.last_offset
+        try:
+            yield pb.SubscribeResponse(snapshot=snapshot_to_pb(request, snapshot))
+            for chunks in _runs_of(replay, hidden):
+                last = chunks[-1].offset
+                yield pb.SubscribeResponse(chunks=pb.ChunkBatch(chunks=convert.chunks_to_pb(chunks)))
+            async for batch in follow(subscriber):
+                for chunks in _runs_of(batch, hidden):
+                    last = chunks[-1].offset
+                    yield pb.SubscribeResponse(chunks=pb.ChunkBatch(chunks=convert.chunks_to_pb(chunks)))
+            if subscriber.fell_behind:
+                yield pb.SubscribeResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=snapshot.log_epoch))
+                return
+            raise Unavailable("the server is shutting down; reconnect and resume", "SERVER_SHUTDOWN")
+        finally:
+            threads.unsubscribe(request.resource_id, request.thread_id, subscriber)
+
+
+SIGNAL_CATEGORIES = {"user", "state", "reactive", "notification", "user-message", "system-reminder"}
+
+
+def _hidden(names: Any, field: str, v: Violations) -> frozenset[str]:
+    out = set()
+    for i, name in enumerate(names):
+        if name not in SIGNAL_CATEGORIES:
+            v.add(f"{field}[{i}]", f"{name!r} is not a signal type")
+        out.add({"user-message": "user", "system-reminder": "reactive"}.get(name, name))
+    return frozenset(out)
+
+
+def _runs_of(chunks: list[Chunk], hidden: frozenset[str]) -> Iterator[list[Chunk]]:
+    """Consecutive chunks of one run (a batch never mixes runs), minus the signal
+    echoes this subscriber hides."""
+    group: list[Chunk] = []
+    for chunk in chunks:
+        if hidden and isinstance(chunk.payload, SignalEcho) and chunk.payload.signal.type in hidden:
+            continue
+        if group and group[-1].run_id != chunk.run_id:
+            yield group
+            group = []
+        group.append(chunk)
+    if group:
+        yield group
+
+
+def snapshot_to_pb(request: Any, snapshot: Any) -> pb.ThreadSnapshot:
+    return pb.ThreadSnapshot(
+        thread_id=request.thread_id,
+        resource_id=request.resource_id,
+        active_run_id=snapshot.active_run_id,
+        log_epoch=snapshot.log_epoch,
+        last_offset=snapshot.last_offset,
+    )

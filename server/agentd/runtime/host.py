@@ -11,6 +11,7 @@ from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
+from agentd.runtime.threads import ThreadRuntime
 
 
 @dataclass
@@ -27,8 +28,11 @@ class Host:
     cache_backend: str = "memory"
     #: Threads and messages.
     storage: Storage = field(default_factory=InMemoryStorage)
+    #: Live threads: active runs, signal routing, chunk logs, subscribers.
+    threads: ThreadRuntime = field(init=False)
 
     def __post_init__(self) -> None:
+        self.threads = ThreadRuntime(self.runs, self.storage)
         if self.cache_backend not in self.caches:
             raise ValueError(f"no {self.cache_backend!r} cache is configured")
         # `response-cache` needs the server's cache instances, so it is bound here.

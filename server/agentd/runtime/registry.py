@@ -45,7 +45,6 @@ class RunRegistry:
 
     def __init__(self) -> None:
         self._runs: dict[str, RunHandle] = {}
-        self._by_thread: dict[str, RunHandle] = {}
         self._accepting = True
         self._finished: dict[str, asyncio.Event] = {}
 
@@ -53,21 +52,18 @@ class RunRegistry:
     def accepting(self) -> bool:
         return self._accepting
 
-    def start(self, agent: Agent, run_input: RunInput, options: ExecutionOptions | None = None) -> RunHandle:
+    def start(
+        self, agent: Agent, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None
+    ) -> RunHandle:
         if not self._accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
-        handle: RunHandle = agent.stream(run_input, options)
+        handle: RunHandle = agent.stream(run_input, options, run_id=run_id)
         self._runs[handle.run_id] = handle
-        thread = options.memory.thread.id if options and options.memory and options.memory.thread else None
-        if thread is not None:
-            self._by_thread[thread] = handle
         done = self._finished.setdefault(handle.run_id, asyncio.Event())
         assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
-            if thread is not None and self._by_thread.get(thread) is handle:
-                del self._by_thread[thread]
             done.set()
 
         handle._task.add_done_callback(finished)
@@ -75,10 +71,6 @@ class RunRegistry:
 
     def get(self, run_id: str) -> RunHandle | None:
         return self._runs.get(run_id)
-
-    def active_for_thread(self, thread_id: str) -> RunHandle | None:
-        """The run in flight on a thread, if any."""
-        return self._by_thread.get(thread_id)
 
     def active(self) -> list[RunHandle]:
         return list(self._runs.values())

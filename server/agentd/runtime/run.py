@@ -151,6 +151,19 @@ class RunHandle:
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[RunResult] | None = None
         self._abort_reason: Abort | None = None
+        #: Signals delivered into this run; it takes them at its next model boundary.
+        self.pending_signals: list[Any] = []
+        #: Set once the run will call the model no more: later signals need a new run.
+        self.closed_to_signals = False
+        #: Signals to echo as the run starts (the signal that woke it).
+        self.opening_signals: list[Any] = []
+
+    def deliver(self, signal: Any) -> bool:
+        """Hands a signal to the run; False when it can no longer take one."""
+        if self.closed_to_signals or self.done:
+            return False
+        self.pending_signals.append(signal)
+        return True
 
     async def ready(self) -> None:
         """Returns once the run has passed set-up; raises the caller's mistake
@@ -383,6 +396,8 @@ class _AgentLoop:
         resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
 
         self.emit(Start(agent.id, self.result.thread_id, self.result.resource_id))
+        for signal in self.handle.opening_signals:  # the signal that woke this run
+            self.emit(SignalEcho(signal))
         try:
             await self.runner.run_input(self.ml)
             await self._steps(options, model_spec, tools, context)
@@ -483,6 +498,9 @@ class _AgentLoop:
         max_steps = options.effective_max_steps
         step_number = 0
         while step_number < max_steps:
+            # Signals delivered meanwhile join here: at a model boundary, never
+            # between a tool call and its result.
+            await self._take_pending_signals()
             message_id = new_id("msg_")
             self.current_message_id = message_id
             self.ml.replace_all_system_messages(original_system)  # per-step system changes do not stick
@@ -536,9 +554,10 @@ class _AgentLoop:
             await self._run_tools(step, step_input.tools, options, context, assistant)
             self.result.steps.append(step)
             await self._step_finish(step, message_id, continues=continues)
-            if not continues:
-                break
+            if not continues and not (self.handle.pending_signals and step_number + 1 < max_steps):
+                break  # a signal that arrived during the last step earns another turn
             step_number += 1
+        self.handle.closed_to_signals = True
 
     async def _step_finish(self, step: StepResult, message_id: str, *, continues: bool) -> None:
         await self.emit_out(
@@ -771,6 +790,17 @@ class _AgentLoop:
 
         schema = {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
         return Tool(name, sub.description or f"Delegate to the {sub.name} agent", delegate, schema)
+
+    # ------------------------------------------------------------ signals from outside
+
+    async def _take_pending_signals(self) -> None:
+        from agentd.runtime.signals import to_db_message
+
+        while self.handle.pending_signals:
+            signal = self.handle.pending_signals.pop(0)
+            message = to_db_message(signal, self.result.thread_id, self.result.resource_id)
+            self.ml.add(message, "input")  # stored with the run's messages (transient ones are not)
+            await self.emit_out(SignalEcho(signal))
 
     # ------------------------------------------------------------ signals from processors
 

@@ -1,0 +1,272 @@
+"""SignalService: messages, signals and state pushed into threads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentd.grpc import convert
+from agentd.grpc.convert_signals import (
+    attributes_from_pb,
+    content_part_from_pb,
+    message_input_from_pb,
+    signal_input_from_pb,
+    signal_to_pb,
+)
+from agentd.grpc.errors import Context
+from agentd.grpc.validate import Violations, execution_options
+from agentd.runtime.errors import InvalidArgument, NotFound
+from agentd.runtime.host import Host
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.signals import Signal, create_signal, normalize_attributes
+from agentd.runtime.threads import Routing
+from agentd_proto.v1 import signal_pb2 as spb
+from agentd_proto.v1 import signal_service_pb2 as pb
+
+ACTIVE = {
+    spb.ACTIVE_BEHAVIOR_UNSPECIFIED: "deliver",
+    spb.ACTIVE_BEHAVIOR_DELIVER: "deliver",
+    spb.ACTIVE_BEHAVIOR_PERSIST: "persist",
+    spb.ACTIVE_BEHAVIOR_DISCARD: "discard",
+}
+IDLE = {
+    spb.IDLE_BEHAVIOR_UNSPECIFIED: "wake",
+    spb.IDLE_BEHAVIOR_WAKE: "wake",
+    spb.IDLE_BEHAVIOR_PERSIST: "persist",
+    spb.IDLE_BEHAVIOR_DISCARD: "discard",
+}
+
+
+def decision_to_pb(routing: Routing) -> spb.RoutingDecision:
+    if routing.action == "wake":
+        return spb.RoutingDecision(wake=spb.RoutingWake(run_id=routing.run_id or ""))
+    if routing.action == "deliver":
+        return spb.RoutingDecision(deliver=spb.RoutingDeliver(run_id=routing.run_id or ""))
+    if routing.action == "persist":
+        return spb.RoutingDecision(persist=spb.RoutingPersist())
+    if routing.action == "skipped_unchanged":
+        return spb.RoutingDecision(skipped_unchanged=spb.RoutingSkippedUnchanged(reason="unchanged"))
+    return spb.RoutingDecision(discard=spb.RoutingDiscard())
+
+
+@dataclass
+class Delivery:
+    """A validated send: where it goes and how."""
+
+    resource_id: str
+    thread_id: str
+    run_id: str | None
+    if_active: Any
+    if_idle: Any
+    active_attributes: Any
+    idle_attributes: Any
+    stream_options: ExecutionOptions | None
+
+
+class SignalRouter:
+    """Validation and routing shared by SignalService and ThreadService.Connect."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def delivery(
+        self,
+        v: Violations,
+        *,
+        resource_id: str,
+        thread_id: str,
+        run_id: str = "",
+        if_active: spb.IfActive | None = None,
+        if_idle: spb.IfIdle | None = None,
+        default_options: ExecutionOptions | None = None,
+    ) -> Delivery:
+        if not run_id and not (resource_id and thread_id):
+            v.add("target", "set target.resource_id and target.thread_id (or the run_id of an active run)")
+        if run_id and not thread_id:
+            found = self.host.threads.thread_of_run(run_id)
+            if found is None:
+                raise NotFound(f"run {run_id!r} is not active", "RUN_NOT_FOUND", {"run_id": run_id})
+            resource_id, thread_id = found
+        active_behavior = ACTIVE.get(if_active.behavior) if if_active is not None else "deliver"
+        idle_behavior = IDLE.get(if_idle.behavior) if if_idle is not None else "wake"
+        if active_behavior is None:
+            v.add("if_active.behavior", "unknown behavior")
+        if idle_behavior is None:
+            v.add("if_idle.behavior", "unknown behavior")
+        if run_id and if_idle is not None and if_idle.ByteSize() and not thread_id:
+            v.add("if_idle", "a run-only target has no idle behaviour")
+        stream_options = default_options
+        if if_idle is not None and if_idle.HasField("stream_options"):
+            stream_options = execution_options(
+                if_idle.stream_options, "if_idle.stream_options", v, self.host.processors, self.host.step_functions
+            )
+        return Delivery(
+            resource_id=resource_id,
+            thread_id=thread_id,
+            run_id=run_id or None,
+            if_active=active_behavior,
+            if_idle=idle_behavior,
+            active_attributes=self._scalar(if_active.attributes if if_active else [], "if_active.attributes", v),
+            idle_attributes=self._scalar(if_idle.attributes if if_idle else [], "if_idle.attributes", v),
+            stream_options=stream_options,
+        )
+
+    @staticmethod
+    def _scalar(attributes: Any, path: str, v: Violations) -> Any:
+        try:
+            return normalize_attributes(attributes_from_pb(attributes), path=path, scalar_only=True)
+        except InvalidArgument as exc:
+            for violation in exc.violations:
+                v.add(violation.field, violation.description)
+            return ()
+
+    async def route(self, agent_id: str, signal: Signal, delivery: Delivery, *, queue: bool = False) -> Routing:
+        agent = self.host.agents.get(agent_id)
+        return await self.host.threads.route(
+            agent,
+            signal,
+            resource_id=delivery.resource_id,
+            thread_id=delivery.thread_id,
+            if_active=delivery.if_active,
+            if_idle=delivery.if_idle,
+            active_attributes=delivery.active_attributes,
+            idle_attributes=delivery.idle_attributes,
+            stream_options=delivery.stream_options,
+            run_id=delivery.run_id,
+            queue=queue,
+        )
+
+    async def state_signal(self, agent_id: str, state: spb.StateSignalInput, delivery: Delivery, v: Violations) -> Any:
+        """A state signal: skipped when its lane already holds this cacheKey and
+        mode; otherwise versioned in the thread's metadata, then routed."""
+        if not state.id:
+            v.add("state.id", "is required (the state lane, e.g. browser)")
+        if not state.cache_key:
+            v.add("state.cache_key", "is required")
+        if state.text and state.parts:
+            v.add("state.parts", "set text or parts, not both")
+        mode = "delta" if state.mode == spb.STATE_MODE_DELTA else "snapshot"
+        attributes = self._scalar(state.attributes, "state.attributes", v)
+        v.check()
+        thread = await self.host.storage.get_thread(delivery.thread_id)
+        if thread is None:
+            raise NotFound(
+                f"thread {delivery.thread_id!r} not found: create it first",
+                "THREAD_NOT_FOUND",
+                {"thread_id": delivery.thread_id},
+            )
+        agentd_meta = dict(thread.metadata.get("agentd") or {})
+        lanes = dict(agentd_meta.get("stateSignals") or {})
+        lane = dict(lanes.get(state.id) or {})
+        if lane.get("currentCacheKey") == state.cache_key and lane.get("currentMode") == mode:
+            return None, Routing("skipped_unchanged"), int(lane.get("version", 1))
+        version = int(lane.get("version", 0)) + 1
+        metadata = convert.from_struct(state.metadata) if state.HasField("metadata") else {}
+        metadata["state"] = {
+            "id": state.id,
+            "cacheKey": state.cache_key,
+            "mode": mode,
+            "version": version,
+            "threadId": delivery.thread_id,
+        }
+        if state.HasField("value"):
+            metadata["value"] = convert.from_value(state.value)
+        if state.HasField("delta"):
+            metadata["delta"] = convert.from_value(state.delta)
+        signal = create_signal(
+            "state",
+            state.text or [content_part_from_pb(part) for part in state.parts],
+            tag_name=state.tag_name or None,
+            attributes=attributes,
+            metadata=metadata,
+            provider_options=convert.from_struct(state.provider_options)
+            if state.HasField("provider_options")
+            else None,
+            id=state.signal_id or None,
+        )
+        lanes[state.id] = {
+            "currentCacheKey": state.cache_key,
+            "currentMode": mode,
+            "version": version,
+            "lastSignalId": signal.id,
+        }
+        agentd_meta["stateSignals"] = lanes
+        await self.host.storage.update_thread(thread.id, metadata={**thread.metadata, "agentd": agentd_meta})
+        routing = await self.route(agent_id, signal, delivery)
+        return routing.signal, routing, version
+
+
+def _target(v: Violations, agent_id: str, target: spb.SignalTarget) -> None:
+    v.require(agent_id, "agent_id")
+
+
+class SignalService:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.router = SignalRouter(host)
+
+    def _delivery(self, request: Any, v: Violations) -> Delivery:
+        _target(v, request.agent_id, request.target)
+        return self.router.delivery(
+            v,
+            resource_id=request.target.resource_id,
+            thread_id=request.target.thread_id,
+            run_id=request.target.run_id,
+            if_active=request.if_active if request.HasField("if_active") else None,
+            if_idle=request.if_idle if request.HasField("if_idle") else None,
+        )
+
+    @staticmethod
+    def _signal(build: Any, v: Violations) -> Signal | None:
+        try:
+            return build()  # type: ignore[no-any-return]
+        except InvalidArgument as exc:
+            for violation in exc.violations:
+                v.add(violation.field, violation.description, exc.reason)
+            return None
+
+    async def SendMessage(self, request: pb.SendMessageRequest, context: Context) -> Any:
+        v = Violations()
+        delivery = self._delivery(request, v)
+        signal = self._signal(lambda: message_input_from_pb(request.message, "message"), v)
+        v.check()
+        assert signal is not None
+        routing = await self.router.route(request.agent_id, signal, delivery)
+        return pb.SendMessageResponse(signal=signal_to_pb(routing.signal or signal), decision=decision_to_pb(routing))
+
+    async def QueueMessage(self, request: pb.QueueMessageRequest, context: Context) -> Any:
+        v = Violations()
+        _target(v, request.agent_id, request.target)
+        delivery = self.router.delivery(
+            v,
+            resource_id=request.target.resource_id,
+            thread_id=request.target.thread_id,
+            run_id=request.target.run_id,
+            if_idle=request.if_idle if request.HasField("if_idle") else None,
+        )
+        signal = self._signal(lambda: message_input_from_pb(request.message, "message"), v)
+        v.check()
+        assert signal is not None
+        routing = await self.router.route(request.agent_id, signal, delivery, queue=True)
+        return pb.QueueMessageResponse(signal=signal_to_pb(routing.signal or signal), decision=decision_to_pb(routing))
+
+    async def SendSignal(self, request: pb.SendSignalRequest, context: Context) -> Any:
+        v = Violations()
+        delivery = self._delivery(request, v)
+        signal = self._signal(lambda: signal_input_from_pb(request.signal, "signal"), v)
+        v.check()
+        assert signal is not None
+        routing = await self.router.route(request.agent_id, signal, delivery)
+        return pb.SendSignalResponse(signal=signal_to_pb(routing.signal or signal), decision=decision_to_pb(routing))
+
+    async def SendStateSignal(self, request: pb.SendStateSignalRequest, context: Context) -> Any:
+        v = Violations()
+        delivery = self._delivery(request, v)
+        if not delivery.thread_id:
+            v.add("target.thread_id", "state signals are thread-scoped")
+        signal, routing, version = await self.router.state_signal(request.agent_id, request.state, delivery, v)
+        return pb.SendStateSignalResponse(
+            signal=signal_to_pb(signal) if signal is not None else None,
+            decision=decision_to_pb(routing),
+            version=version,
+        )

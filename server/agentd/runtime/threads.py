@@ -1,0 +1,378 @@
+"""Live threads: which run owns each thread, signal routing, queued runs, the
+thread's chunk log with offsets, and its subscribers.
+
+One ThreadRuntime per process (several replicas coordinate through Redis in a
+later release). Everything that decides who owns a thread happens without an
+`await` in between, so two senders racing on an idle thread produce exactly
+one wake: the second sees the first's run and is delivered into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
+from agentd.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, OutOfRange, Unavailable
+from agentd.runtime.messages import new_id
+from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
+from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
+from agentd.runtime.storage import Storage, Thread
+
+if TYPE_CHECKING:
+    from agentd.runtime.agent import Agent
+    from agentd.runtime.registry import RunRegistry
+    from agentd.runtime.run import RunHandle
+
+log = logging.getLogger("agentd.threads")
+
+ActiveBehavior = Literal["deliver", "persist", "discard"]
+IdleBehavior = Literal["wake", "persist", "discard"]
+#: Chunks kept per thread for resuming subscribers.
+DEFAULT_LOG_RETENTION = 10_000
+#: Chunks a subscriber may lag before it is told it fell behind.
+DEFAULT_SUBSCRIBER_BUFFER = 1024
+
+
+@dataclass(frozen=True)
+class Routing:
+    """The routing decision: wake/deliver carry the run id."""
+
+    action: Literal["wake", "deliver", "persist", "discard", "skipped_unchanged"]
+    run_id: str | None = None
+    signal: Signal | None = None
+
+
+@dataclass
+class _Queued:
+    agent: Agent
+    signal: Signal
+    run_id: str
+    options: ExecutionOptions
+
+
+class Subscriber:
+    """One subscription's bounded queue of logged chunks."""
+
+    def __init__(self, buffer: int) -> None:
+        self.buffer = buffer
+        self.queue: deque[Chunk] = deque()
+        self.fell_behind = False
+        self.closed = False
+        self._wake = asyncio.Event()
+
+    def push(self, chunk: Chunk) -> None:
+        if self.fell_behind or self.closed:
+            return
+        if len(self.queue) >= self.buffer:
+            # Never block the run or other subscribers: this one resumes by offset.
+            self.fell_behind = True
+        else:
+            self.queue.append(chunk)
+        self._wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+    async def wait(self) -> None:
+        await self._wake.wait()
+        self._wake.clear()
+
+
+@dataclass
+class _Thread:
+    key: tuple[str, str]
+    epoch: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Offsets start from the wall clock in microseconds: never reused across restarts.
+    next_offset: int = field(default_factory=lambda: time.time_ns() // 1000)
+    log: deque[Chunk] = field(default_factory=deque)
+    #: The highest offset no longer in the log (0: nothing dropped yet).
+    dropped_until: int = 0
+    active: RunHandle | None = None
+    agent: Agent | None = None
+    options: ExecutionOptions | None = None
+    queue: deque[_Queued] = field(default_factory=deque)
+    subscribers: set[Subscriber] = field(default_factory=set)
+
+    @property
+    def last_offset(self) -> int:
+        return self.log[-1].offset if self.log else 0
+
+
+def thread_busy(thread_id: str, run_id: str) -> FailedPrecondition:
+    return FailedPrecondition(
+        f"thread {thread_id!r} has an active run; queue the message or subscribe to the thread",
+        "THREAD_BUSY",
+        {"thread_id": thread_id, "run_id": run_id},
+    )
+
+
+class ThreadRuntime:
+    def __init__(
+        self,
+        runs: RunRegistry,
+        storage: Storage,
+        *,
+        log_retention: int = DEFAULT_LOG_RETENTION,
+        subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER,
+    ) -> None:
+        self.runs = runs
+        self.storage = storage
+        self.log_retention = log_retention
+        self.subscriber_buffer = subscriber_buffer
+        self._threads: dict[str, _Thread] = {}
+        self._idempotent: dict[tuple[str, ...], Routing] = {}
+        self._closed = False
+
+    def _thread(self, resource_id: str, thread_id: str) -> _Thread:
+        # Keyed by thread id alone: storage keeps thread ids unique across
+        # resources and a run never binds to another resource's thread.
+        state = self._threads.get(thread_id)
+        if state is None:
+            state = self._threads[thread_id] = _Thread((resource_id, thread_id))
+        return state
+
+    def thread_of_run(self, run_id: str) -> tuple[str, str] | None:
+        """(resource id, thread id) of an active run."""
+        for state in self._threads.values():
+            if state.active is not None and state.active.run_id == run_id and not state.active.done:
+                return state.key
+        return None
+
+    def active_run(self, resource_id: str, thread_id: str) -> RunHandle | None:
+        state = self._threads.get(thread_id)
+        if state is None or state.active is None or state.active.done:
+            return None
+        return state.active
+
+    # ------------------------------------------------------------ runs
+
+    def start_run(
+        self,
+        agent: Agent,
+        run_input: Any,
+        options: ExecutionOptions,
+        *,
+        run_id: str | None = None,
+        opening: Signal | None = None,
+    ) -> RunHandle:
+        """Starts a thread-bound run (the thread must be idle) and logs its chunks."""
+        memory = options.memory
+        assert memory is not None and memory.thread is not None
+        state = self._thread(memory.resource or "", memory.thread.id)
+        if state.active is not None and not state.active.done:
+            raise thread_busy(memory.thread.id, state.active.run_id)
+        handle = self.runs.start(agent, run_input, options, run_id=run_id)
+        if opening is not None:
+            handle.opening_signals.append(opening)
+        state.active, state.agent, state.options = handle, agent, options
+        asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
+        return handle
+
+    async def _pump(self, state: _Thread, handle: RunHandle) -> None:
+        try:
+            async for batch in handle.buffer.batches():
+                for chunk in batch:
+                    self._log(state, chunk)
+        finally:
+            if state.active is handle:
+                state.active = None
+            self._next(state)
+
+    def _log(self, state: _Thread, chunk: Chunk) -> None:
+        logged = replace(chunk, offset=state.next_offset)
+        state.next_offset += 1
+        state.log.append(logged)
+        while len(state.log) > self.log_retention:
+            state.dropped_until = state.log.popleft().offset
+        for subscriber in list(state.subscribers):
+            subscriber.push(logged)
+
+    def _next(self, state: _Thread) -> None:
+        """Starts the next queued run, one at a time, in order."""
+        while state.queue and state.active is None and not self._closed:
+            item = state.queue.popleft()
+            try:
+                self.start_run(
+                    item.agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
+                )
+            except Exception:
+                log.exception("queued run %s could not start", item.run_id)
+
+    # ------------------------------------------------------------ routing
+
+    def _options_for(self, options: ExecutionOptions | None, resource_id: str, thread_id: str) -> ExecutionOptions:
+        # A woken run's memory always comes from the target's ids.
+        return replace(options or ExecutionOptions(), memory=MemoryOptions(resource_id, ThreadRef(thread_id)))
+
+    async def route(
+        self,
+        agent: Agent,
+        signal: Signal,
+        *,
+        resource_id: str,
+        thread_id: str,
+        if_active: ActiveBehavior = "deliver",
+        if_idle: IdleBehavior = "wake",
+        active_attributes: Any = None,
+        idle_attributes: Any = None,
+        stream_options: ExecutionOptions | None = None,
+        run_id: str | None = None,
+        queue: bool = False,
+    ) -> Routing:
+        """Routes a signal into a thread; the answer is sent once it is decided
+        (and, for deliver and persist of a stored signal, once it is committed)."""
+        if self._closed:
+            raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        idem = (agent.id, resource_id, thread_id, run_id or "", signal.id, "q" if queue else "s")
+        if idem in self._idempotent:
+            return self._idempotent[idem]
+        state = self._thread(resource_id, thread_id)
+        active = state.active if state.active is not None and not state.active.done else None
+        if run_id and (active is None or active.run_id != run_id):
+            raise NotFound(f"run {run_id!r} is not active on thread {thread_id!r}", "RUN_NOT_FOUND", {"run_id": run_id})
+        routing: Routing
+        if active is not None:
+            signal = with_delivery_attributes(signal, active_attributes)
+            if queue:
+                queued = _Queued(agent, signal, new_id(), stream_options or state.options or ExecutionOptions())
+                queued.options = self._options_for(queued.options, resource_id, thread_id)
+                state.queue.append(queued)
+                routing = Routing("deliver", queued.run_id, signal)
+            elif if_active == "deliver":
+                if state.agent is not None and state.agent.id != agent.id:
+                    raise thread_busy(thread_id, active.run_id)
+                if not active.deliver(signal):  # the run is past its last model call: a next turn
+                    queued = _Queued(agent, signal, new_id(), self._options_for(state.options, resource_id, thread_id))
+                    state.queue.append(queued)
+                    routing = Routing("deliver", queued.run_id, signal)
+                else:
+                    routing = Routing("deliver", active.run_id, signal)
+            elif if_active == "persist":
+                await self._persist(signal, resource_id, thread_id)
+                routing = Routing("persist", None, signal)
+            else:
+                routing = Routing("discard", None, signal)
+        else:
+            signal = with_delivery_attributes(signal, idle_attributes)
+            behavior: IdleBehavior = "wake" if queue else if_idle
+            if behavior == "wake":
+                handle = self.start_run(
+                    agent,
+                    [to_db_message(signal)],
+                    self._options_for(stream_options, resource_id, thread_id),
+                    opening=signal,
+                )
+                await handle.ready()  # a run that cannot start is a routing failure
+                routing = Routing("wake", handle.run_id, signal)
+            elif behavior == "persist":
+                await self._persist(signal, resource_id, thread_id)
+                self._announce_persisted(state, agent, signal)
+                routing = Routing("persist", None, signal)
+            else:
+                routing = Routing("discard", None, signal)
+        self._idempotent[idem] = routing
+        if len(self._idempotent) > 10_000:  # bounded: a retry comes soon or not at all
+            for key in list(self._idempotent)[:1000]:
+                del self._idempotent[key]
+        return routing
+
+    async def _persist(self, signal: Signal, resource_id: str, thread_id: str) -> None:
+        if signal.transient:
+            return  # transient signals are never stored, whatever the behaviour
+        if await self.storage.get_thread(thread_id) is None:
+            await self.storage.save_thread(Thread(thread_id, resource_id))
+        await self.storage.save_messages([to_db_message(signal, thread_id, resource_id)])
+
+    def _announce_persisted(self, state: _Thread, agent: Agent, signal: Signal) -> None:
+        """A persisted signal on an idle thread reaches subscribers as a small
+        run with no model call: start, the echo, finish."""
+        run_id = new_id()
+        resource_id, thread_id = state.key
+        payloads: tuple[Payload, ...] = (
+            Start(agent.id, thread_id, resource_id),
+            SignalEcho(signal),
+            Finish("stop", Usage(0, 0, 0), Usage(0, 0, 0)),
+        )
+        for seq, payload in enumerate(payloads, start=1):
+            self._log(state, Chunk(payload, run_id, seq))
+
+    # ------------------------------------------------------------ abort
+
+    def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
+        """Aborts the thread's active run; its id, or None when none was aborted."""
+        active = self.active_run(resource_id, thread_id)
+        if active is None or (run_id and active.run_id != run_id):
+            return None
+        return active.run_id if active.abort("ABORTED", "aborted by request") else None
+
+    # ------------------------------------------------------------ subscriptions
+
+    @dataclass
+    class Snapshot:
+        active_run_id: str
+        log_epoch: str
+        last_offset: int
+
+    def snapshot(self, resource_id: str, thread_id: str) -> ThreadRuntime.Snapshot:
+        state = self._thread(resource_id, thread_id)
+        active = self.active_run(resource_id, thread_id)
+        return ThreadRuntime.Snapshot(active.run_id if active else "", state.epoch, state.last_offset)
+
+    def subscribe(
+        self, resource_id: str, thread_id: str, *, resume_epoch: str | None = None, after_offset: int | None = None
+    ) -> tuple[ThreadRuntime.Snapshot, list[Chunk], Subscriber]:
+        """The snapshot, the logged chunks to replay, and a live queue, with no
+        gap and no duplicate between the replay and the live chunks."""
+        if self._closed:
+            raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        state = self._thread(resource_id, thread_id)
+        replay: list[Chunk] = []
+        if resume_epoch is not None:
+            after = after_offset or 0
+            if resume_epoch != state.epoch or after < state.dropped_until:
+                raise OutOfRange(
+                    "the thread's chunk log no longer holds that point; list the messages and subscribe again",
+                    "RESUME_OFFSET_EXPIRED",
+                    {"log_epoch": state.epoch, "dropped_until": str(state.dropped_until)},
+                )
+            if after > state.last_offset and state.log:
+                raise InvalidArgument.field("resume.after_offset", "is beyond the last offset of the thread's log")
+            replay = [c for c in state.log if c.offset > after]
+        subscriber = Subscriber(self.subscriber_buffer)
+        state.subscribers.add(subscriber)  # no await since the replay was read: nothing in between
+        return self.snapshot(resource_id, thread_id), replay, subscriber
+
+    def unsubscribe(self, resource_id: str, thread_id: str, subscriber: Subscriber) -> None:
+        state = self._threads.get(thread_id)
+        if state is not None:
+            state.subscribers.discard(subscriber)
+        subscriber.close()
+
+    async def shutdown(self) -> None:
+        """Ends every subscription (their streams answer UNAVAILABLE)."""
+        self._closed = True
+        for state in self._threads.values():
+            state.queue.clear()
+            for subscriber in list(state.subscribers):
+                subscriber.close()
+
+
+async def follow(subscriber: Subscriber) -> AsyncIterator[list[Chunk]]:
+    """Batches of live chunks until the subscriber closes or falls behind."""
+    while True:
+        if subscriber.queue:
+            batch = list(subscriber.queue)
+            subscriber.queue.clear()
+            yield batch
+            continue
+        if subscriber.fell_behind or subscriber.closed:
+            return
+        await subscriber.wait()
