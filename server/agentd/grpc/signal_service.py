@@ -97,8 +97,14 @@ class SignalRouter:
             v.add("if_idle", "a run-only target has no idle behaviour")
         stream_options = default_options
         if if_idle is not None and if_idle.HasField("stream_options"):
+            # The woken run's memory is the target thread: these options are thread-bound.
             stream_options = execution_options(
-                if_idle.stream_options, "if_idle.stream_options", v, self.host.processors, self.host.step_functions
+                if_idle.stream_options,
+                "if_idle.stream_options",
+                v,
+                self.host.processors,
+                self.host.step_functions,
+                thread_bound=True,
             )
         return Delivery(
             resource_id=resource_id,

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from agentd.grpc import convert, paging
-from agentd.grpc.errors import Context
-from agentd.grpc.validate import Violations, page_size, timestamp
+from agentd.grpc.errors import Context, to_rpc_status
+from agentd.grpc.validate import Violations, execution_options, page_size, timestamp
 from agentd.runtime.chunks import Chunk, SignalEcho
-from agentd.runtime.errors import AgentdError, AlreadyExists, InvalidArgument, NotFound, Unavailable
+from agentd.runtime.errors import (
+    AgentdError,
+    AlreadyExists,
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    Unavailable,
+)
 from agentd.runtime.host import Host
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.storage import MessageQuery, Order, StorageError, Thread, ThreadExists
-from agentd.runtime.threads import follow
+from agentd.runtime.threads import Subscriber, follow
 from agentd_proto.v1 import thread_service_pb2 as pb
 
+log = logging.getLogger("agentd.threads")
 MAX_ID_LENGTH = 256
 UPDATABLE = ("title", "metadata")
 
@@ -224,7 +235,189 @@ class ThreadService:
         finally:
             threads.unsubscribe(request.resource_id, request.thread_id, subscriber)
 
+    async def Connect(self, requests: AsyncIterator[Any], context: Context) -> AsyncIterator[pb.ConnectResponse]:
+        """Everything Subscribe sends, plus answers to the client's frames on the
+        same stream. Frames are handled in order; a bad frame gets an error
+        answer and the stream goes on; half-closing ends it after the answers."""
+        from agentd.grpc.signal_service import SignalRouter
 
+        out: asyncio.Queue[pb.ConnectResponse | str] = asyncio.Queue()
+        gate = asyncio.Lock()  # a send's answer goes out before the chunks of the run it wakes
+        router = SignalRouter(self.host)
+        session: dict[str, Any] = {}
+        tasks: list[asyncio.Task[None]] = []
+
+        async def pump(subscriber: Subscriber, hidden: frozenset[str], epoch: str, last: int) -> None:
+            async for batch in follow(subscriber):
+                async with gate:
+                    for chunks in _runs_of(batch, hidden):
+                        last = chunks[-1].offset
+                        await out.put(pb.ConnectResponse(chunks=pb.ChunkBatch(chunks=convert.chunks_to_pb(chunks))))
+            if subscriber.fell_behind:
+                await out.put(pb.ConnectResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=epoch)))
+                await out.put(_END)
+            else:
+                await out.put(_SHUTDOWN)
+
+        async def read() -> None:
+            async for frame in requests:
+                async with gate:
+                    for answer in await self._frame(frame, session, router, pump, tasks):
+                        await out.put(answer)
+            await out.put(_END)  # half-closed: end after the answers
+
+        tasks.append(asyncio.create_task(read()))
+        try:
+            while True:
+                item = await out.get()
+                if item == _END:
+                    return
+                if item == _SHUTDOWN:
+                    raise Unavailable("the server is shutting down; reconnect and resume", "SERVER_SHUTDOWN")
+                assert isinstance(item, pb.ConnectResponse)
+                yield item
+        finally:
+            for task in tasks:
+                task.cancel()
+            if "subscriber" in session:
+                self.host.threads.unsubscribe(session["resource_id"], session["thread_id"], session["subscriber"])
+
+    async def _frame(
+        self, frame: Any, session: dict[str, Any], router: Any, pump: Any, tasks: list[Any]
+    ) -> list[pb.ConnectResponse]:
+        from agentd.grpc.convert_signals import message_input_from_pb, signal_input_from_pb, signal_to_pb
+        from agentd.grpc.service import Malformed, malformed_error
+        from agentd.grpc.signal_service import decision_to_pb
+
+        if isinstance(frame, Malformed):
+            return [pb.ConnectResponse(error=to_rpc_status(malformed_error(frame)))]
+        request_id = frame.request_id
+        kind = frame.WhichOneof("frame")
+        try:
+            if kind is None:
+                raise InvalidArgument.field(
+                    "frame",
+                    "set one of open, send_message, queue_message, send_signal, send_state_signal, tool_result, abort",
+                )
+            if kind == "open":
+                if "subscriber" in session:
+                    raise InvalidArgument.field("open", "the stream is already open")
+                return await self._open(frame.open, session, pump, tasks, request_id)
+            if "subscriber" not in session:
+                raise FailedPrecondition("the first frame must be open", "STREAM_NOT_OPEN")
+            resource_id, thread_id, agent_id = session["resource_id"], session["thread_id"], session["agent_id"]
+            v = Violations()
+            if kind == "abort":
+                aborted = self.host.threads.abort(resource_id, thread_id, frame.abort.run_id or None)
+                return [
+                    pb.ConnectResponse(
+                        request_id=request_id,
+                        abort=pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or ""),
+                    )
+                ]
+            if kind == "tool_result":
+                tr = frame.tool_result
+                if not tr.run_id or not tr.tool_call_id:
+                    raise InvalidArgument.fields(
+                        [FieldViolation("tool_result.run_id", "is required")] * (not tr.run_id)
+                        + [FieldViolation("tool_result.tool_call_id", "is required")] * (not tr.tool_call_id)
+                    )
+                run = self.host.runs.get(tr.run_id)
+                result = convert.from_value(tr.result) if tr.HasField("result") else None
+                if run is None or not run.answer_tool(tr.tool_call_id, result, tr.is_error):
+                    raise NotFound(
+                        f"no client tool call {tr.tool_call_id!r} is waiting in run {tr.run_id!r}",
+                        "TOOL_CALL_NOT_FOUND",
+                        {"run_id": tr.run_id, "tool_call_id": tr.tool_call_id},
+                    )
+                return [
+                    pb.ConnectResponse(
+                        request_id=request_id,
+                        tool_result_ack=pb.ToolResultAck(run_id=tr.run_id, tool_call_id=tr.tool_call_id),
+                    )
+                ]
+            body = getattr(frame, kind)
+            delivery = router.delivery(
+                v,
+                resource_id=resource_id,
+                thread_id=thread_id,
+                if_active=body.if_active if kind != "queue_message" and body.HasField("if_active") else None,
+                if_idle=body.if_idle if body.HasField("if_idle") else None,
+                default_options=session.get("stream_options"),
+            )
+            if kind == "send_state_signal":
+                signal, routing, _ = await router.state_signal(agent_id, body.state, delivery, v)
+            else:
+                try:
+                    signal = (
+                        signal_input_from_pb(body.signal, f"{kind}.signal")
+                        if kind == "send_signal"
+                        else message_input_from_pb(body.message, f"{kind}.message")
+                    )
+                except InvalidArgument as exc:
+                    for violation in exc.violations:
+                        v.add(violation.field, violation.description, exc.reason)
+                    signal = None
+                v.check()
+                routing = await router.route(agent_id, signal, delivery, queue=kind == "queue_message")
+                signal = routing.signal or signal
+            return [
+                pb.ConnectResponse(
+                    request_id=request_id,
+                    routing=pb.ConnectRoutingAnswer(
+                        signal=signal_to_pb(signal) if signal is not None else None, decision=decision_to_pb(routing)
+                    ),
+                )
+            ]
+        except AgentdError as exc:
+            return [pb.ConnectResponse(request_id=request_id, error=to_rpc_status(exc))]
+
+    async def _open(
+        self, open_: Any, session: dict[str, Any], pump: Any, tasks: list[Any], request_id: str
+    ) -> list[pb.ConnectResponse]:
+        v = Violations()
+        v.require(open_.agent_id, "open.agent_id")
+        _id(open_.thread_id, "open.thread_id", v)
+        _id(open_.resource_id, "open.resource_id", v)
+        resume = open_.resume if open_.HasField("resume") else None
+        if resume is not None and not resume.log_epoch:
+            v.add("open.resume.log_epoch", "is required to resume")
+        hidden = _hidden(open_.hide_signals, "open.hide_signals", v)
+        stream_options = None
+        if open_.HasField("stream_options"):
+            stream_options = execution_options(
+                open_.stream_options,
+                "open.stream_options",
+                v,
+                self.host.processors,
+                self.host.step_functions,
+                thread_bound=True,  # runs this stream wakes live on its thread
+            )
+        v.check()
+        self.host.agents.get(open_.agent_id)
+        snapshot, replay, subscriber = self.host.threads.subscribe(
+            open_.resource_id,
+            open_.thread_id,
+            resume_epoch=resume.log_epoch if resume else None,
+            after_offset=resume.after_offset if resume else None,
+        )
+        session.update(
+            resource_id=open_.resource_id,
+            thread_id=open_.thread_id,
+            agent_id=open_.agent_id,
+            subscriber=subscriber,
+            stream_options=stream_options,
+        )
+        first = [pb.ConnectResponse(request_id=request_id, snapshot=snapshot_to_pb(open_, snapshot))]
+        last = resume.after_offset if resume else snapshot.last_offset
+        for chunks in _runs_of(replay, hidden):
+            last = chunks[-1].offset
+            first.append(pb.ConnectResponse(chunks=pb.ChunkBatch(chunks=convert.chunks_to_pb(chunks))))
+        tasks.append(asyncio.create_task(pump(subscriber, hidden, snapshot.log_epoch, last)))
+        return first
+
+
+_END, _SHUTDOWN = "end", "shutdown"
 SIGNAL_CATEGORIES = {"user", "state", "reactive", "notification", "user-message", "system-reminder"}
 
 

@@ -138,6 +138,8 @@ def execution_options(
     v: Violations,
     registry: ProcessorRegistry | None = None,
     step_functions: dict[str, Any] | None = None,
+    *,
+    thread_bound: bool = False,
 ) -> ro.ExecutionOptions:
     """Validated runtime options; per-call processors are built from `registry`."""
     registry = registry or ProcessorRegistry()
@@ -210,7 +212,7 @@ def execution_options(
             names.add(t.name)
             tools.append(ro.ClientTool(t.name, t.description, convert.from_struct(t.input_schema)))
         client_tools = tuple(tools)
-        if memory is None or memory.thread is None:
+        if not thread_bound and (memory is None or memory.thread is None):
             v.add(
                 f"{path}.client_tools",
                 "client tools are answered through ThreadService.Connect, so they need a "

@@ -30,6 +30,7 @@ from agentd.runtime.chunks import (
     FinishReason,
     Payload,
     ReasoningDelta,
+    ReasoningEnd,
     SignalEcho,
     Start,
     StepFinish,
@@ -104,6 +105,8 @@ class StepResult:
     tripwire: Tripwire | None = None
     warnings: list[str] = field(default_factory=list)
     from_cache: bool = False
+    #: Reasoning blocks with their provider signatures, sent back in later steps.
+    reasoning_parts: list[ReasoningPart] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -157,6 +160,36 @@ class RunHandle:
         self.closed_to_signals = False
         #: Signals to echo as the run starts (the signal that woke it).
         self.opening_signals: list[Any] = []
+        #: Client tool calls waiting for the caller's answer, by tool call id.
+        self._client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] = {}
+        #: How long a client tool call waits for its answer.
+        self.client_tool_timeout = 120.0
+
+    def answer_tool(self, tool_call_id: str, result: Any, is_error: bool = False) -> bool:
+        """Answers a client tool call; False when no such call is waiting."""
+        waiting = self._client_calls.get(tool_call_id)
+        if waiting is None or waiting.done():
+            return False
+        waiting.set_result((result, is_error))
+        return True
+
+    def expect_client_tool(self, tool_call_id: str) -> None:
+        """Registers a client tool call before its chunk goes out, so an answer
+        that arrives before the run starts waiting is kept."""
+        self._client_calls.setdefault(tool_call_id, asyncio.get_running_loop().create_future())
+
+    async def await_client_tool(self, tool_call_id: str) -> Any:
+        self.expect_client_tool(tool_call_id)
+        waiting = self._client_calls[tool_call_id]
+        try:
+            result, is_error = await asyncio.wait_for(waiting, self.client_tool_timeout)
+        except TimeoutError:
+            raise RuntimeError(f"the client did not answer within {self.client_tool_timeout:g}s") from None
+        finally:
+            self._client_calls.pop(tool_call_id, None)
+        if is_error:
+            raise RuntimeError(str(result))
+        return result
 
     def deliver(self, signal: Any) -> bool:
         """Hands a signal to the run; False when it can no longer take one."""
@@ -263,6 +296,7 @@ class _AgentLoop:
         self.current_message_id = ""
         self._models: dict[str, LanguageModel] = {}
         self._on_success: list[Any] = []
+        self._client_names: set[str] = set()
         #: Tool results of a step replayed from a cache, by tool call id.
         self._replayed_results: dict[str, ToolResultPart] = {}
 
@@ -388,10 +422,16 @@ class _AgentLoop:
         tools: dict[str, Tool] = {t.name: t for t in await resolve_dynamic(agent.tools, context)}
         for name, sub in (await resolve_dynamic(agent.agents, context)).items():
             tools[name] = self._sub_agent_tool(name, sub, context)
+        client_names = {t.name for t in options.client_tools or ()}
         for client_tool in options.client_tools or ():
+
+            async def ask_client(args: Any, ctx: ToolContext) -> Any:
+                return await self.handle.await_client_tool(ctx.tool_call_id)  # answered through Connect
+
             tools[client_tool.name] = Tool(
-                client_tool.name, client_tool.description, _client_tool_unavailable, client_tool.input_schema
+                client_tool.name, client_tool.description, ask_client, client_tool.input_schema
             )
+        self._client_names = client_names
         self.runner = await self._runner(options, context)
         resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
 
@@ -577,7 +617,9 @@ class _AgentLoop:
     @staticmethod
     def _assistant_message(step: StepResult, message_id: str) -> Message:
         parts: list[Part] = []
-        if step.reasoning_text:
+        if step.reasoning_parts:
+            parts.extend(step.reasoning_parts)
+        elif step.reasoning_text:
             parts.append(ReasoningPart(step.reasoning_text))
         if step.text:
             parts.append(TextPart(step.text))
@@ -620,6 +662,8 @@ class _AgentLoop:
             raw: list[ModelEvent] = []
             text: list[str] = []
             reasoning: list[str] = []
+            by_block: dict[str, str] = {}  # reasoning text per block id, until its end carries the signature
+            step.reasoning_parts = []
             step.tool_calls = []
             finish: ModelFinish | None = None
             try:
@@ -637,6 +681,9 @@ class _AgentLoop:
                         finish = event
                         continue
                     if isinstance(event, ToolCall):  # tools run on what the model asked for
+                        if event.call.tool_name in self._client_names:
+                            event.call.client_tool = True  # the caller answers it
+                            self.handle.expect_client_tool(event.call.tool_call_id)
                         step.tool_calls.append(event.call)
                     try:
                         # Text is what the caller sees: after output processors
@@ -646,6 +693,17 @@ class _AgentLoop:
                                 text.append(out.payload.text)
                             elif isinstance(out.payload, ReasoningDelta):
                                 reasoning.append(out.payload.text)
+                                by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
+                            elif isinstance(out.payload, ReasoningEnd):
+                                end = out.payload
+                                step.reasoning_parts.append(
+                                    ReasoningPart(
+                                        by_block.pop(end.id, ""),
+                                        end.signature,
+                                        end.redacted_data,
+                                        end.provider_metadata,
+                                    )
+                                )
                     except TripWire as tripwire:  # the stream is blocked
                         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
                         step.tripwire = _tripwire(tripwire)
@@ -933,10 +991,6 @@ async def _maybe_await(value: Any) -> Any:
     if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
         return await value
     return value
-
-
-def _client_tool_unavailable(args: Any) -> Any:
-    raise RuntimeError("client tools are answered through ThreadService.Connect, not available in this release")
 
 
 def _tripwire(tripwire: TripWire) -> Tripwire:

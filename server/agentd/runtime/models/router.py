@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
 from agentd.runtime.models.base import LanguageModel
 from agentd.runtime.models.local import MODEL_IDS, LocalModel
 
-#: Providers whose adapters ship in a later release; named so the error says so.
-_PLANNED = {"openai", "anthropic", "google"}
+#: Provider adapters: their module (with a `create(model_id)` that reads the
+#: credentials from the environment) and the SDK package it needs (an extra).
+_ADAPTERS = {
+    "openai": ("agentd.runtime.models.openai", "openai"),
+    "anthropic": ("agentd.runtime.models.anthropic", "anthropic"),
+    "google": ("agentd.runtime.models.google", "google"),
+}
+_PLANNED = set(_ADAPTERS)
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
@@ -35,8 +43,16 @@ def resolve_model(spec: str) -> LanguageModel:
     provider, model_id = parse_model_spec(spec)
     if provider == "local":
         return LocalModel(model_id)
-    raise FailedPrecondition(
-        f"provider {provider!r} is not available in this build of agentd",
-        "PROVIDER_UNAVAILABLE",
-        {"provider": provider},
-    )
+    module_name, sdk = _ADAPTERS[provider]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name not in (module_name, sdk) and not (exc.name or "").startswith(sdk + "."):
+            raise
+        raise FailedPrecondition(
+            f"provider {provider!r} needs its SDK: pip install 'agentd[{provider}]'",
+            "PROVIDER_UNAVAILABLE",
+            {"provider": provider},
+        ) from exc
+    model: LanguageModel = module.create(model_id)  # raises CREDENTIALS_MISSING naming the variable
+    return model
