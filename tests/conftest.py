@@ -69,6 +69,7 @@ async def start_server(
     storage: Any = None,
     **kwargs: Any,
 ) -> Running:
+    kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
     host = Host(
         agents=AgentRegistry(default_agents() if agents is None else agents),
         processors=default_registry().extended(processors or {}),

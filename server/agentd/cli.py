@@ -58,6 +58,7 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         caches=cfg.caches,
         cache_backend=cfg.cache.backend,
         storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
+        notification_store=cfg.notification_store or config_mod.build_notification_store(cfg.storage_settings),
     )
     return cfg, host
 

@@ -16,6 +16,7 @@ from agentd.runtime.host import with_response_cache
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
+from agentd.runtime.notifications import DeliveryPolicy, InMemoryNotificationStore, NotificationStore
 from agentd.runtime.options import (
     ExecutionOptions,
     MapStep,
@@ -74,6 +75,7 @@ class Config:
     storage_settings: StorageSettings = field(default_factory=StorageSettings)
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
+    notification_store: NotificationStore | None = None
     agents: list[Agent] = field(default_factory=list)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
@@ -154,6 +156,7 @@ _AGENT_KEYS = {
     "error_processor_defaults",
     "request_context_schema",
     "memory",
+    "notifications",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -262,6 +265,26 @@ def _memory(table: Any, where: str, storage: Storage | None) -> Memory:
         raise ConfigError(f"{where}: {exc}") from None
 
 
+def _policy(table: Any, where: str) -> DeliveryPolicy:
+    """`notifications = { priorities = {...}, sources = {...}, rules = [...], default = ... }`."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: a table with priorities, sources, rules and default")
+    try:
+        return DeliveryPolicy.from_config(table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def build_notification_store(settings: StorageSettings, base: Path | None = None) -> NotificationStore:
+    """Inbox records beside the threads: in the SQLite file, else in memory."""
+    if settings.backend == "sqlite":
+        from agentd.backends.sqlite_notifications import SQLiteNotificationStore
+
+        path = Path(settings.path)
+        return SQLiteNotificationStore(path if path.is_absolute() or base is None else base / path)
+    return InMemoryNotificationStore()
+
+
 def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage | None = None) -> Agent:
     where = f"agents[{index}]"
     if not isinstance(table, dict):
@@ -293,6 +316,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         error_processors=_processors(table.get("error_processors", []), f"{where}.error_processors", registry, "error"),
         error_processor_defaults=bool(table.get("error_processor_defaults", True)),
         memory=_memory(table["memory"], f"{where}.memory", storage) if "memory" in table else None,
+        delivery_policy=_policy(table["notifications"], f"{where}.notifications") if "notifications" in table else None,
         request_context_schema=table.get("request_context_schema"),
     )
 
@@ -324,6 +348,7 @@ def load(
         config.cache = _cache_settings(data.get("cache", {}))
         config.storage_settings = _storage_settings(data.get("storage", {}))
         config.storage = build_storage(config.storage_settings, config.path.parent)
+        config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
         config.caches = build_caches(config.cache)
         registry = with_response_cache(registry, config.caches)
         ids: set[str] = set()

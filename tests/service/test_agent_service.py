@@ -312,14 +312,27 @@ async def test_reflection_lists_the_four_services(server: Running) -> None:
     } <= names
 
 
-async def test_rpcs_of_later_releases_answer_unimplemented(server: Running) -> None:
+async def test_a_method_without_an_implementation_answers_unimplemented() -> None:
+    from agentd.grpc import service
+    from agentd.grpc.server import SERVICES, Unimplemented
     from agentd_proto.v1 import signal_service_pb2 as sspb
+    from agentd_proto.v1 import signal_service_pb2_grpc
 
-    with pytest.raises(grpc.aio.AioRpcError) as info:
-        await server.signals.ListNotifications(sspb.ListNotificationsRequest(thread_id="t"))
-    err = rich_error(info.value)
-    assert (err.code, err.reason) == (grpc.StatusCode.UNIMPLEMENTED, "NOT_IMPLEMENTED")
-    assert "SignalService.ListNotifications" in err.message
+    server = grpc.aio.server()
+    service.register(server, next(s for s in SERVICES if s.name == "SignalService"), Unimplemented())
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await signal_service_pb2_grpc.SignalServiceStub(channel).ListNotifications(
+                    sspb.ListNotificationsRequest(thread_id="t")
+                )
+        err = rich_error(info.value)
+        assert (err.code, err.reason) == (grpc.StatusCode.UNIMPLEMENTED, "NOT_IMPLEMENTED")
+        assert "SignalService.ListNotifications" in err.message
+    finally:
+        await server.stop(0)
 
 
 async def test_undecodable_request_is_invalid_argument(server: Running) -> None:

@@ -41,7 +41,14 @@ class Unimplemented:
 class AgentdServer:
     """One grpc.aio server hosting agentd's services on one address."""
 
-    def __init__(self, host: Host, *, shutdown_grace: float = 10.0, tracer_provider: Any = None) -> None:
+    def __init__(
+        self,
+        host: Host,
+        *,
+        shutdown_grace: float = 10.0,
+        tracer_provider: Any = None,
+        dispatch_interval: float = 5.0,
+    ) -> None:
         self.host = host
         self.shutdown_grace = shutdown_grace
         self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
@@ -66,9 +73,13 @@ class AgentdServer:
         reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
         self.port = 0
         self._stopped = asyncio.Event()
+        #: How often notifications that fell due are delivered (0: never; tests step it).
+        self.dispatch_interval = dispatch_interval
+        self._dispatcher: asyncio.Task[None] | None = None
 
     async def start(self, address: str) -> int:
         await self.host.storage.open()
+        await self.host.notification_store.open()
         try:
             self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way
@@ -76,7 +87,17 @@ class AgentdServer:
         await self.server.start()
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.dispatch_interval > 0:
+            self._dispatcher = asyncio.create_task(self._dispatch_forever(), name="notification dispatcher")
         return self.port
+
+    async def _dispatch_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.dispatch_interval)
+            try:
+                await self.host.dispatch_notifications()
+            except Exception:
+                log.exception("notification dispatch failed; retrying at the next interval")
 
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: health NOT_SERVING first, new runs refused, runs
@@ -85,6 +106,8 @@ class AgentdServer:
         if self._stopped.is_set():
             return
         grace = self.shutdown_grace if grace is None else grace
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
         await self.health.enter_graceful_shutdown()
         await self.host.runs.shutdown(grace)
         await self.host.threads.shutdown()  # open subscriptions end with UNAVAILABLE
@@ -95,6 +118,7 @@ class AgentdServer:
         for cache in self.host.caches.values():
             await cache.close()
         await self.host.storage.close()
+        await self.host.notification_store.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

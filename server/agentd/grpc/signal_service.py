@@ -206,6 +206,83 @@ def _target(v: Violations, agent_id: str, target: spb.SignalTarget) -> None:
     v.require(agent_id, "agent_id")
 
 
+# ---------------------------------------------------------------- notifications
+
+PRIORITY_TO_PB = {
+    "low": spb.NOTIFICATION_PRIORITY_LOW,
+    "medium": spb.NOTIFICATION_PRIORITY_MEDIUM,
+    "high": spb.NOTIFICATION_PRIORITY_HIGH,
+    "urgent": spb.NOTIFICATION_PRIORITY_URGENT,
+}
+PRIORITY_FROM_PB = {v: k for k, v in PRIORITY_TO_PB.items()}
+STATUS_TO_PB = {
+    "pending": spb.NOTIFICATION_STATUS_PENDING,
+    "delivered": spb.NOTIFICATION_STATUS_DELIVERED,
+    "seen": spb.NOTIFICATION_STATUS_SEEN,
+    "dismissed": spb.NOTIFICATION_STATUS_DISMISSED,
+    "archived": spb.NOTIFICATION_STATUS_ARCHIVED,
+    "discarded": spb.NOTIFICATION_STATUS_DISCARDED,
+    "failed": spb.NOTIFICATION_STATUS_FAILED,
+}
+STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
+ACTION_TO_PB = {
+    "deliver": spb.DELIVERY_ACTION_DELIVER,
+    "queue": spb.DELIVERY_ACTION_QUEUE,
+    "defer": spb.DELIVERY_ACTION_DEFER,
+    "summarize": spb.DELIVERY_ACTION_SUMMARIZE,
+    "persist": spb.DELIVERY_ACTION_PERSIST,
+    "discard": spb.DELIVERY_ACTION_DISCARD,
+}
+
+
+def notification_to_pb(record: Any) -> spb.Notification:
+    from agentd.grpc.convert_signals import attributes_to_pb
+
+    t = convert.to_timestamp
+    return spb.Notification(
+        id=record.id,
+        thread_id=record.thread_id,
+        resource_id=record.resource_id or "",
+        agent_id=record.agent_id or "",
+        source=record.source,
+        kind=record.kind,
+        summary=record.summary,
+        priority=PRIORITY_TO_PB[record.priority],
+        status=STATUS_TO_PB[record.status],
+        payload=convert.to_value(record.payload) if record.payload is not None else None,
+        source_id=record.source_id or "",
+        dedupe_key=record.dedupe_key or "",
+        coalesce_key=record.coalesce_key or "",
+        coalesced_count=record.coalesced_count,
+        attributes=attributes_to_pb(record.attributes),
+        metadata=convert.to_struct(record.metadata),
+        create_time=t(record.created_at),
+        update_time=t(record.updated_at),
+        delivered_time=t(record.delivered_at),
+        seen_time=t(record.seen_at),
+        dismissed_time=t(record.dismissed_at),
+        archived_time=t(record.archived_at),
+        discarded_time=t(record.discarded_at),
+        deliver_time=t(record.deliver_at),
+        summary_time=t(record.summary_at),
+        delivery_reason=record.delivery_reason or "",
+        delivery_attempts=record.delivery_attempts,
+        last_delivery_attempt_time=t(record.last_delivery_attempt_at),
+        last_delivery_error=record.last_delivery_error or "",
+        delivered_signal_id=record.delivered_signal_id or "",
+        summary_signal_id=record.summary_signal_id or "",
+    )
+
+
+def decision_of_delivery_to_pb(decision: Any) -> spb.DeliveryDecision:
+    return spb.DeliveryDecision(
+        action=ACTION_TO_PB.get(decision.action, spb.DELIVERY_ACTION_UNSPECIFIED),
+        deliver_time=convert.to_timestamp(decision.deliver_at),
+        summary_time=convert.to_timestamp(decision.summary_at),
+        reason=decision.reason or "",
+    )
+
+
 class SignalService:
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -276,3 +353,115 @@ class SignalService:
             decision=decision_to_pb(routing),
             version=version,
         )
+
+    async def SendNotification(self, request: pb.SendNotificationRequest, context: Context) -> Any:
+        from agentd.runtime.notifications import NotificationInput, validate_input
+
+        v = Violations()
+        v.require(request.agent_id, "agent_id")
+        v.require(request.resource_id, "resource_id")
+        v.require(request.thread_id, "thread_id")
+        n = request.notification
+        if n.priority not in PRIORITY_FROM_PB and n.priority != spb.NOTIFICATION_PRIORITY_UNSPECIFIED:
+            v.add("notification.priority", "unknown priority")
+        stream_options = None
+        if request.HasField("idle_stream_options"):
+            stream_options = execution_options(
+                request.idle_stream_options,
+                "idle_stream_options",
+                v,
+                self.host.processors,
+                self.host.step_functions,
+                thread_bound=True,
+            )
+        notification = NotificationInput(
+            source=n.source,
+            kind=n.kind,
+            summary=n.summary,
+            priority=PRIORITY_FROM_PB.get(n.priority),  # type: ignore[arg-type]
+            payload=convert.from_value(n.payload) if n.HasField("payload") else None,
+            source_id=n.source_id or None,
+            dedupe_key=n.dedupe_key or None,
+            coalesce_key=n.coalesce_key or None,
+            attributes=attributes_from_pb(n.attributes),
+            metadata=convert.from_struct(n.metadata) if n.HasField("metadata") else None,
+        )
+        try:
+            validate_input(notification)
+        except InvalidArgument as exc:
+            for violation in exc.violations:
+                v.add(violation.field, violation.description)
+        v.check()
+        self.host.agents.get(request.agent_id)
+        sent = await self.host.notifications.send(
+            notification,
+            agent_id=request.agent_id,
+            resource_id=request.resource_id,
+            thread_id=request.thread_id,
+            route=self.host.route_notification,
+            thread_state=self.host.thread_state,
+            stream_options=stream_options,
+        )
+        routing = None
+        if sent.routing is not None:
+            routing = decision_to_pb(Routing(sent.routing.action, sent.routing.run_id))  # type: ignore[arg-type]
+        return pb.SendNotificationResponse(
+            notification=notification_to_pb(sent.record),
+            decision=decision_of_delivery_to_pb(sent.decision),
+            signal=signal_to_pb(sent.signal) if sent.signal is not None else None,
+            routing=routing,
+        )
+
+    async def ListNotifications(self, request: pb.ListNotificationsRequest, context: Context) -> Any:
+        from agentd.grpc import paging
+        from agentd.grpc.validate import page_size
+        from agentd.runtime.notifications import NotificationQuery
+
+        v = Violations()
+        v.require(request.thread_id, "thread_id")
+        size = page_size(request.page_size, "page_size", v)
+        statuses = []
+        for i, status in enumerate(request.statuses):
+            if status not in STATUS_FROM_PB:
+                v.add(f"statuses[{i}]", "unknown status")
+            else:
+                statuses.append(STATUS_FROM_PB[status])
+        priorities = []
+        for i, priority in enumerate(request.priorities):
+            if priority not in PRIORITY_FROM_PB:
+                v.add(f"priorities[{i}]", "unknown priority")
+            else:
+                priorities.append(PRIORITY_FROM_PB[priority])
+        kind = f"notifications:{request.thread_id}"
+        cursor = paging.decode(kind, request.page_token)
+        v.check()
+        query = NotificationQuery(
+            thread_id=request.thread_id,
+            status=statuses or None,  # type: ignore[arg-type]
+            priority=priorities or None,  # type: ignore[arg-type]
+            source=request.source or None,
+            resource_id=request.resource_id or None,
+            agent_id=request.agent_id or None,
+            search=request.search or None,
+            limit=size,
+            cursor=cursor,
+        )
+        try:
+            page = await self.host.notifications.list_notifications(query)
+        except ValueError:
+            raise InvalidArgument.field("page_token", "is not a page token this list issued") from None
+        return pb.ListNotificationsResponse(
+            notifications=[notification_to_pb(r) for r in page.records],
+            next_page_token=paging.encode(kind, page.next_cursor) if page.next_cursor else "",
+        )
+
+    async def UpdateNotificationStatus(self, request: pb.UpdateNotificationStatusRequest, context: Context) -> Any:
+        v = Violations()
+        v.require(request.thread_id, "thread_id")
+        v.require(request.notification_id, "notification_id")
+        status = STATUS_FROM_PB.get(request.status)
+        if status not in ("seen", "dismissed", "archived"):
+            v.add("status", "must be NOTIFICATION_STATUS_SEEN, _DISMISSED or _ARCHIVED")
+        v.check()
+        record = await self.host.notifications.set_status(request.thread_id, request.notification_id, status)  # type: ignore[arg-type]
+        return pb.UpdateNotificationStatusResponse(notification=notification_to_pb(record))

@@ -78,6 +78,8 @@ class Agent:
     request_context_schema: dict[str, Any] | None = None
     #: Other agents offered to this one as tools, by tool name.
     agents: Dynamic[dict[str, Agent]] = field(default_factory=dict)
+    #: How notifications for this agent are delivered (a notifications.DeliveryPolicy).
+    delivery_policy: Any = None
     #: Conversation memory (threads). It contributes framework processors:
     #: `memory.processors(request_context) -> FrameworkProcessors`.
     memory: Any = None

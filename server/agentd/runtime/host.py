@@ -8,6 +8,14 @@ from typing import Any
 
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.notifications import (
+    DispatchResult,
+    InMemoryNotificationStore,
+    Notifications,
+    NotificationStore,
+    RouteResult,
+    ThreadState,
+)
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
@@ -28,11 +36,19 @@ class Host:
     cache_backend: str = "memory"
     #: Threads and messages.
     storage: Storage = field(default_factory=InMemoryStorage)
+    #: Notification inbox records.
+    notification_store: NotificationStore = field(default_factory=InMemoryNotificationStore)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
+    #: The notification inbox and its delivery policies (one per agent).
+    notifications: Notifications = field(init=False)
 
     def __post_init__(self) -> None:
         self.threads = ThreadRuntime(self.runs, self.storage)
+        self.notifications = Notifications(
+            self.notification_store,
+            policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},
+        )
         if self.cache_backend not in self.caches:
             raise ValueError(f"no {self.cache_backend!r} cache is configured")
         # `response-cache` needs the server's cache instances, so it is bound here.
@@ -41,6 +57,27 @@ class Host:
     @property
     def cache(self) -> ServerCache:
         return self.caches[self.cache_backend]
+
+    async def route_notification(
+        self, signal: Any, *, agent_id: str, resource_id: str, thread_id: str, idle_behavior: Any, stream_options: Any
+    ) -> RouteResult:
+        """The notification service's way into a thread: the signal routing path."""
+        routing = await self.threads.route(
+            self.agents.get(agent_id),
+            signal,
+            resource_id=resource_id,
+            thread_id=thread_id,
+            if_idle=idle_behavior,
+            stream_options=stream_options,
+        )
+        return RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]
+
+    async def thread_state(self, resource_id: str, thread_id: str) -> ThreadState:
+        return "active" if self.threads.active_run(resource_id, thread_id) is not None else "idle"
+
+    async def dispatch_notifications(self, now: Any = None) -> DispatchResult:
+        """Delivers what fell due (the server runs this periodically; tests step it)."""
+        return await self.notifications.dispatch_due(now, route=self.route_notification, thread_state=self.thread_state)
 
 
 def with_response_cache(registry: ProcessorRegistry, caches: dict[str, ServerCache]) -> ProcessorRegistry:

@@ -1,0 +1,469 @@
+"""SQLiteNotificationStore: the notifications inbox in a SQLite file.
+
+Built like SQLiteStorage: one connection used by one worker thread, so calls
+run in order, the event loop never waits on disk, and each write is one
+transaction (BEGIN IMMEDIATE ... COMMIT). A create that coalesces reads and
+rewrites its twin inside that one transaction, so two processes sending the
+same dedupe key never make two pending records.
+
+It may share a file with SQLiteStorage: its schema steps are counted in their
+own table (`notifications_schema_version`). Durability is SQLiteStorage's:
+WAL with `synchronous=NORMAL` (a returned write survives the process being
+killed) unless `synchronous="FULL"`.
+
+Rows: the record itself is the cache codec's tagged JSON (`body`; attribute
+order, payload, tuples and timezone-aware times round-trip exactly), next to
+the columns that queries filter and sort on. Times are integer microseconds
+since the Unix epoch; `due_us` is min(deliver_at, summary_at). `seq` (assigned
+on insert, kept by updates) breaks ties exactly as the in-memory store does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from agentd.backends.sqlite_storage import MINIMUM_SQLITE, to_micros
+from agentd.runtime import cache_codec
+from agentd.runtime.cache import CacheError
+from agentd.runtime.errors import AgentdError, InvalidArgument
+from agentd.runtime.messages import utcnow
+from agentd.runtime.notifications import (
+    STATUSES,
+    NotificationExists,
+    NotificationInput,
+    NotificationNotFound,
+    NotificationPage,
+    NotificationPatch,
+    NotificationQuery,
+    NotificationRecord,
+    NotificationStore,
+    Status,
+    apply_delivered,
+    apply_patch,
+    coalesce_record,
+    due_at,
+    encode_cursor,
+    new_record,
+    validate_input,
+)
+from agentd.runtime.storage import StorageError
+
+__all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
+
+T = TypeVar("T")
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+
+cache_codec.register(NotificationRecord)
+
+#: NOTIFICATION_MIGRATIONS[n] takes the schema from version n to n + 1. Append; never edit applied steps.
+NOTIFICATION_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE notifications (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            thread_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            resource_id TEXT,
+            agent_id TEXT,
+            source TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            priority TEXT NOT NULL,
+            status TEXT NOT NULL,
+            dedupe_key TEXT,
+            coalesce_key TEXT,
+            updated_us INTEGER NOT NULL,
+            due_us INTEGER,
+            body BLOB NOT NULL,
+            UNIQUE (thread_id, id)
+        )""",
+        "CREATE INDEX notifications_by_thread ON notifications (thread_id, updated_us, seq)",
+        "CREATE INDEX notifications_due ON notifications (due_us, updated_us, seq) "
+        "WHERE status = 'pending' AND due_us IS NOT NULL",
+        "CREATE INDEX notifications_coalesce ON notifications (thread_id, source, kind, status)",
+    ),
+)
+NOTIFICATION_SCHEMA_VERSION = len(NOTIFICATION_MIGRATIONS)
+_VERSION_TABLE = "notifications_schema_version"
+_COLUMNS = (
+    "thread_id, id, resource_id, agent_id, source, kind, summary, priority, status, "
+    "dedupe_key, coalesce_key, updated_us, due_us, body"
+)
+_UPSERT = (
+    f"INSERT INTO notifications ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (thread_id, id) DO UPDATE SET resource_id = excluded.resource_id, "
+    "agent_id = excluded.agent_id, source = excluded.source, kind = excluded.kind, "
+    "summary = excluded.summary, priority = excluded.priority, status = excluded.status, "
+    "dedupe_key = excluded.dedupe_key, coalesce_key = excluded.coalesce_key, "
+    "updated_us = excluded.updated_us, due_us = excluded.due_us, body = excluded.body"
+)
+
+
+class SQLiteNotificationStore(NotificationStore):
+    """Notification records in the SQLite file at `path` (parent folders are created)."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | Path, *, synchronous: Synchronous = "NORMAL", busy_timeout: float = 5.0) -> None:
+        if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous: {synchronous!r} is not OFF, NORMAL, FULL or EXTRA")
+        self.path = path if str(path) == ":memory:" else Path(path)
+        self.synchronous = synchronous
+        self.busy_timeout = busy_timeout
+        self.schema_version = 0
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentd-sqlite-notifications")
+        self._connection: sqlite3.Connection | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SQLiteNotificationStore({str(self.path)!r})"
+
+    # ------------------------------------------------------------ the worker thread
+
+    async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise StorageError("sqlite notification store is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._run, job)
+        except RuntimeError as exc:  # the executor was shut down by close() meanwhile
+            if self._closed:
+                raise StorageError("sqlite notification store is closed") from exc
+            raise
+
+    def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return job(self._connection or self._open())
+        except (StorageError, AgentdError):
+            raise
+        except CacheError as exc:
+            raise StorageError(f"sqlite notification store: {exc}") from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"sqlite notification store {self.path}: {type(exc).__name__}: {exc}") from exc
+
+    def _open(self) -> sqlite3.Connection:
+        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+            raise StorageError(f"SQLite {sqlite3.sqlite_version} is too old: agentd needs 3.24 or later (upsert)")
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL").fetchone()
+            connection.execute(f"PRAGMA synchronous={self.synchronous}")
+            # The in-memory store's case-insensitive match, exactly (SQLite's lower() folds ASCII only).
+            connection.create_function("agentd_icontains", 2, _icontains, deterministic=True)
+            self.schema_version = _migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    async def open(self) -> None:
+        await self._call(lambda connection: None)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self._close_connection)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    def _close_connection(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    # ------------------------------------------------------------ records
+
+    async def create(
+        self,
+        value: NotificationInput,
+        *,
+        thread_id: str,
+        resource_id: str | None = None,
+        agent_id: str | None = None,
+        now: datetime | None = None,
+        id: str | None = None,
+    ) -> NotificationRecord:
+        checked = validate_input(value)
+        if not thread_id:
+            raise InvalidArgument.field("thread_id", "required")
+        when = _aware(now) if now is not None else utcnow()
+        fresh = new_record(
+            checked,
+            id=id or str(uuid.uuid4()),
+            thread_id=thread_id,
+            resource_id=resource_id,
+            agent_id=agent_id,
+            now=when,
+        )
+
+        def create(connection: sqlite3.Connection) -> NotificationRecord:
+            with _write(connection):
+                twin = None
+                if checked.dedupe_key is not None or checked.coalesce_key is not None:
+                    twin = connection.execute(
+                        "SELECT body FROM notifications WHERE thread_id = ? AND source = ? AND kind = ? "
+                        "AND status = 'pending' AND agent_id IS ? AND resource_id IS ? "
+                        "AND ((? IS NOT NULL AND dedupe_key = ?) OR (? IS NOT NULL AND coalesce_key = ?)) "
+                        "ORDER BY updated_us DESC, seq DESC LIMIT 1",
+                        (
+                            thread_id,
+                            checked.source,
+                            checked.kind,
+                            fresh.agent_id,
+                            fresh.resource_id,
+                            checked.dedupe_key,
+                            checked.dedupe_key,
+                            checked.coalesce_key,
+                            checked.coalesce_key,
+                        ),
+                    ).fetchone()
+                if twin is not None:
+                    record = coalesce_record(_record(twin[0]), checked, when)
+                else:
+                    record = fresh
+                    taken = connection.execute(
+                        "SELECT 1 FROM notifications WHERE thread_id = ? AND id = ?", (thread_id, record.id)
+                    ).fetchone()
+                    if taken:
+                        raise NotificationExists(thread_id, record.id)
+                connection.execute(_UPSERT, _row(record))
+            return record
+
+        return await self._call(create)
+
+    async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
+        def select(connection: sqlite3.Connection) -> NotificationRecord | None:
+            return _get(connection, thread_id, id)
+
+        return await self._call(select)
+
+    async def list_notifications(self, query: NotificationQuery) -> NotificationPage:
+        position = query.validate()
+        sql = "SELECT seq, body FROM notifications WHERE thread_id = ?"
+        args: list[Any] = [query.thread_id]
+        for column, values in (("status", query.statuses()), ("priority", query.priorities())):
+            if values:
+                sql += f" AND {column} IN ({','.join('?' * len(values))})"
+                args += sorted(values)
+        for column, wanted in (
+            ("source", query.source),
+            ("resource_id", query.resource_id),
+            ("agent_id", query.agent_id),
+        ):
+            if wanted:
+                sql += f" AND {column} = ?"
+                args.append(wanted)
+        search = (query.search or "").strip()
+        if search:
+            sql += " AND (agentd_icontains(summary, ?) OR agentd_icontains(kind, ?) OR agentd_icontains(source, ?))"
+            args += [search] * 3
+        if position is not None:
+            sql += " AND (updated_us, seq) < (?, ?)"
+            args += [to_micros(position[0]), position[1]]
+        sql += " ORDER BY updated_us DESC, seq DESC LIMIT ? OFFSET ?"
+        args += [-1 if query.limit is None else query.limit + 1, query.offset]
+
+        def select(connection: sqlite3.Connection) -> list[tuple[int, NotificationRecord]]:
+            with _read(connection):
+                return [(seq, _record(body)) for seq, body in connection.execute(sql, args)]
+
+        rows = await self._call(select)
+        page = rows if query.limit is None else rows[: query.limit]
+        more = len(page) < len(rows)
+        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
+        return NotificationPage([record for _, record in page], cursor)
+
+    async def list_due(
+        self,
+        now: datetime,
+        *,
+        limit: int = 100,
+        agent_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> list[NotificationRecord]:
+        sql = "SELECT body FROM notifications WHERE status = 'pending' AND due_us IS NOT NULL AND due_us <= ?"
+        args: list[Any] = [to_micros(_aware(now))]
+        if agent_id:
+            sql += " AND agent_id = ?"
+            args.append(agent_id)
+        if resource_id:
+            sql += " AND resource_id = ?"
+            args.append(resource_id)
+        sql += " ORDER BY due_us, updated_us, seq LIMIT ?"
+        args.append(max(limit, 0))
+
+        def select(connection: sqlite3.Connection) -> list[NotificationRecord]:
+            with _read(connection):
+                return [_record(body) for (body,) in connection.execute(sql, args)]
+
+        return await self._call(select)
+
+    async def update(
+        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
+    ) -> NotificationRecord:
+        when = _aware(now) if now is not None else utcnow()
+
+        def update(connection: sqlite3.Connection) -> NotificationRecord:
+            with _write(connection):
+                current = _get(connection, thread_id, id)
+                if current is None:
+                    raise NotificationNotFound(thread_id, id)
+                record = apply_patch(current, patch, when)
+                connection.execute(_UPSERT, _row(record))
+            return record
+
+        return await self._call(update)
+
+    async def update_status(
+        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
+    ) -> list[NotificationRecord]:
+        if status not in STATUSES:
+            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        when = _aware(now) if now is not None else utcnow()
+        unique = list(dict.fromkeys(ids))
+
+        def update(connection: sqlite3.Connection) -> list[NotificationRecord]:
+            out = []
+            with _write(connection):
+                for notification_id in unique:
+                    current = _get(connection, thread_id, notification_id)
+                    if current is None:
+                        continue
+                    record = apply_patch(current, NotificationPatch(status=status), when)
+                    connection.execute(_UPSERT, _row(record))
+                    out.append(record)
+            return out
+
+        return await self._call(update) if unique else []
+
+    async def mark_delivered(
+        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
+    ) -> NotificationRecord | None:
+        when = _aware(attempted_at)
+
+        def mark(connection: sqlite3.Connection) -> NotificationRecord | None:
+            with _write(connection):
+                current = _get(connection, thread_id, id)
+                if current is None:
+                    return None
+                record = apply_delivered(current, delivered_signal_id, when)
+                connection.execute(_UPSERT, _row(record))
+            return record
+
+        return await self._call(mark)
+
+    async def clear(self) -> None:
+        def clear(connection: sqlite3.Connection) -> None:
+            with _write(connection):
+                connection.execute("DELETE FROM notifications")
+
+        await self._call(clear)
+
+
+# ---------------------------------------------------------------- helpers (worker thread)
+
+
+def _aware(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _icontains(haystack: str | None, needle: str | None) -> int:
+    """notifications.matches_query's test: Python's lower(), not SQLite's ASCII-only one."""
+    return int(haystack is not None and needle is not None and needle.lower() in haystack.lower())
+
+
+class _Transaction:
+    def __init__(self, connection: sqlite3.Connection, begin: str) -> None:
+        self.connection = connection
+        self.begin = begin
+
+    def __enter__(self) -> None:
+        self.connection.execute(self.begin)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if exc is None:
+                self.connection.execute("COMMIT")
+        finally:
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
+
+
+def _write(connection: sqlite3.Connection) -> _Transaction:
+    return _Transaction(connection, "BEGIN IMMEDIATE")
+
+
+def _read(connection: sqlite3.Connection) -> _Transaction:
+    return _Transaction(connection, "BEGIN")
+
+
+def _migrate(connection: sqlite3.Connection) -> int:
+    with _write(connection):
+        connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {_VERSION_TABLE} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+    while True:
+        with _write(connection):
+            (version,) = connection.execute(f"SELECT coalesce(max(version), 0) FROM {_VERSION_TABLE}").fetchone()
+            if version > NOTIFICATION_SCHEMA_VERSION:
+                raise StorageError(
+                    f"the notifications schema has version {version}, newer than this agentd knows "
+                    f"({NOTIFICATION_SCHEMA_VERSION})"
+                )
+            if version == NOTIFICATION_SCHEMA_VERSION:
+                return int(version)
+            for statement in NOTIFICATION_MIGRATIONS[version]:
+                connection.execute(statement)
+            connection.execute(
+                f"INSERT INTO {_VERSION_TABLE} (version, applied_at) VALUES (?, ?)",
+                (version + 1, utcnow().isoformat()),
+            )
+
+
+def _get(connection: sqlite3.Connection, thread_id: str, id: str) -> NotificationRecord | None:
+    row = connection.execute(
+        "SELECT body FROM notifications WHERE thread_id = ? AND id = ?", (thread_id, id)
+    ).fetchone()
+    return None if row is None else _record(row[0])
+
+
+def _row(record: NotificationRecord) -> tuple[Any, ...]:
+    due = due_at(record)
+    return (
+        record.thread_id,
+        record.id,
+        record.resource_id,
+        record.agent_id,
+        record.source,
+        record.kind,
+        record.summary,
+        record.priority,
+        record.status,
+        record.dedupe_key,
+        record.coalesce_key,
+        to_micros(record.updated_at),
+        None if due is None else to_micros(due),
+        cache_codec.encode(record),
+    )
+
+
+def _record(body: bytes) -> NotificationRecord:
+    record = cache_codec.decode(body)
+    if not isinstance(record, NotificationRecord):
+        raise StorageError(f"a stored notification row holds a {type(record).__name__}")
+    return record

@@ -1,0 +1,1181 @@
+"""Notifications alone: the inbox store (one suite, in memory and SQLite), the
+delivery policy, rendering, send and the dispatcher, and the inbox tool.
+Routing and thread state are fakes that record their calls; time is always
+an argument, so nothing sleeps."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentd.backends.sqlite_notifications import NOTIFICATION_SCHEMA_VERSION, SQLiteNotificationStore
+from agentd.backends.sqlite_storage import SQLiteStorage
+from agentd.runtime.errors import FailedPrecondition, InvalidArgument
+from agentd.runtime.messages import TextPart
+from agentd.runtime.notifications import (
+    INBOX_TOOL_NAME,
+    MAX_DELIVERY_ATTEMPTS,
+    DecisionInput,
+    DeliveryDecision,
+    DeliveryPolicy,
+    InMemoryNotificationStore,
+    NotificationExists,
+    NotificationInbox,
+    NotificationInput,
+    NotificationNotFound,
+    NotificationPatch,
+    NotificationQuery,
+    NotificationRecord,
+    Notifications,
+    NotificationStore,
+    PolicyRule,
+    RouteResult,
+    SendResult,
+    Status,
+    create_notification_inbox_tool,
+    default_decision,
+    notification_signal,
+    parse_duration,
+    summary_signal,
+)
+from agentd.runtime.signals import Signal, render_for_model
+from agentd.runtime.storage import Thread
+from agentd.runtime.tools import ToolContext
+
+T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+AGENT, RESOURCE, THREAD = "support", "user-123", "thread-abc"
+MINUTE = timedelta(minutes=1)
+
+
+def note(summary: str = "CI failed on main", **kw: Any) -> NotificationInput:
+    kw.setdefault("source", "github")
+    kw.setdefault("kind", "ci-status")
+    return NotificationInput(summary=summary, **kw)
+
+
+# ---------------------------------------------------------------- fakes
+
+
+@dataclass
+class Call:
+    signal: Signal
+    agent_id: str
+    resource_id: str
+    thread_id: str
+    idle_behavior: str
+    stream_options: Any
+
+
+class Router:
+    """The thread runtime, faked: an active thread takes `deliver` into its
+    run; an idle one is woken (`wake`) or written to (`persist`)."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.state_calls: list[tuple[str, str]] = []
+        self.states: dict[tuple[str, str], str] = {}
+        self.error: Exception | None = None
+        self.state_error: Exception | None = None
+        self.forced: str | None = None
+        self.runs = 0
+        #: Called during routing (e.g. to mark the record seen meanwhile).
+        self.during: Any = None
+
+    def set_state(self, state: str, resource_id: str = RESOURCE, thread_id: str = THREAD) -> None:
+        self.states[(resource_id, thread_id)] = state
+
+    async def route(
+        self,
+        signal: Signal,
+        *,
+        agent_id: str,
+        resource_id: str,
+        thread_id: str,
+        idle_behavior: str,
+        stream_options: Any,
+    ) -> RouteResult:
+        self.calls.append(Call(signal, agent_id, resource_id, thread_id, idle_behavior, stream_options))
+        if self.during is not None:
+            await self.during(signal)
+        if self.error is not None:
+            raise self.error
+        if self.forced is not None:
+            return RouteResult(self.forced)  # type: ignore[arg-type]
+        if self.states.get((resource_id, thread_id), "idle") == "active":
+            return RouteResult("deliver", "run-active")
+        if idle_behavior == "persist":
+            return RouteResult("persist")
+        self.runs += 1
+        return RouteResult("wake", f"run-{self.runs}")
+
+    async def thread_state(self, resource_id: str, thread_id: str) -> Any:
+        self.state_calls.append((resource_id, thread_id))
+        if self.state_error is not None:
+            raise self.state_error
+        return self.states.get((resource_id, thread_id), "idle")
+
+
+class Clock:
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> datetime:
+        self.now += delta
+        return self.now
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[NotificationStore]:
+    if request.param == "memory":
+        yield InMemoryNotificationStore()
+        return
+    sqlite = SQLiteNotificationStore(tmp_path / "notifications.db")
+    try:
+        yield sqlite
+    finally:
+        await sqlite.close()
+
+
+@pytest.fixture
+def router() -> Router:
+    return Router()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+async def send(
+    service: Notifications,
+    router: Router,
+    value: NotificationInput,
+    *,
+    now: datetime | None = None,
+    stream_options: Any = None,
+) -> SendResult:
+    return await service.send(
+        value,
+        agent_id=AGENT,
+        resource_id=RESOURCE,
+        thread_id=THREAD,
+        route=router.route,
+        thread_state=router.thread_state,
+        now=now,
+        stream_options=stream_options,
+    )
+
+
+async def create(store: NotificationStore, value: NotificationInput | None = None, **kw: Any) -> NotificationRecord:
+    kw.setdefault("thread_id", THREAD)
+    kw.setdefault("resource_id", RESOURCE)
+    kw.setdefault("agent_id", AGENT)
+    kw.setdefault("now", T0)
+    return await store.create(value or note(), **kw)
+
+
+async def schedule(store: NotificationStore, record: NotificationRecord, **patch: Any) -> NotificationRecord:
+    return await store.update(record.thread_id, record.id, NotificationPatch(**patch), now=T0)
+
+
+# ================================================================ the store (every backend)
+
+
+async def test_create_fills_defaults(store: NotificationStore) -> None:
+    record = await create(store, note(payload={"run": 42}, metadata={"url": "https://ci"}))
+    assert (record.priority, record.status, record.coalesced_count, record.delivery_attempts) == (
+        "medium",
+        "pending",
+        1,
+        0,
+    )
+    assert record.created_at == record.updated_at == T0 and record.created_at.tzinfo is not None
+    assert (record.thread_id, record.resource_id, record.agent_id) == (THREAD, RESOURCE, AGENT)
+    assert record.payload == {"run": 42} and record.metadata == {"url": "https://ci"}
+    assert record.deliver_at is None and record.summary_at is None and record.delivered_at is None
+    assert await store.get(THREAD, record.id) == record
+
+
+async def test_records_are_copied_at_the_boundary(store: NotificationStore) -> None:
+    value = note(payload={"tests": ["a"]}, metadata={"m": {"n": 1}}, attributes={"pr": "7"})
+    record = await create(store, value)
+    value.payload["tests"].append("b")
+    assert value.metadata is not None
+    value.metadata["m"]["n"] = 2
+    record.payload["tests"].append("c")
+    assert record.metadata is not None
+    record.metadata["x"] = 1
+    record.summary = "changed"
+    stored = await store.get(THREAD, record.id)
+    assert stored is not None
+    assert stored.payload == {"tests": ["a"]} and stored.metadata == {"m": {"n": 1}}
+    assert stored.summary == "CI failed on main" and stored.attributes == (("pr", "7"),)
+    page = await store.list_notifications(NotificationQuery(THREAD))
+    page.records[0].payload["tests"].clear()
+    again = await store.get(THREAD, record.id)
+    assert again is not None and again.payload == {"tests": ["a"]}
+
+
+async def test_same_id_in_two_threads_is_two_records(store: NotificationStore) -> None:
+    one = await create(store, note("one"), id="n-1", thread_id="t-1")
+    two = await create(store, note("two"), id="n-1", thread_id="t-2")
+    await store.update("t-1", "n-1", NotificationPatch(status="seen"), now=T0 + MINUTE)
+    first, second = await store.get("t-1", "n-1"), await store.get("t-2", "n-1")
+    assert first is not None and second is not None
+    assert (first.summary, first.status) == ("one", "seen")
+    assert (second.summary, second.status) == ("two", "pending")
+    assert one.id == two.id
+    with pytest.raises(NotificationExists):
+        await create(store, note("three"), id="n-1", thread_id="t-1")
+
+
+async def test_dedupe_key_coalesces_into_the_pending_record(store: NotificationStore) -> None:
+    first = await create(
+        store,
+        note(
+            "CI failed: 1 test", priority="high", dedupe_key="ci:main", attributes={"a": 1, "b": 2}, metadata={"x": 1}
+        ),
+    )
+    second = await create(
+        store,
+        note("CI failed: 3 tests", dedupe_key="ci:main", attributes={"b": 3, "c": 4}, metadata={"y": 2}, payload=[1]),
+        now=T0 + MINUTE,
+    )
+    assert second.id == first.id and second.coalesced_count == 2
+    assert second.summary == "CI failed: 3 tests"
+    assert second.priority == "high"  # not given: kept
+    assert second.payload == [1]
+    assert second.attributes == (("a", 1), ("b", 3), ("c", 4))
+    assert second.metadata == {"x": 1, "y": 2}
+    assert second.created_at == T0 and second.updated_at == T0 + MINUTE and second.status == "pending"
+    third = await create(store, note("CI green", priority="low", dedupe_key="ci:main"), now=T0 + 2 * MINUTE)
+    assert (third.id, third.coalesced_count, third.priority, third.payload) == (first.id, 3, "low", [1])
+    page = await store.list_notifications(NotificationQuery(THREAD))
+    assert [r.id for r in page.records] == [first.id]
+
+
+async def test_coalesce_key_merges_related_notifications(store: NotificationStore) -> None:
+    first = await create(store, note("PR #1 review", kind="review", coalesce_key="pr:1", dedupe_key="a"))
+    second = await create(store, note("PR #1 second review", kind="review", coalesce_key="pr:1", dedupe_key="b"))
+    assert second.id == first.id and second.coalesced_count == 2
+
+
+async def test_what_never_coalesces(store: NotificationStore) -> None:
+    base = await create(store, note(dedupe_key="k"))
+    other_kind = await create(store, note(kind="deploy", dedupe_key="k"))
+    other_source = await create(store, note(source="gitlab", dedupe_key="k"))
+    other_agent = await create(store, note(dedupe_key="k"), agent_id="other-agent")
+    other_resource = await create(store, note(dedupe_key="k"), resource_id="user-999")
+    other_thread = await create(store, note(dedupe_key="k"), thread_id="thread-2")
+    no_key = await create(store, note())
+    no_key_again = await create(store, note())
+    ids = {base.id, other_kind.id, other_source.id, other_agent.id, other_resource.id, other_thread.id, no_key.id}
+    assert len(ids | {no_key_again.id}) == 8
+    # A record no longer pending is never coalesced into.
+    for status in ("delivered", "seen"):
+        await store.update(THREAD, base.id, NotificationPatch(status=status), now=T0)
+        fresh = await create(store, note(dedupe_key="k"))
+        assert fresh.id != base.id and fresh.coalesced_count == 1
+        await store.update(THREAD, fresh.id, NotificationPatch(status="archived"), now=T0)
+
+
+async def test_list_filters_and_orders_newest_update_first(store: NotificationStore) -> None:
+    a = await create(store, note("Build broke", priority="high"), now=T0)
+    b = await create(
+        store, note("Alice mentioned you", source="slack", kind="mention", priority="low"), now=T0 + MINUTE
+    )
+    c = await create(store, note("Invoice due", source="email", kind="billing"), now=T0 + 2 * MINUTE)
+    await create(store, note("other thread"), thread_id="elsewhere")
+    await store.update(THREAD, a.id, NotificationPatch(status="seen"), now=T0 + 3 * MINUTE)
+
+    async def ids(**kw: Any) -> list[str]:
+        return [r.id for r in (await store.list_notifications(NotificationQuery(THREAD, **kw))).records]
+
+    assert await ids() == [a.id, c.id, b.id]
+    assert await ids(status="pending") == [c.id, b.id]
+    assert await ids(status=["seen", "delivered"]) == [a.id]
+    assert await ids(status=[]) == [a.id, c.id, b.id]
+    assert await ids(priority="low") == [b.id]
+    assert await ids(priority=["high", "medium"]) == [a.id, c.id]
+    assert await ids(source="slack") == [b.id]
+    assert await ids(search="BROKE") == [a.id]  # summary
+    assert await ids(search="Mention") == [b.id]  # kind
+    assert await ids(search="mai") == [c.id]  # source
+    assert await ids(search="nothing like it") == []
+    assert await ids(agent_id=AGENT, resource_id=RESOURCE) == [a.id, c.id, b.id]
+    assert await ids(agent_id="nobody") == []
+    assert await ids(limit=2) == [a.id, c.id]
+    assert await ids(limit=2, offset=1) == [c.id, b.id]
+    with pytest.raises(InvalidArgument):
+        await ids(status="unread")
+
+
+async def test_cursor_pages_walk_every_record_once(store: NotificationStore) -> None:
+    made = [await create(store, note(f"n{i}"), now=T0 + (i // 2) * MINUTE) for i in range(7)]
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = await store.list_notifications(NotificationQuery(THREAD, limit=3, cursor=cursor))
+        seen += [r.id for r in page.records]
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert pages == 3
+    # Newest update first; records updated at the same instant, newest inserted first.
+    assert seen == [r.id for r in reversed(made)]
+    with pytest.raises(InvalidArgument):
+        await store.list_notifications(NotificationQuery(THREAD, cursor="garbage"))
+
+
+async def test_list_due_ignores_future_and_settled_records_and_orders_by_due_time(
+    store: NotificationStore,
+) -> None:
+    late = await schedule(store, await create(store, note("late")), deliver_at=T0 + 5 * MINUTE)
+    early = await schedule(
+        store, await create(store, note("early")), deliver_at=T0 + 9 * MINUTE, summary_at=T0 + MINUTE
+    )
+    future = await schedule(store, await create(store, note("future")), summary_at=T0 + 60 * MINUTE)
+    seen = await schedule(store, await create(store, note("seen")), deliver_at=T0, status="seen")
+    await create(store, note("unscheduled"))
+    failed = await schedule(store, await create(store, note("failed")), deliver_at=T0, status="failed")
+    now = T0 + 10 * MINUTE
+    due = await store.list_due(now)
+    assert [r.id for r in due] == [early.id, late.id]
+    assert future.id not in {r.id for r in due} and seen.id != failed.id
+    assert [r.id for r in await store.list_due(now, limit=1)] == [early.id]
+    assert await store.list_due(now, agent_id="someone-else") == []
+    assert [r.id for r in await store.list_due(now, resource_id=RESOURCE)] == [early.id, late.id]
+    # Same due time: the older update first.
+    tie = await create(store, note("tie"), now=T0 - MINUTE)
+    tie = await store.update(THREAD, tie.id, NotificationPatch(deliver_at=T0 + MINUTE), now=T0 - MINUTE)
+    assert [r.id for r in await store.list_due(now)] == [tie.id, early.id, late.id]
+
+
+async def test_update_stamps_status_times_and_clears_schedule(store: NotificationStore) -> None:
+    record = await schedule(
+        store, await create(store), deliver_at=T0 + MINUTE, summary_at=T0 + MINUTE, delivery_reason="r"
+    )
+    seen = await store.update(THREAD, record.id, NotificationPatch(status="seen"), now=T0 + 2 * MINUTE)
+    assert seen.status == "seen" and seen.seen_at == T0 + 2 * MINUTE and seen.updated_at == T0 + 2 * MINUTE
+    assert seen.deliver_at == T0 + MINUTE and seen.delivery_reason == "r"  # UNSET fields stay
+    again = await store.update(THREAD, record.id, NotificationPatch(status="seen"), now=T0 + 3 * MINUTE)
+    assert again.seen_at == T0 + 2 * MINUTE  # not a change: the first time stays
+    cleared = await store.update(
+        THREAD, record.id, NotificationPatch(deliver_at=None, summary_at=None), now=T0 + 4 * MINUTE
+    )
+    assert cleared.deliver_at is None and cleared.summary_at is None
+    stamps: list[tuple[Status, str]] = [
+        ("dismissed", "dismissed_at"),
+        ("archived", "archived_at"),
+        ("discarded", "discarded_at"),
+    ]
+    for status, stamp in stamps:
+        changed = await store.update(THREAD, record.id, NotificationPatch(status=status), now=T0 + 5 * MINUTE)
+        assert getattr(changed, stamp) == T0 + 5 * MINUTE
+    assert await store.get(THREAD, record.id) == changed
+    with pytest.raises(NotificationNotFound) as caught:
+        await store.update(THREAD, "missing", NotificationPatch(status="seen"), now=T0)
+    assert caught.value.reason == "NOTIFICATION_NOT_FOUND" and caught.value.status == "NOT_FOUND"
+    with pytest.raises(InvalidArgument):
+        await store.update(THREAD, record.id, NotificationPatch(status="bogus"), now=T0)  # type: ignore[arg-type]
+
+
+async def test_update_status_dedupes_and_skips_missing(store: NotificationStore) -> None:
+    a, b = await create(store, note("a")), await create(store, note("b"))
+    done = await store.update_status(THREAD, [a.id, "missing", b.id, a.id], "seen", now=T0 + MINUTE)
+    assert [r.id for r in done] == [a.id, b.id]
+    assert all(r.status == "seen" and r.seen_at == T0 + MINUTE for r in done)
+    assert await store.update_status(THREAD, [], "seen", now=T0) == []
+
+
+async def test_mark_delivered_only_moves_pending_records(store: NotificationStore) -> None:
+    pending = await create(store, note("a"))
+    marked = await store.mark_delivered(THREAD, pending.id, delivered_signal_id="sig-1", attempted_at=T0 + MINUTE)
+    assert marked is not None
+    assert (marked.status, marked.delivered_at, marked.delivered_signal_id) == ("delivered", T0 + MINUTE, "sig-1")
+    assert marked.last_delivery_attempt_at == T0 + MINUTE
+    seen = await schedule(store, await create(store, note("b")), status="seen")
+    kept = await store.mark_delivered(THREAD, seen.id, delivered_signal_id="sig-2", attempted_at=T0 + MINUTE)
+    assert kept is not None
+    assert (kept.status, kept.delivered_at, kept.delivered_signal_id) == ("seen", None, "sig-2")
+    assert await store.mark_delivered(THREAD, "missing", delivered_signal_id="x", attempted_at=T0) is None
+
+
+async def test_clear_removes_everything(store: NotificationStore) -> None:
+    record = await create(store)
+    await store.clear()
+    assert await store.get(THREAD, record.id) is None
+
+
+async def test_create_validates_input(store: NotificationStore) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        await create(store, NotificationInput(source="", kind=" ", summary="", priority="huge"))  # type: ignore[arg-type]
+    fields = {v.field for v in caught.value.violations}
+    assert fields == {"notification.source", "notification.kind", "notification.summary", "notification.priority"}
+    with pytest.raises(InvalidArgument):
+        await create(store, note(attributes={"bad name": 1}))
+    assert (await store.list_notifications(NotificationQuery(THREAD))).records == []
+
+
+# ================================================================ SQLite only
+
+
+async def test_sqlite_records_survive_a_reopen_and_share_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    first = SQLiteNotificationStore(path)
+    record = await create(
+        first,
+        note(
+            priority="urgent",
+            payload={"nested": [1, 2.5, None, True]},
+            attributes=[("z", 1), ("a", {"k": [1]})],
+            metadata={"m": "x"},
+            dedupe_key="d",
+        ),
+        now=datetime(2024, 1, 1, 9, tzinfo=timezone(timedelta(hours=2))),
+    )
+    record = await first.update(THREAD, record.id, NotificationPatch(deliver_at=T0), now=T0)
+    await first.close()
+    second = SQLiteNotificationStore(path)
+    other = SQLiteNotificationStore(path)
+    # The thread storage lives in the same file without disturbing the inbox.
+    threads = SQLiteStorage(path)
+    try:
+        assert await second.get(THREAD, record.id) == record
+        reread = await second.get(THREAD, record.id)
+        assert reread is not None and reread.attributes == (("z", 1), ("a", {"k": [1]}))
+        merged = await create(other, note("again", dedupe_key="d"), now=T0 + MINUTE)
+        assert merged.id == record.id and merged.coalesced_count == 2
+        assert [r.id for r in await second.list_due(T0)] == [record.id]
+        await threads.create_thread(Thread("t", "r"))
+        assert second.schema_version == NOTIFICATION_SCHEMA_VERSION
+    finally:
+        await second.close()
+        await other.close()
+        await threads.close()
+
+
+# ================================================================ policy
+
+
+@pytest.mark.parametrize(
+    ("priority", "state", "action", "reason", "deliver_now", "summary_now"),
+    [
+        ("urgent", "active", "deliver", "urgent", False, False),
+        ("urgent", "idle", "deliver", "urgent", False, False),
+        ("high", "active", "summarize", "active-high-summary-then-full", True, True),
+        ("high", "idle", "deliver", "idle-high", False, False),
+        ("medium", "active", "summarize", "active-batch-summary", False, True),
+        ("medium", "idle", "deliver", "idle-medium", False, False),
+        ("low", "active", "summarize", "active-batch-summary", False, True),
+        ("low", "idle", "summarize", "idle-low-summary", False, True),
+    ],
+)
+async def test_default_policy_table(
+    priority: str, state: str, action: str, reason: str, deliver_now: bool, summary_now: bool
+) -> None:
+    record = NotificationRecord("n", THREAD, "github", "ci", "s", priority=priority)  # type: ignore[arg-type]
+    decision = await DeliveryPolicy().decide(record, state, T0)  # type: ignore[arg-type]
+    assert (decision.action, decision.reason) == (action, reason)
+    assert decision.deliver_at == (T0 if deliver_now else None)
+    assert decision.summary_at == (T0 if summary_now else None)
+    assert decision == default_decision(record, state, T0)  # type: ignore[arg-type]
+
+
+async def test_policy_resolution_order() -> None:
+    record = NotificationRecord("n", THREAD, "github", "ci", "s", priority="low")
+    calls: list[DecisionInput] = []
+
+    def decide(given: DecisionInput) -> Any:
+        calls.append(given)
+        return {"action": "discard", "reason": "decided"} if given.record.kind == "spam" else None
+
+    policy = DeliveryPolicy(
+        default="persist",
+        priorities={"low": "defer"},
+        sources={"github": {"action": "summarize", "after": "5m", "reason": "by-source"}},
+        rules=[PolicyRule({"priority": "low"}, "deliver")],
+        decide=decide,
+    )
+    assert (await policy.decide(replace(record, kind="spam"), "idle", T0)).reason == "decided"
+    by_source = await policy.decide(record, "active", T0)
+    assert (by_source.action, by_source.summary_at, by_source.reason) == ("summarize", T0 + 5 * MINUTE, "by-source")
+    assert calls[-1].thread_state == "active" and calls[-1].now == T0 and calls[-1].record == record
+    slack = replace(record, source="slack")
+    assert (await policy.decide(slack, "idle", T0)).action == "defer"
+    assert (await policy.decide(slack, "idle", T0)).deliver_at == T0  # a defer without a time is due now
+    medium = replace(slack, priority="medium")
+    assert (await policy.decide(medium, "idle", T0)).action == "persist"  # no rule for medium: the default
+    rules_only = DeliveryPolicy(rules=[PolicyRule({"priority": "medium"}, "discard")])
+    assert (await rules_only.decide(medium, "idle", T0)).action == "discard"
+    assert (await rules_only.decide(record, "idle", T0)).reason == "idle-low-summary"  # built-in
+
+
+async def test_async_decide_and_decision_objects() -> None:
+    async def decide(given: DecisionInput) -> DeliveryDecision:
+        return DeliveryDecision("defer", deliver_at=given.now + MINUTE, reason="later", stream_options={"max_steps": 2})
+
+    decision = await DeliveryPolicy(decide=decide).decide(NotificationRecord("n", THREAD, "s", "k", "x"), "idle", T0)
+    assert decision == DeliveryDecision("defer", T0 + MINUTE, None, "later", {"max_steps": 2})
+
+
+async def test_sources_match_only_own_keys() -> None:
+    policy = DeliveryPolicy(sources={"github": "discard"})
+    for source in ("constructor", "toString", "__proto__", "__class__", "__init__", "get", "items", "hasOwnProperty"):
+        record = NotificationRecord("n", THREAD, source, "k", "x", priority="urgent")
+        decision = await policy.decide(record, "idle", T0)
+        assert (decision.action, decision.reason) == ("deliver", "urgent"), source
+
+
+async def test_rules_first_match_wins_and_after_sets_the_time() -> None:
+    policy = DeliveryPolicy(
+        rules=[
+            PolicyRule({"source": ["email", "slack"], "thread_state": "active"}, "defer", after=timedelta(minutes=10)),
+            PolicyRule({"priority": "low"}, "summarize", after=timedelta(minutes=30), reason="low-batch"),
+            PolicyRule({}, "deliver", reason="everything-else"),
+        ]
+    )
+    slack_low = NotificationRecord("n", THREAD, "slack", "mention", "x", priority="low")
+    active = await policy.decide(slack_low, "active", T0)
+    assert (active.action, active.deliver_at, active.summary_at) == ("defer", T0 + 10 * MINUTE, None)
+    idle = await policy.decide(slack_low, "idle", T0)
+    assert (idle.action, idle.summary_at, idle.reason) == ("summarize", T0 + 30 * MINUTE, "low-batch")
+    other = await policy.decide(replace(slack_low, priority="high"), "idle", T0)
+    assert (other.action, other.reason) == ("deliver", "everything-else")
+    with pytest.raises(ValueError, match="unknown key"):
+        PolicyRule({"colour": "red"}, "deliver")
+    with pytest.raises(ValueError, match="priority"):
+        PolicyRule({"priority": "huge"}, "deliver")
+    with pytest.raises(ValueError, match="delay"):
+        PolicyRule({}, "deliver", after=MINUTE)
+
+
+async def test_policy_from_config() -> None:
+    policy = DeliveryPolicy.from_config(
+        {
+            "priorities": {"urgent": "deliver", "medium": {"action": "summarize", "after": "2h", "reason": "m"}},
+            "sources": {"ci": "defer"},
+            "rules": [
+                {"match": {"priority": "low"}, "action": "summarize", "after": "30m"},
+                {"match": {"kind": ["mention", "dm"], "thread_state": "idle"}, "action": "persist"},
+            ],
+            "default": "discard",
+        }
+    )
+    record = NotificationRecord("n", THREAD, "github", "ci-status", "x", priority="low")
+    low = await policy.decide(record, "idle", T0)
+    assert (low.action, low.summary_at) == ("summarize", T0 + 30 * MINUTE)
+    medium = await policy.decide(replace(record, priority="medium"), "idle", T0)
+    assert (medium.action, medium.summary_at, medium.reason) == ("summarize", T0 + 2 * timedelta(hours=1), "m")
+    assert (await policy.decide(replace(record, source="ci"), "idle", T0)).action == "defer"
+    mention = replace(record, priority="high", kind="mention")
+    assert (await policy.decide(mention, "idle", T0)).action == "persist"
+    assert (await policy.decide(mention, "active", T0)).action == "discard"  # rule needs idle: the default
+    assert (await DeliveryPolicy.from_config({}).decide(mention, "idle", T0)).reason == "idle-high"
+
+    for bad, message in (
+        ({"defaults": "deliver"}, "unknown key"),
+        ({"default": "shout"}, "default"),
+        ({"priorities": {"critical": "deliver"}}, "priorities.critical"),
+        ({"priorities": {"low": {"action": "deliver", "after": "5m"}}}, "delay"),
+        ({"sources": {"ci": {"action": "defer", "after": "soon"}}}, "sources.ci.after"),
+        ({"rules": [{"match": {"prio": "low"}, "action": "deliver"}]}, r"rules\[0\].match"),
+        ({"rules": [{"match": {}, "action": "deliver", "when": 1}]}, r"rules\[0\]: unknown key"),
+        ({"rules": "low"}, "rules"),
+        ({"sources": {"ci": {"action": "defer", "stream_options": {}}}}, "unknown key"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            DeliveryPolicy.from_config(bad)
+
+
+def test_parse_duration() -> None:
+    assert parse_duration("30m") == timedelta(minutes=30)
+    assert parse_duration("2h") == timedelta(hours=2)
+    assert parse_duration("45s") == timedelta(seconds=45)
+    assert parse_duration("1h30m") == timedelta(minutes=90)
+    assert parse_duration("500ms") == timedelta(milliseconds=500)
+    assert parse_duration(" 1D ") == timedelta(days=1)
+    assert parse_duration(90) == timedelta(seconds=90)
+    assert parse_duration(timedelta(minutes=3)) == timedelta(minutes=3)
+    for bad in ("", "30", "m", "1w", "-5m", "1h 30x", True, -1):
+        with pytest.raises(ValueError):
+            parse_duration(bad)
+
+
+# ================================================================ rendering
+
+
+def test_notification_signal_attributes_and_metadata() -> None:
+    record = NotificationRecord(
+        "n-1",
+        THREAD,
+        "github",
+        "ci-status",
+        'CI failed: "3" tests <main> & more',
+        priority="high",
+        resource_id=RESOURCE,
+        attributes=(("repo", "acme/app"), ("status", "caller's"), ("extra", {"k": [1]})),
+        metadata={"url": "https://ci", "notification": "overwritten"},
+        coalesced_count=1,
+        delivered_at=T0,
+    )
+    signal = notification_signal(record, now=T0, id="sig-1")
+    assert (signal.id, signal.type, signal.tag_name, signal.created_at) == ("sig-1", "notification", "notification", T0)
+    assert signal.contents == record.summary
+    assert signal.attributes == (
+        ("repo", "acme/app"),
+        ("status", "pending"),  # a reserved key keeps its place, takes the record's value
+        ("extra", {"k": [1]}),
+        ("id", "n-1"),
+        ("source", "github"),
+        ("type", "ci-status"),
+        ("kind", "ci-status"),
+        ("priority", "high"),
+    )
+    assert signal.metadata == {
+        "url": "https://ci",
+        "notification": {
+            "signal": "notification",
+            "recordId": "n-1",
+            "source": "github",
+            "kind": "ci-status",
+            "priority": "high",
+            "status": "pending",
+            "coalescedCount": 1,
+            "deliveredAt": "2024-05-06T07:08:09.123456Z",
+        },
+    }
+    assert (signal.thread_id, signal.resource_id) == (THREAD, RESOURCE)
+    text = render_for_model(signal).parts[0]
+    assert isinstance(text, TextPart)
+    assert text.text == (
+        '<notification repo="acme/app" status="pending" extra="{&quot;k&quot;:[1]}" id="n-1" source="github" '
+        'type="ci-status" kind="ci-status" priority="high">'
+        'CI failed: "3" tests &lt;main&gt; &amp; more</notification>'
+    )
+    coalesced = notification_signal(replace(record, coalesced_count=3, attributes=()))
+    assert dict(coalesced.attributes)["coalescedCount"] == 3
+
+
+def test_summary_signal() -> None:
+    records = [
+        NotificationRecord("a", THREAD, "slack", "mention", "x", priority="low", resource_id=RESOURCE, agent_id=AGENT),
+        NotificationRecord("b", THREAD, "github", "ci", "x", priority="high"),
+        NotificationRecord("c", THREAD, "github", "review", "x", priority="medium", status="seen"),
+    ]
+    signal = summary_signal(records, now=T0)
+    assert (signal.type, signal.tag_name, signal.contents) == (
+        "notification",
+        "notification-summary",
+        "github: 2, slack: 1",
+    )
+    assert signal.attributes == (("pending", 2), ("priority", "high"))
+    assert signal.metadata is not None
+    assert signal.metadata["notification"] == {
+        "signal": "summary",
+        "pending": 2,
+        "groups": [{"source": "github", "count": 2}, {"source": "slack", "count": 1}],
+        "byPriority": {"high": 1, "medium": 1, "low": 1},
+        "notificationIds": ["a", "b", "c"],
+        "priority": "high",
+    }
+    assert signal.metadata["notificationIds"] == ["a", "b", "c"]
+    assert signal.metadata["notificationSummary"]["agentId"] == AGENT
+    assert (signal.thread_id, signal.resource_id) == (THREAD, RESOURCE)
+    text = render_for_model(summary_signal(records, 3)).parts[0]
+    assert isinstance(text, TextPart)
+    assert text.text == '<notification-summary pending="3" priority="high">github: 2, slack: 1</notification-summary>'
+    empty = summary_signal([])
+    assert empty.contents == "No pending notifications." and empty.attributes == (("pending", 0),)
+
+
+# ================================================================ send
+
+
+async def test_send_without_storage_is_rejected(router: Router) -> None:
+    with pytest.raises(FailedPrecondition) as caught:
+        await send(Notifications(None), router, note(priority="urgent"))
+    assert caught.value.reason == "NOTIFICATIONS_UNAVAILABLE"
+    assert router.calls == [] and router.state_calls == []
+
+
+async def test_send_validates_before_creating(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    with pytest.raises(InvalidArgument) as caught:
+        await service.send(
+            [note("ok"), note("")],
+            agent_id=AGENT,
+            resource_id="",
+            thread_id=THREAD,
+            route=router.route,
+            thread_state=router.thread_state,
+            now=T0,
+        )
+    assert {v.field for v in caught.value.violations} == {"resource_id", "notifications[1].summary"}
+    assert (await store.list_notifications(NotificationQuery(THREAD))).records == []
+    assert router.calls == []
+
+
+@pytest.mark.parametrize(
+    ("priority", "reason"), [("urgent", "urgent"), ("high", "idle-high"), ("medium", "idle-medium")]
+)
+async def test_idle_thread_gets_an_immediate_full_delivery(
+    store: NotificationStore, router: Router, priority: str, reason: str
+) -> None:
+    service = Notifications(store)
+    result = await send(service, router, note(priority=priority), now=T0, stream_options={"max_steps": 3})
+    assert result.decision.action == "deliver" and result.decision.reason == reason
+    assert result.routing == RouteResult("wake", "run-1") and result.run_id == "run-1"
+    assert result.signal is not None and result.signal.tag_name == "notification"
+    assert dict(result.signal.attributes)["status"] == "delivered"
+    assert result.signal.metadata is not None
+    assert result.signal.metadata["notification"]["deliveredAt"] == "2024-05-06T07:08:09.123456Z"
+    record = result.record
+    assert (record.status, record.delivered_at, record.delivery_reason) == ("delivered", T0, reason)
+    assert record.delivered_signal_id == result.signal.id
+    assert not result.needs_dispatch
+    [call] = router.calls
+    assert (call.agent_id, call.resource_id, call.thread_id) == (AGENT, RESOURCE, THREAD)
+    assert (call.idle_behavior, call.stream_options, call.signal) == ("wake", {"max_steps": 3}, result.signal)
+    assert await store.get(THREAD, record.id) == record
+
+
+async def test_idle_low_waits_for_a_persisted_summary(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    result = await send(service, router, note(priority="low"), now=T0)
+    assert (result.decision.action, result.decision.reason) == ("summarize", "idle-low-summary")
+    assert result.signal is None and router.calls == [] and result.needs_dispatch
+    assert result.record.summary_at == T0 and result.record.status == "pending"
+
+    dispatched = await service.dispatch_due(T0 + MINUTE, route=router.route, thread_state=router.thread_state)
+    [call] = router.calls
+    assert call.idle_behavior == "persist"  # all low: never wakes the model
+    assert call.signal.tag_name == "notification-summary" and call.signal.contents == "github: 1"
+    assert dispatched.signals == [call.signal] and dispatched.delivered == [] and dispatched.failed == []
+    [summarized] = dispatched.summarized
+    assert summarized.status == "pending" and summarized.summary_at is None
+    assert summarized.summary_signal_id == call.signal.id
+    assert summarized.last_delivery_attempt_at == T0 + MINUTE
+    assert await store.list_due(T0 + 60 * MINUTE) == []
+    assert router.runs == 0
+
+
+async def test_active_high_summary_now_then_full_delivery_once_idle(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    router.set_state("active")
+    result = await send(service, router, note(priority="high"), now=T0)
+    assert result.decision.reason == "active-high-summary-then-full"
+    assert result.signal is not None and result.signal.tag_name == "notification-summary"
+    assert result.signal.attributes == (("pending", 1), ("priority", "high"))
+    assert result.routing == RouteResult("deliver", "run-active")
+    [call] = router.calls
+    assert call.idle_behavior == "persist"
+    record = result.record
+    assert (record.status, record.summary_at, record.deliver_at) == ("pending", None, T0)
+    assert record.summary_signal_id == result.signal.id and record.delivered_signal_id is None
+    assert result.needs_dispatch
+
+    # Still active: the full text waits.
+    still = await service.dispatch_due(T0 + MINUTE, route=router.route, thread_state=router.thread_state)
+    assert [r.id for r in still.skipped] == [record.id] and len(router.calls) == 1 and still.failed == []
+    stored = await store.get(THREAD, record.id)
+    assert stored is not None and stored.delivery_attempts == 0
+
+    router.set_state("idle")
+    done = await service.dispatch_due(T0 + 2 * MINUTE, route=router.route, thread_state=router.thread_state)
+    [full] = done.delivered
+    assert (full.status, full.delivered_at) == ("delivered", T0 + 2 * MINUTE)
+    assert router.calls[-1].idle_behavior == "wake" and router.calls[-1].signal.tag_name == "notification"
+    assert full.delivered_signal_id == router.calls[-1].signal.id == done.signals[0].id
+    assert await store.list_due(T0 + 60 * MINUTE) == []
+
+
+async def test_active_medium_is_batched_not_summarised_at_once(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    router.set_state("active")
+    medium = await send(service, router, note(priority="medium"), now=T0)
+    assert (medium.decision.action, medium.decision.reason) == ("summarize", "active-batch-summary")
+    assert medium.signal is None and router.calls == [] and medium.record.summary_at == T0
+    low = await send(service, router, note("Alice mentioned you", source="slack", priority="low"), now=T0)
+    assert low.signal is None and low.record.summary_at == T0 and router.calls == []
+
+    dispatched = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    [call] = router.calls
+    assert call.idle_behavior == "wake"  # not all low
+    assert call.signal.contents == "github: 1, slack: 1"
+    assert call.signal.attributes == (("pending", 2), ("priority", "medium"))
+    assert {r.id for r in dispatched.summarized} == {medium.record.id, low.record.id}
+    assert all(r.status == "pending" and r.summary_signal_id == call.signal.id for r in dispatched.summarized)
+
+
+async def test_dispatch_sends_high_full_delivery_before_medium_summary(
+    store: NotificationStore, router: Router
+) -> None:
+    service = Notifications(store)
+    older = await create(store, note("older medium", kind="deploy"), now=T0 - 3 * MINUTE)
+    await schedule(store, older, deliver_at=T0 - 3 * MINUTE)
+    medium = await create(store, note("medium", source="slack"), now=T0 - 2 * MINUTE)
+    await schedule(store, medium, summary_at=T0 - MINUTE)
+    high = await create(store, note("high", priority="high"), now=T0)
+    await schedule(store, high, deliver_at=T0)
+    dispatched = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    # Highest priority first, then the oldest: high full, medium full, medium summary.
+    assert [c.signal.contents for c in router.calls] == ["high", "older medium", "slack: 1"]
+    assert [c.signal.tag_name for c in router.calls] == ["notification", "notification", "notification-summary"]
+    assert [s.id for s in dispatched.signals] == [c.signal.id for c in router.calls]
+    assert [r.id for r in dispatched.delivered] == [high.id, older.id]
+    assert [r.id for r in dispatched.summarized] == [medium.id]
+    assert router.state_calls == [(RESOURCE, THREAD)]  # once per thread
+
+
+async def test_custom_decide_defer(store: NotificationStore, router: Router) -> None:
+    policy = DeliveryPolicy(
+        decide=lambda given: DeliveryDecision("defer", deliver_at=given.now + 10 * MINUTE, reason="quiet-hours")
+    )
+    service = Notifications(store, policy=policy)
+    result = await send(service, router, note(priority="urgent"), now=T0)
+    assert router.calls == [] and result.signal is None and result.needs_dispatch
+    record = result.record
+    assert (record.status, record.deliver_at, record.delivery_reason) == ("pending", T0 + 10 * MINUTE, "quiet-hours")
+    assert (
+        await service.dispatch_due(T0 + 9 * MINUTE, route=router.route, thread_state=router.thread_state)
+    ).signals == []
+    later = await service.dispatch_due(T0 + 10 * MINUTE, route=router.route, thread_state=router.thread_state)
+    assert [r.id for r in later.delivered] == [record.id]
+
+
+async def test_default_summarize_policy_with_same_dedupe_key(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store, policy=DeliveryPolicy(default={"action": "summarize", "summary_at": T0 + MINUTE}))
+    first = await send(service, router, note("1 failure", dedupe_key="ci"), now=T0)
+    second = await send(service, router, note("2 failures", dedupe_key="ci"), now=T0 + MINUTE)
+    assert second.record.id == first.record.id and second.record.coalesced_count == 2
+    assert second.record.summary == "2 failures" and second.record.summary_at == T0 + MINUTE
+    assert len((await store.list_notifications(NotificationQuery(THREAD))).records) == 1
+    assert router.calls == []
+
+
+async def test_routing_rejection_counts_an_attempt(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    router.error = RuntimeError("no model configured")
+    result = await send(service, router, note(priority="urgent"), now=T0)
+    record = result.record
+    assert (record.status, record.delivery_attempts, record.last_delivery_error) == (
+        "pending",
+        1,
+        "no model configured",
+    )
+    assert record.last_delivery_attempt_at == T0 and record.delivered_signal_id is None
+    assert record.delivery_reason == "urgent"
+    assert result.signal is None and result.routing is None
+    # Scheduled now, so the dispatcher retries it.
+    assert record.deliver_at == T0 and result.needs_dispatch
+    router.error = None
+    retried = await service.dispatch_due(T0 + MINUTE, route=router.route, thread_state=router.thread_state)
+    assert [r.status for r in retried.delivered] == ["delivered"]
+
+
+async def test_five_failing_dispatches_fail_the_record(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    record = await schedule(store, await create(store, note(priority="urgent")), deliver_at=T0)
+    router.error = ConnectionError("broker down")
+    for attempt in range(1, MAX_DELIVERY_ATTEMPTS + 1):
+        result = await service.dispatch_due(T0 + attempt * MINUTE, route=router.route, thread_state=router.thread_state)
+        [failure] = result.failed
+        assert failure.error == "broker down" and failure.record.delivery_attempts == attempt
+        assert failure.record.status == ("failed" if attempt == MAX_DELIVERY_ATTEMPTS else "pending")
+    assert await store.list_due(T0 + 60 * MINUTE) == []
+    assert len(router.calls) == MAX_DELIVERY_ATTEMPTS
+    stored = await store.get(THREAD, record.id)
+    assert stored is not None and stored.last_delivery_attempt_at == T0 + 5 * MINUTE
+    # A record already at the limit is failed without counting further.
+    over = await schedule(store, await create(store, note("other")), deliver_at=T0, delivery_attempts=7)
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    [failure] = result.failed
+    assert (failure.record.id, failure.record.status, failure.record.delivery_attempts) == (over.id, "failed", 7)
+
+
+async def test_refused_routing_at_dispatch_is_a_failure(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    await schedule(store, await create(store, note(priority="urgent")), deliver_at=T0)
+    router.forced = "blocked"
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    assert [f.error for f in result.failed] == ["routing returned blocked"] and result.delivered == []
+
+
+async def test_seen_while_in_flight_stays_seen(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    record = await schedule(store, await create(store, note(priority="high")), deliver_at=T0)
+
+    async def user_reads_it(signal: Signal) -> None:
+        await store.update(THREAD, record.id, NotificationPatch(status="seen"), now=T0)
+
+    router.during = user_reads_it
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    [sent] = result.delivered
+    assert (sent.status, sent.delivered_at, sent.seen_at) == ("seen", None, T0)
+    assert sent.delivered_signal_id == router.calls[0].signal.id
+    router.during = None
+    again = await service.dispatch_due(T0 + MINUTE, route=router.route, thread_state=router.thread_state)
+    assert again.signals == [] and len(router.calls) == 1
+
+
+async def test_dispatch_reruns_the_policy_for_stream_options_and_hold(store: NotificationStore, router: Router) -> None:
+    seen_states: list[str] = []
+
+    def decide(given: DecisionInput) -> Any:
+        seen_states.append(given.thread_state)
+        if given.record.kind == "held":
+            return {"action": "defer", "hold": True}
+        return {"action": "defer", "deliver_at": given.now, "stream_options": {"request_context": {"k": "v"}}}
+
+    service = Notifications(store, policies={AGENT: DeliveryPolicy(decide=decide)})
+    router.set_state("idle")
+    sent = await send(service, router, note(priority="urgent"), now=T0)
+    held = await send(service, router, note(kind="held"), now=T0)
+    assert held.record.deliver_at == T0  # a defer without a time: due at the next pass
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    [call] = router.calls
+    assert call.stream_options == {"request_context": {"k": "v"}} and call.signal.attributes[0] == (
+        "id",
+        sent.record.id,
+    )
+    assert [r.id for r in result.skipped] == [held.record.id]
+    stored = await store.get(THREAD, held.record.id)
+    assert stored is not None and stored.delivery_attempts == 0 and stored.status == "pending"
+    assert seen_states[-2:] == ["idle", "idle"]
+
+
+async def test_a_failing_policy_at_dispatch_falls_back_to_a_bare_wake(store: NotificationStore, router: Router) -> None:
+    def decide(given: DecisionInput) -> Any:
+        if given.record.deliver_at is not None:
+            raise RuntimeError("policy bug")
+        return "defer"
+
+    service = Notifications(store, policy=DeliveryPolicy(decide=decide))
+    await send(service, router, note(), now=T0)
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    assert len(result.delivered) == 1 and router.calls[0].stream_options is None
+
+
+async def test_seed_decide_summarizes_low_thirty_minutes_later(
+    store: NotificationStore, router: Router, clock: Clock
+) -> None:
+    """The original's example: urgent delivers; low is summarised 30 minutes later."""
+
+    def decide(given: DecisionInput) -> Any:
+        if given.record.priority == "low":
+            return DeliveryDecision("summarize", summary_at=given.now + timedelta(minutes=30))
+        return None
+
+    service = Notifications(store, policy=DeliveryPolicy(priorities={"urgent": "deliver"}, decide=decide), clock=clock)
+    low = await send(service, router, note("3 new stars", priority="low"))
+    assert low.record.summary_at == T0 + 30 * MINUTE and low.signal is None and low.record.delivery_reason is None
+    urgent = await send(service, router, note("Prod is down", priority="urgent"))
+    assert urgent.record.status == "delivered" and len(router.calls) == 1
+
+    clock.advance(29 * MINUTE)
+    early = await service.dispatch_due(route=router.route, thread_state=router.thread_state)
+    assert early.signals == [] and len(router.calls) == 1
+    clock.advance(MINUTE)
+    due = await service.dispatch_due(route=router.route, thread_state=router.thread_state)
+    [summary] = due.signals
+    assert (summary.tag_name, summary.contents) == ("notification-summary", "github: 1")
+    assert router.calls[-1].idle_behavior == "persist" and summary.created_at == T0 + 30 * MINUTE
+    [record] = due.summarized
+    assert (record.id, record.status, record.summary_signal_id) == (low.record.id, "pending", summary.id)
+
+
+async def test_configured_rules_with_an_injected_clock(store: NotificationStore, router: Router, clock: Clock) -> None:
+    policy = DeliveryPolicy.from_config(
+        {
+            "priorities": {"urgent": "deliver"},
+            "rules": [
+                {"match": {"priority": "low"}, "action": "summarize", "after": "30m", "reason": "low-batch"},
+                {"match": {"source": "ci", "thread_state": "active"}, "action": "defer", "after": "10m"},
+            ],
+        }
+    )
+    service = Notifications(store, policy=policy, clock=clock)
+    router.set_state("active")
+    low = await send(service, router, note("nit", priority="low"))
+    ci = await send(service, router, note("build", source="ci", priority="high"))
+    assert (low.record.summary_at, low.record.delivery_reason) == (T0 + 30 * MINUTE, "low-batch")
+    assert (ci.record.deliver_at, ci.decision.action) == (T0 + 10 * MINUTE, "defer")
+    assert router.calls == []
+
+    clock.advance(10 * MINUTE)
+    router.set_state("idle")
+    first = await service.dispatch_due(route=router.route, thread_state=router.thread_state)
+    assert [r.id for r in first.delivered] == [ci.record.id] and first.summarized == []
+    clock.advance(20 * MINUTE)
+    second = await service.dispatch_due(route=router.route, thread_state=router.thread_state)
+    assert [r.id for r in second.summarized] == [low.record.id] and second.delivered == []
+    assert [c.idle_behavior for c in router.calls] == ["wake", "persist"]
+
+
+async def test_discard_and_persist_decisions(store: NotificationStore, router: Router) -> None:
+    service = Notifications(
+        store, policy=DeliveryPolicy(sources={"spam": {"action": "discard", "reason": "muted"}}, default="persist")
+    )
+    dropped = await send(service, router, note(source="spam"), now=T0)
+    assert (dropped.record.status, dropped.record.discarded_at, dropped.record.delivery_reason) == (
+        "discarded",
+        T0,
+        "muted",
+    )
+    kept = await send(service, router, note(priority="urgent"), now=T0)
+    assert kept.record.status == "pending" and kept.record.deliver_at is None and kept.record.summary_at is None
+    assert not kept.needs_dispatch and router.calls == []
+
+
+async def test_persisted_or_discarded_routing_is_not_a_delivery(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    router.forced = "persist"
+    result = await send(service, router, note(priority="urgent"), now=T0)
+    assert result.routing == RouteResult("persist") and result.signal is not None
+    assert result.record.status == "pending" and result.record.delivered_signal_id is None
+    assert result.record.delivery_reason == "urgent"
+    router.set_state("active")
+    router.forced = "discard"
+    summary = await send(service, router, note("high", priority="high"), now=T0)
+    assert summary.signal is not None and summary.record.summary_signal_id is None
+    assert summary.record.deliver_at == T0  # the full delivery still comes later
+
+
+async def test_many_inputs_one_thread_state(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    results = await service.send(
+        [note("a", priority="urgent"), note("b", priority="low"), note("c", priority="medium")],
+        agent_id=AGENT,
+        resource_id=RESOURCE,
+        thread_id=THREAD,
+        route=router.route,
+        thread_state=router.thread_state,
+        now=T0,
+    )
+    assert [r.decision.reason for r in results] == ["urgent", "idle-low-summary", "idle-medium"]
+    assert router.state_calls == [(RESOURCE, THREAD)]
+    assert [c.signal.contents for c in router.calls] == ["a", "c"]
+
+
+async def test_dispatcher_failures_per_group(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    orphan = await schedule(store, await create(store, note("orphan"), agent_id=None), deliver_at=T0)
+    no_resource = await schedule(store, await create(store, note("no resource"), resource_id=None), summary_at=T0)
+    a = await schedule(store, await create(store, note("a")), deliver_at=T0)
+    other = await schedule(store, await create(store, note("b"), thread_id="thread-2"), deliver_at=T0)
+    router.state_error = RuntimeError("state unknown")
+    result = await service.dispatch_due(T0, route=router.route, thread_state=router.thread_state)
+    errors = {f.record.id: f.error for f in result.failed}
+    assert errors == {
+        orphan.id: "notification has no agent id",
+        no_resource.id: "notification has no resource id",
+        a.id: "state unknown",
+        other.id: "state unknown",
+    }
+    assert all(f.record.delivery_attempts == 1 for f in result.failed)
+    assert sorted(router.state_calls) == sorted([(RESOURCE, THREAD), (RESOURCE, "thread-2")])
+    assert router.calls == []
+
+
+# ================================================================ inbox tool
+
+
+async def test_inbox_list_pages_through_unread_records(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    for i in range(25):
+        await create(store, note(f"n{i}", payload={"secret": i}, metadata={"m": i}), now=T0 + i * MINUTE)
+    inbox = NotificationInbox(service, router.route)
+    first = await inbox.execute({"action": "list"}, thread_id=THREAD, now=T0 + 60 * MINUTE)
+    second = await inbox.execute({"action": "list"}, thread_id=THREAD, now=T0 + 61 * MINUTE)
+    third = await inbox.execute({"action": "list"}, thread_id=THREAD, now=T0 + 62 * MINUTE)
+    assert (len(first["notifications"]), first["hasMore"], first["markedSeen"]) == (20, True, 20)
+    assert (len(second["notifications"]), second["hasMore"], second["markedSeen"]) == (5, False, 5)
+    assert third == {"notifications": [], "hasMore": False, "markedSeen": 0}
+    ids = [n["id"] for n in first["notifications"] + second["notifications"]]
+    assert len(set(ids)) == 25
+    assert first["notifications"][0]["summary"] == "n24"  # newest first
+    assert all(n["status"] == "seen" for n in first["notifications"])
+    assert all("payload" not in n and "metadata" not in n for n in first["notifications"])
+    # An explicit status lists without side effects.
+    seen = await inbox.execute({"action": "list", "status": "seen", "limit": 5}, thread_id=THREAD)
+    assert (len(seen["notifications"]), seen["hasMore"], seen["markedSeen"]) == (5, True, 0)
+    assert router.calls == []
+
+
+async def test_inbox_list_survives_a_failing_bulk_write(router: Router) -> None:
+    class Flaky(InMemoryNotificationStore):
+        async def update_status(self, *args: Any, **kwargs: Any) -> list[NotificationRecord]:
+            raise RuntimeError("disk full")
+
+    store = Flaky()
+    await create(store, note("a"))
+    page = await NotificationInbox(Notifications(store), router.route).execute({"action": "list"}, thread_id=THREAD)
+    assert page["markedSeen"] == 0 and [n["status"] for n in page["notifications"]] == ["pending"]
+
+
+async def test_inbox_read_search_and_status_actions(store: NotificationStore, router: Router) -> None:
+    service = Notifications(store)
+    fresh = await create(store, note("Deploy finished", kind="deploy"))
+    delivered = await create(store, note("CI failed"))
+    delivered = (
+        await store.mark_delivered(THREAD, delivered.id, delivered_signal_id="sig-0", attempted_at=T0) or delivered
+    )
+    tool = create_notification_inbox_tool(service, route=router.route)
+    assert tool.name == INBOX_TOOL_NAME
+    context = ToolContext(run_id="run-1", agent_id=AGENT, tool_call_id="call-1", thread_id=THREAD, resource_id=RESOURCE)
+
+    read = await tool.call({"action": "read", "id": fresh.id}, context)
+    assert (read["delivered"], read["markedSeen"], read["unavailable"], read["alreadyRead"]) == (1, 1, 0, 0)
+    [call] = router.calls
+    assert call.signal.contents == "Deploy finished" and call.idle_behavior == "wake"
+    stored = await store.get(THREAD, fresh.id)
+    assert stored is not None and (stored.status, stored.delivered_signal_id) == ("seen", call.signal.id)
+
+    already = await tool.call({"action": "read", "id": delivered.id}, context)
+    assert (already["delivered"], already["markedSeen"]) == (0, 1) and len(router.calls) == 1
+    again = await tool.call({"action": "read"}, context)
+    assert (again["delivered"], again["markedSeen"], again["alreadyRead"]) == (0, 0, 0)
+    missing = await tool.call({"action": "read", "id": "nope"}, context)
+    assert missing["unavailable"] == 1
+
+    found = await tool.call({"action": "search", "query": "DEPLOY"}, context)
+    assert [n["id"] for n in found["notifications"]] == [fresh.id]
+    dismissed = await tool.call({"action": "dismiss", "id": fresh.id}, context)
+    assert dismissed["notification"]["status"] == "dismissed"
+    archived = await tool.call({"action": "archive", "id": delivered.id}, context)
+    assert archived["notification"]["status"] == "archived"
+    for bad in ({"action": "search", "query": "  "}, {"action": "markSeen"}, {"action": "explode"}):
+        with pytest.raises(InvalidArgument):
+            await tool.call(bad, context)
+    with pytest.raises(NotificationNotFound):
+        await tool.call({"action": "markSeen", "id": "nope"}, context)
+    with pytest.raises(InvalidArgument):
+        await tool.call({"action": "list"}, ToolContext(run_id="r", agent_id=AGENT, tool_call_id="c"))
+
+
+async def test_set_status_allows_only_reader_statuses(store: NotificationStore) -> None:
+    service = Notifications(store)
+    record = await create(store)
+    assert (await service.set_status(THREAD, record.id, "seen", now=T0)).seen_at == T0
+    with pytest.raises(InvalidArgument):
+        await service.set_status(THREAD, record.id, "delivered", now=T0)
+    with pytest.raises(NotificationNotFound):
+        await service.set_status(THREAD, "missing", "seen")
+
+
+def test_record_copies_are_independent() -> None:
+    record = NotificationRecord("n", THREAD, "s", "k", "x", metadata={"a": [1]})
+    clone = copy.deepcopy(record)
+    assert clone == record and clone.metadata is not record.metadata
