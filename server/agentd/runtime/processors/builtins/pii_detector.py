@@ -1,0 +1,637 @@
+"""PIIDetector ("pii-detector"): finds personal data and secrets; blocks, warns, filters or redacts.
+
+Deterministic patterns run first and always apply, judge or no judge:
+
+* `email`: local@domain.tld;
+* `phone`: `+` and a country code with 8-15 digits in all (`+1 415-555-0132`,
+  `+44 20 7946 0958`, `+49 30 901820`), or the North American 3-3-4 form with
+  separators (`(415) 555-0132`, `415.555.0132`); bare digit runs are not phones;
+* `credit-card`: 13-19 digits, spaces or dashes allowed between them, starting
+  with 2-6 and passing the Luhn check;
+* `ssn`: US `ddd-dd-dddd`, area not 000, 666 or 9xx, group not 00, serial not 0000;
+* `national-id`: UK National Insurance numbers (`QQ 12 34 56 C`);
+* `ip-address`: IPv4 (dotted quad, each octet <= 255) and IPv6 (validated, at
+  least one decimal digit, so `Abc::Def` in code is not an address);
+* `api-key`: vendor formats (`sk-...`, `sk_live_...`, `AKIA`/`ASIA` + 16,
+  `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` + 36, `github_pat_...`, `xoxb-`/`xoxp-`/...,
+  `AIza` + 35) whose body mixes letters and digits, and *generic assignments*
+  (`api_key=`, `secret:`, `token =`, `password=`, `client_secret=` ...) whose
+  value is 20+ token characters and looks random: not UUID-shaped, Shannon
+  entropy >= 3.5 bits per character, and at least one run of 8+ characters
+  (between `_ - . / + =`) mixing two of lower case, upper case and digits.
+  So placeholders (`your_api_key_goes_here`), UUIDs, a commit sha in prose and
+  `sk-` inside a word (`task-force`) are not secrets;
+* `iban`: country code, check digits, 11-30 more characters, mod-97 valid;
+* `address`: a house number, 1-4 capitalised words and a street suffix
+  (`221B Baker Street`, `1600 Pennsylvania Avenue`, `10 Main St`);
+* `custom_patterns`: `{type: regex}`, each match a finding of that type.
+
+`name`, `date-of-birth`, `url`, `uuid` and `crypto-wallet` are left to the
+optional judge (`model`): it answers `{"categories": [{"type", "score"}],
+"detections": [{"type", "value", "confidence", "start", "end"}],
+"redacted_content"}` at temperature 0; its detections add to the pattern
+findings, a category at or above `threshold` flags the message too. A failed
+judge call or a malformed answer is logged once and the pattern findings
+still apply. The judge runs on whole messages; the stream is checked per
+text-delta with the patterns only (a value split over two deltas escapes).
+
+Strategies: `block` (tripwire), `warn` (one warning and one on_violation,
+content unchanged), `filter` (message or chunk dropped), `redact` (default).
+The violation detail holds the detected `types`, per-type `counts` and the total
+`count` (and with `include_detections` the spans with masked values, never the
+raw values). Redaction (`redaction_method`): `mask` (format-preserving, see
+`mask_value`), `hash` (`[HASH:<first 8 hex of sha256>]`), `remove`, `placeholder`
+(`[EMAIL]`). With the judge's `redacted_content` the patterns run again over it;
+otherwise the found spans are replaced. A message flagged only by a category
+score (nothing to replace) is kept; such a chunk is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentd.runtime.chunks import Chunk
+from agentd.runtime.messages import Message
+from agentd.runtime.processors.base import (
+    HookArgs,
+    ProcessInputArgs,
+    ProcessOutputResultArgs,
+    ProcessOutputStreamArgs,
+)
+from agentd.runtime.processors.builtins import builtin
+from agentd.runtime.processors.builtins.judge import (
+    Guardrail,
+    Phase,
+    check_choice,
+    check_model,
+    check_names,
+    check_options,
+    check_threshold,
+    delta_text,
+    quoted,
+    text_of,
+    with_delta_text,
+    with_text,
+)
+
+DEFAULT_TYPES = (
+    "email",
+    "phone",
+    "credit-card",
+    "ssn",
+    "national-id",
+    "api-key",
+    "ip-address",
+    "name",
+    "address",
+    "date-of-birth",
+    "url",
+    "uuid",
+    "crypto-wallet",
+    "iban",
+)
+STRATEGIES = ("block", "warn", "filter", "redact")
+REDACTION_METHODS = ("mask", "hash", "remove", "placeholder")
+
+# ---------------------------------------------------------------- patterns
+
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])"
+)
+_PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .\-]?(?:\(\d{1,4}\)|\d{1,10})){1,6}(?![\d])")
+_PHONE_NANP = re.compile(r"(?<![\w+(])(?:1[ .\-])?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}(?![\d]|-\d)")
+_CARD = re.compile(r"(?<![\w+-])[2-6](?:[ -]?\d){12,18}(?![\w-])")
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+_NINO = re.compile(r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.\d)")
+_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+_VENDOR_KEY = re.compile(
+    r"(?<![\w-])(?:"
+    r"(?P<p1>sk-(?:proj-|ant-)?)[A-Za-z0-9_\-]{20,}"
+    r"|(?P<p2>[spr]k_(?:live|test)_)[A-Za-z0-9]{16,}"
+    r"|(?P<p3>AKIA|ASIA)[0-9A-Z]{16}"
+    r"|(?P<p4>gh[pousr]_)[A-Za-z0-9]{36}"
+    r"|(?P<p5>github_pat_)[A-Za-z0-9_]{22,}"
+    r"|(?P<p6>xox[baprs]-)[A-Za-z0-9\-]{10,}"
+    r"|(?P<p7>AIza)[0-9A-Za-z_\-]{35}"
+    r")(?![\w-])"
+)
+_KEY_PREFIX = re.compile(
+    r"^(?:sk-(?:proj-|ant-)?|[spr]k_(?:live|test)_|AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza)"
+)
+_ASSIGNMENT = re.compile(
+    r"(?i)(?<![\w-])(?:api[_-]?key|apikey|api[_-]?secret|secret(?:[_-]?key)?|access[_-]?key|access[_-]?token|"
+    r"auth[_-]?token|bearer[_-]?token|token|password|passwd|pwd|client[_-]?secret|private[_-]?key)"
+    r"[\"']?\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{20,})"
+)
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+_RUNS = re.compile(r"[^_\-./+=]+")
+_IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![\w])")
+_STREET_SUFFIX = (
+    r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|"
+    r"Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Crescent|Close|Alley"
+)
+_ADDRESS = re.compile(rf"(?<![\w-])\d{{1,6}}[A-Za-z]?(?: [A-Z][A-Za-z0-9'.-]*){{1,4}} (?:{_STREET_SUFFIX})\b")
+
+#: Which finding wins when two overlap (earlier wins).
+_PRIORITY = ("api-key", "credit-card", "iban", "email", "ssn", "national-id", "phone", "ip-address", "address")
+PATTERN_TYPES = frozenset(_PRIORITY)
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    type: str
+    value: str
+    start: int
+    end: int
+    confidence: float = 1.0
+    #: "pattern", "custom" or "judge".
+    source: str = "pattern"
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char)
+        if index % 2 == 1:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+def iban_ok(value: str) -> bool:
+    compact = value.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(c, 36)) for c in rearranged)
+    return int(number) % 97 == 1
+
+
+def shannon_entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _classes(text: str) -> int:
+    return sum((any(c.islower() for c in text), any(c.isupper() for c in text), any(c.isdigit() for c in text)))
+
+
+def looks_random(value: str) -> bool:
+    """The high-entropy rule for generic secret assignments (see the module doc)."""
+    if len(value) < 20 or _UUID.match(value):
+        return False
+    if shannon_entropy(value) < 3.5:
+        return False
+    return any(len(run) >= 8 and _classes(run) >= 2 for run in _RUNS.findall(value))
+
+
+def _vendor_body_ok(value: str) -> bool:
+    prefix = _KEY_PREFIX.match(value)
+    body = value[prefix.end() :] if prefix else value
+    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+
+
+def _pattern_findings(text: str, types: frozenset[str]) -> list[Detection]:
+    found: list[Detection] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        found.append(Detection(kind, text[start:end], start, end))
+
+    if "api-key" in types:
+        for m in _VENDOR_KEY.finditer(text):
+            if _vendor_body_ok(m.group()):
+                add("api-key", m.start(), m.end())
+        for m in _ASSIGNMENT.finditer(text):
+            value = m.group("value").rstrip(".")
+            if looks_random(value):
+                add("api-key", m.start("value"), m.start("value") + len(value))
+    if "credit-card" in types:
+        for m in _CARD.finditer(text):
+            digits = re.sub(r"\D", "", m.group())
+            if 13 <= len(digits) <= 19 and luhn_ok(digits):
+                add("credit-card", m.start(), m.end())
+    if "iban" in types:
+        for m in _IBAN.finditer(text):
+            if iban_ok(m.group()):
+                add("iban", m.start(), m.end())
+    if "email" in types:
+        for m in _EMAIL.finditer(text):
+            add("email", m.start(), m.end())
+    if "ssn" in types:
+        for m in _SSN.finditer(text):
+            add("ssn", m.start(), m.end())
+    if "national-id" in types:
+        for m in _NINO.finditer(text):
+            add("national-id", m.start(), m.end())
+    if "phone" in types:
+        for m in _PHONE_INTL.finditer(text):
+            if 8 <= sum(c.isdigit() for c in m.group()) <= 15:
+                add("phone", m.start(), m.end())
+        for m in _PHONE_NANP.finditer(text):
+            add("phone", m.start(), m.end())
+    if "ip-address" in types:
+        for m in _IPV4.finditer(text):
+            add("ip-address", m.start(), m.end())
+        for m in _IPV6.finditer(text):
+            candidate = m.group()
+            groups = [g for g in candidate.split(":") if g]
+            if len(groups) < 2 or not any(c.isdigit() for c in candidate):
+                continue
+            try:
+                ipaddress.IPv6Address(candidate)
+            except ValueError:
+                continue
+            add("ip-address", m.start(), m.end())
+    if "address" in types:
+        for m in _ADDRESS.finditer(text):
+            add("address", m.start(), m.end())
+    return found
+
+
+def _resolve(findings: list[Detection]) -> list[Detection]:
+    """Non-overlapping findings, by start: patterns by priority, then custom, then judge; longer first."""
+
+    def rank(d: Detection) -> tuple[int, int, int]:
+        source = {"pattern": 0, "custom": 1, "judge": 2}.get(d.source, 3)
+        priority = _PRIORITY.index(d.type) if d.type in _PRIORITY else len(_PRIORITY)
+        return (source, priority, -(d.end - d.start))
+
+    kept: list[Detection] = []
+    for d in sorted(findings, key=rank):
+        if d.end > d.start and all(d.end <= k.start or d.start >= k.end for k in kept):
+            kept.append(d)
+    return sorted(kept, key=lambda d: d.start)
+
+
+def detect_pii(
+    text: str,
+    types: frozenset[str] | set[str] | None = None,
+    custom_patterns: Mapping[str, re.Pattern[str]] | None = None,
+) -> list[Detection]:
+    """The deterministic findings in `text` (non-overlapping, by position)."""
+    wanted = frozenset(types) if types is not None else PATTERN_TYPES
+    findings = _pattern_findings(text, wanted)
+    for kind, pattern in (custom_patterns or {}).items():
+        for m in pattern.finditer(text):
+            findings.append(Detection(kind, m.group(), m.start(), m.end(), source="custom"))
+    return _resolve(findings)
+
+
+# ---------------------------------------------------------------- masks
+
+
+def _mask_chars(text: str, keep: int = 0, char: str = "*", *, which: str = "alnum") -> str:
+    """Masks alphanumerics (or digits) except the last `keep` of them; other characters stay."""
+    test = str.isdigit if which == "digit" else str.isalnum
+    total = sum(1 for c in text if test(c))
+    out: list[str] = []
+    seen = 0
+    for c in text:
+        if test(c):
+            seen += 1
+            out.append(c if seen > total - keep else char)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _mask_default(value: str) -> str:
+    if len(value) <= 3:
+        return "*" * len(value)
+    return value[0] + _mask_chars(value[1:-1]) + value[-1]
+
+
+def _mask_email(value: str) -> str:
+    local, _, domain = value.rpartition("@")
+    local = "*" * len(local) if len(local) <= 2 else local[0] + "*" * (len(local) - 2) + local[-1]
+    first, dot, rest = domain.partition(".")
+    return f"{local}@{'*' * len(first)}{dot}{rest}"
+
+
+def _mask_ip(value: str) -> str:
+    if ":" in value:
+        first, sep, rest = value.partition(":")
+        return first + sep + re.sub(r"[0-9A-Fa-f]", "*", rest)
+    first, sep, rest = value.partition(".")
+    return first + sep + re.sub(r"\d", "*", rest)
+
+
+def _mask_key(value: str) -> str:
+    prefix = _KEY_PREFIX.match(value)
+    keep = prefix.end() if prefix else min(4, len(value) // 5)
+    return value[:keep] + "*" * (len(value) - keep)
+
+
+def mask_value(kind: str, value: str, *, preserve_format: bool = True) -> str:
+    """Format-preserving masks: email keeps the first and last character of the
+    local part and masks the first domain label; phone masks digits except the
+    last four with X; card, SSN and national id mask all but the last four with
+    *; an API key keeps its vendor prefix (else its first 4 characters); an IP
+    address keeps its first octet (group); a UUID masks its hex digits; a crypto
+    wallet keeps 4 + 4 characters; an IBAN keeps the first 2 and last 4; anything
+    else keeps its first and last character (3 or fewer: all masked).
+    preserve_format=False: up to 8 `*`."""
+    if not preserve_format:
+        return "*" * min(len(value), 8)
+    if kind == "email" and "@" in value:
+        return _mask_email(value)
+    if kind == "phone":
+        return _mask_chars(value, 4, "X", which="digit")
+    if kind in ("credit-card", "ssn"):
+        return _mask_chars(value, 4, which="digit")
+    if kind == "national-id":
+        return _mask_chars(value, 4)
+    if kind == "api-key":
+        return _mask_key(value)
+    if kind == "ip-address":
+        return _mask_ip(value)
+    if kind == "uuid":
+        return re.sub(r"[0-9A-Fa-f]", "*", value)
+    if kind == "crypto-wallet" and len(value) > 8:
+        return value[:4] + "*" * (len(value) - 8) + value[-4:]
+    if kind == "iban" and len(value) > 6:
+        return value[:2] + _mask_chars(value[2:], 4)
+    return _mask_default(value)
+
+
+def redact_value(kind: str, value: str, method: str = "mask", *, preserve_format: bool = True) -> str:
+    if method == "hash":
+        return f"[HASH:{hashlib.sha256(value.encode()).hexdigest()[:8]}]"
+    if method == "remove":
+        return ""
+    if method == "placeholder":
+        return f"[{kind.upper()}]"
+    return mask_value(kind, value, preserve_format=preserve_format)
+
+
+def redact_text(text: str, detections: list[Detection], method: str = "mask", *, preserve_format: bool = True) -> str:
+    """`text` with each detection's span replaced (spans must not overlap)."""
+    for d in sorted(detections, key=lambda d: d.start, reverse=True):
+        text = text[: d.start] + redact_value(d.type, d.value, method, preserve_format=preserve_format) + text[d.end :]
+    return text
+
+
+# ---------------------------------------------------------------- the processor
+
+
+def verdict_schema(types: tuple[str, ...], *, redact: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "categories": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": list(types)},
+                    "score": {"type": "number", "minimum": 0, "maximum": 1},
+                },
+                "required": ["type", "score"],
+            },
+        },
+        "detections": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": list(types)},
+                    "value": {"type": "string"},
+                    "confidence": {"type": ["number", "null"]},
+                    "start": {"type": ["integer", "null"]},
+                    "end": {"type": ["integer", "null"]},
+                    "redacted_value": {"type": ["string", "null"]},
+                },
+                "required": ["type", "value"],
+            },
+        },
+    }
+    if redact:
+        properties["redacted_content"] = {"type": ["string", "null"]}
+    return {"type": "object", "properties": properties, "required": ["detections"]}
+
+
+@dataclass
+class Findings:
+    detections: list[Detection] = field(default_factory=list)
+    #: Types flagged by a judge category score only.
+    category_types: list[str] = field(default_factory=list)
+    judge_redacted: str | None = None
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.detections or self.category_types)
+
+    @property
+    def types(self) -> list[str]:
+        return list(dict.fromkeys([d.type for d in self.detections] + self.category_types))
+
+
+def _locate(text: str, item: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """Where a judge detection is in `text`: its span if it matches, else every occurrence of its value."""
+    value = str(item.get("value") or "")
+    if not value:
+        return []
+    start, end = item.get("start"), item.get("end")
+    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text) and text[start:end] == value:
+        return [(start, end)]
+    spans: list[tuple[int, int]] = []
+    at = text.find(value)
+    while at != -1:
+        spans.append((at, at + len(value)))
+        at = text.find(value, at + len(value))
+    return spans
+
+
+@builtin("pii-detector")
+class PIIDetector(Guardrail):
+    id = "pii-detector"
+    name = "PII Detector"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        detection_types: list[str] | None = None,
+        threshold: float = 0.6,
+        strategy: str = "redact",
+        redaction_method: str = "mask",
+        include_detections: bool = False,
+        preserve_format: bool = True,
+        instructions: str | None = None,
+        custom_patterns: dict[str, str] | None = None,
+        provider_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = type(self).id
+        self.model = check_model(model, required=False, processor_id=self.id)
+        self.detection_types = check_names("detection_types", detection_types, default=DEFAULT_TYPES)
+        self.threshold = check_threshold(threshold)
+        self.strategy = check_choice("strategy", strategy, STRATEGIES)
+        self.redaction_method = check_choice("redaction_method", redaction_method, REDACTION_METHODS)
+        self.include_detections = bool(include_detections)
+        self.preserve_format = bool(preserve_format)
+        if instructions is not None and not isinstance(instructions, str):
+            raise ValueError("instructions must be a string")
+        self.instructions = instructions or self._default_instructions()
+        self.custom_patterns: dict[str, re.Pattern[str]] = {}
+        if custom_patterns is not None:
+            if not isinstance(custom_patterns, dict):
+                raise ValueError("custom_patterns must be an object of type -> regular expression")
+            for kind, pattern in custom_patterns.items():
+                try:
+                    self.custom_patterns[str(kind)] = re.compile(str(pattern))
+                except re.error as exc:
+                    raise ValueError(f"custom_patterns[{kind!r}]: {exc}") from None
+        self.provider_options = check_options(provider_options)
+        self.pattern_types = frozenset(self.detection_types) & PATTERN_TYPES
+        self.schema = verdict_schema(self.detection_types, redact=self.strategy == "redact")
+
+    def _default_instructions(self) -> str:
+        return (
+            "You are a PII detection specialist. Find personally identifiable information and secrets of these "
+            f"types: {', '.join(self.detection_types)}.\n"
+            "Report only the types actually present: categories with a score from 0 to 1 and detections with the "
+            "exact value and its start/end offsets in the content; use empty lists when there is none.\n"
+            'Answer with JSON only: {"categories": [{"type": "...", "score": 0.0}], "detections": [{"type": "...", '
+            '"value": "...", "confidence": 0.0, "start": 0, "end": 0}]'
+            + (', "redacted_content": "..."}.' if self.strategy == "redact" else "}.")
+        )
+
+    def scan(self, text: str) -> list[Detection]:
+        """The deterministic findings (patterns and custom patterns)."""
+        return detect_pii(text, self.pattern_types, self.custom_patterns)
+
+    # ------------------------------------------------------------ findings
+
+    async def _findings(self, text: str, args: HookArgs) -> Findings:
+        findings = Findings(self.scan(text))
+        if self.model is None:
+            return findings
+        prompt = "Analyse the following content for PII"
+        if self.strategy == "redact":
+            prompt += " and provide redacted_content with every detected value replaced"
+        answer = await self.ask(self.model, self.instructions, f"{prompt}:\n\n{quoted(text)}", self.schema, args)
+        if answer is None:
+            return findings  # fail open: the pattern findings still apply
+        judged = list(findings.detections)
+        for item in answer.get("detections") or []:
+            confidence = item.get("confidence")
+            for start, end in _locate(text, item):
+                judged.append(
+                    Detection(
+                        item["type"],
+                        text[start:end],
+                        start,
+                        end,
+                        float(confidence) if isinstance(confidence, (int, float)) else 1.0,
+                        "judge",
+                    )
+                )
+        findings.detections = _resolve(judged)
+        found = {d.type for d in findings.detections}
+        findings.category_types = [
+            c["type"]
+            for c in answer.get("categories") or []
+            if float(c["score"]) >= self.threshold and c["type"] not in found
+        ]
+        redacted = answer.get("redacted_content")
+        if isinstance(redacted, str) and redacted != text:
+            findings.judge_redacted = redacted
+        return findings
+
+    def _redacted(self, text: str, findings: Findings) -> str | None:
+        if findings.judge_redacted is not None:
+            base = findings.judge_redacted
+            return redact_text(base, self.scan(base), self.redaction_method, preserve_format=self.preserve_format)
+        if findings.detections:
+            return redact_text(text, findings.detections, self.redaction_method, preserve_format=self.preserve_format)
+        return None
+
+    def _violation(self, findings: Findings, phase: Phase) -> tuple[str, dict[str, Any]]:
+        counts = dict(Counter(d.type for d in findings.detections))
+        count = len(findings.detections)
+        types = findings.types
+        message = f"PII detected. Types: {', '.join(types)}"
+        if count:
+            message += f" ({count} detection{'s' if count != 1 else ''})"
+        detail: dict[str, Any] = {"types": types, "counts": counts, "count": count, "phase": phase}
+        if self.include_detections:
+            detail["detections"] = [
+                {
+                    "type": d.type,
+                    "start": d.start,
+                    "end": d.end,
+                    "redacted_value": mask_value(d.type, d.value, preserve_format=self.preserve_format),
+                    "source": d.source,
+                }
+                for d in findings.detections
+            ]
+        return message, detail
+
+    async def _messages(self, messages: list[Message], args: HookArgs, phase: Phase) -> list[Message] | None:
+        out: list[Message] = []
+        changed = False
+        for message in messages:
+            text = text_of(message)
+            if not text or (phase == "output-result" and message.role != "assistant"):
+                out.append(message)
+                continue
+            findings = await self._findings(text, args)
+            if not findings.flagged:
+                out.append(message)
+                continue
+            reason, detail = self._violation(findings, phase)
+            if self.strategy == "block":
+                args.abort(reason, metadata=detail)
+            if self.strategy == "warn":
+                self.warn(args, phase, reason, detail)
+                out.append(message)
+            elif self.strategy == "filter":
+                self.log.debug("%s; message %s filtered", reason, message.id)
+                changed = True
+            else:  # redact
+                redacted = self._redacted(text, findings)
+                if redacted is None:
+                    self.log.debug("%s; nothing to redact in message %s, kept", reason, message.id)
+                    out.append(message)
+                else:
+                    out.append(with_text(message, redacted))
+                    changed = True
+        return out if changed else None
+
+    # ------------------------------------------------------------ hooks
+
+    async def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
+        return await self._messages(args.messages, args, "input")
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        part = args.part
+        text = delta_text(part)
+        if not text:
+            return part
+        findings = Findings(self.scan(text))
+        if not findings.flagged:
+            return part
+        reason, detail = self._violation(findings, "output-stream")
+        if self.strategy == "block":
+            args.abort(reason, metadata=detail)
+        if self.strategy == "warn":
+            self.warn(args, "output-stream", reason, detail)
+            return part
+        if self.strategy == "filter":
+            return None
+        redacted = self._redacted(text, findings)
+        return None if redacted is None else with_delta_text(part, redacted)
+
+    async def process_output_result(self, args: ProcessOutputResultArgs) -> list[Message] | None:
+        return await self._messages(args.messages, args, "output-result")
