@@ -60,6 +60,9 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
         notification_store=cfg.notification_store or config_mod.build_notification_store(cfg.storage_settings),
     )
+    host.threads.client_tool_timeout = cfg.threads.client_tool_timeout_seconds
+    host.threads.subscriber_buffer = cfg.threads.subscriber_buffer
+    host.threads.log_retention = cfg.threads.log_retention
     return cfg, host
 
 
@@ -68,7 +71,9 @@ async def serve(args: argparse.Namespace) -> int:
     host = args.host or cfg.server.host
     port = args.port if args.port is not None else cfg.server.port
     grace = args.grace if args.grace is not None else cfg.server.shutdown_grace_seconds
-    server = AgentdServer(agentd_host, shutdown_grace=grace)
+    server = AgentdServer(
+        agentd_host, shutdown_grace=grace, dispatch_interval=cfg.threads.notification_dispatch_interval_seconds
+    )
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
 

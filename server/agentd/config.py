@@ -69,10 +69,23 @@ class StorageSettings:
 
 
 @dataclass
+class ThreadSettings:
+    #: How long a run waits for a client tool's answer (Connect) before the model sees a tool error.
+    client_tool_timeout_seconds: float = 120.0
+    #: Chunks a subscriber may lag before it gets a fell-behind marker.
+    subscriber_buffer: int = 1024
+    #: Chunks kept per thread for resuming subscribers.
+    log_retention: int = 10_000
+    #: How often notifications that fell due are delivered.
+    notification_dispatch_interval_seconds: float = 5.0
+
+
+@dataclass
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     storage_settings: StorageSettings = field(default_factory=StorageSettings)
+    threads: ThreadSettings = field(default_factory=ThreadSettings)
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
     notification_store: NotificationStore | None = None
@@ -157,6 +170,7 @@ _AGENT_KEYS = {
     "request_context_schema",
     "memory",
     "notifications",
+    "fallback_models",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -265,6 +279,17 @@ def _memory(table: Any, where: str, storage: Storage | None) -> Memory:
         raise ConfigError(f"{where}: {exc}") from None
 
 
+def _fallbacks(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: a list of provider/model strings")
+    for i, spec in enumerate(value):
+        try:
+            check_model_spec(spec)
+        except AgentdError as exc:
+            raise ConfigError(f"{where}[{i}]: {exc.violations[0].description if exc.violations else exc}") from None
+    return list(value)
+
+
 def _policy(table: Any, where: str) -> DeliveryPolicy:
     """`notifications = { priorities = {...}, sources = {...}, rules = [...], default = ... }`."""
     if not isinstance(table, dict):
@@ -316,6 +341,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         error_processors=_processors(table.get("error_processors", []), f"{where}.error_processors", registry, "error"),
         error_processor_defaults=bool(table.get("error_processor_defaults", True)),
         memory=_memory(table["memory"], f"{where}.memory", storage) if "memory" in table else None,
+        fallback_models=_fallbacks(table.get("fallback_models", []), f"{where}.fallback_models"),
         delivery_policy=_policy(table["notifications"], f"{where}.notifications") if "notifications" in table else None,
         request_context_schema=table.get("request_context_schema"),
     )
@@ -337,7 +363,13 @@ def load(
             raise ConfigError(f"config file {config.path} not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(data, {"server", "cache", "storage", "agents"}, str(config.path))
+        _check_keys(data, {"server", "cache", "storage", "threads", "agents"}, str(config.path))
+        threads = data.get("threads", {})
+        _check_keys(threads, set(ThreadSettings.__dataclass_fields__), "threads")
+        try:
+            config.threads = ThreadSettings(**threads)
+        except TypeError as exc:
+            raise ConfigError(f"threads: {exc}") from None
         server = data.get("server", {})
         _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
         config.server = ServerSettings(

@@ -396,3 +396,28 @@ async def test_a_slow_subscriber_falls_behind_without_slowing_the_run() -> None:
     finally:
         await running.channel.close()
         await running.server.stop(grace=0)
+
+
+async def test_open_thread_streams_end_with_server_shutdown() -> None:
+    running = await start_server([Agent(id="chat")])
+    try:
+        subscription = running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1"))
+        assert (await subscription.read()).HasField("snapshot")
+
+        async def frames() -> AsyncIterator[tpb.ConnectRequest]:
+            yield tpb.ConnectRequest(
+                request_id="o", open=tpb.ConnectOpen(agent_id="chat", resource_id="u1", thread_id="t1")
+            )
+            await asyncio.sleep(30)
+
+        connection = running.threads.Connect(frames())
+        assert (await connection.read()).HasField("snapshot")
+        await running.server.stop(grace=0)
+        for call in (subscription, connection):
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+            err = rich_error(info.value)
+            assert (err.code, err.reason) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTDOWN")
+    finally:
+        await running.channel.close()

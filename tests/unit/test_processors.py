@@ -942,3 +942,17 @@ async def test_active_tools_and_structured_output_shape_the_tool_definitions(rec
     await agent.generate("x")
     await agent.generate("x", ExecutionOptions(structured_output=StructuredOutput({"type": "object"})))
     assert [[t.name for t in r.tools] for r in recorder.requests] == [["two"], [], ["one", "two"], []]
+
+
+async def test_a_fallback_model_answers_when_the_error_processors_give_up(recorder: Recorder) -> None:
+    agent = Agent(id="a", model="local/scripted", fallback_models=["local/echo"], error_processor_defaults=False)
+    failing = ExecutionOptions(
+        provider_options={"local": {"scripts": {"scripted": [{"error": {"message": "down", "status": 503}}]}}}
+    )
+    result = await agent.generate("hello fallback", failing)
+    assert result.error is None and result.text == "hello fallback"
+    assert result.model == "local/echo" and result.steps[0].model == "local/echo"
+    alone = await Agent(id="b", model="local/scripted", error_processor_defaults=False).generate(
+        "x", script({"error": {"message": "down", "status": 503}})
+    )
+    assert alone.error is not None and alone.error.status_code == 503

@@ -78,6 +78,9 @@ class Agent:
     request_context_schema: dict[str, Any] | None = None
     #: Other agents offered to this one as tools, by tool name.
     agents: Dynamic[dict[str, Agent]] = field(default_factory=dict)
+    #: Models tried in order when the error processors give up on the model
+    #: ("provider/model" strings); the run records which model answered.
+    fallback_models: Sequence[str] = ()
     #: How notifications for this agent are delivered (a notifications.DeliveryPolicy).
     delivery_policy: Any = None
     #: Conversation memory (threads). It contributes framework processors:

@@ -297,6 +297,7 @@ class _AgentLoop:
         self._models: dict[str, LanguageModel] = {}
         self._on_success: list[Any] = []
         self._client_names: set[str] = set()
+        self._tried_fallbacks: set[str] = set()
         #: Tool results of a step replayed from a cache, by tool call id.
         self._replayed_results: dict[str, ToolResultPart] = {}
 
@@ -566,6 +567,7 @@ class _AgentLoop:
                     continue
                 raise
             step = StepResult(step_number, model=step_input.model)
+            self._tried_fallbacks = set()
             await self._model_call(step, step_input, options, message_id)
 
             assistant = self._assistant_message(step, message_id)
@@ -625,6 +627,16 @@ class _AgentLoop:
             parts.append(TextPart(step.text))
         parts.extend(step.tool_calls)
         return Message(role="assistant", parts=parts, id=message_id)
+
+    def _next_fallback(self, failed: str) -> str | None:
+        """The agent's next fallback model after `failed`, once each per step."""
+        chain = list(self.agent.fallback_models)
+        tried = self._tried_fallbacks
+        for spec in chain:
+            if spec != failed and spec not in tried:
+                tried.add(spec)
+                return spec
+        return None
 
     def _model(self, spec: str) -> LanguageModel:
         # One instance per model per run: scripted models count their calls.
@@ -714,7 +726,13 @@ class _AgentLoop:
             except ModelAPIError as error:
                 if await self._recover(error, step, message_id, options):
                     continue
-                raise
+                fallback = self._next_fallback(model.spec)
+                if fallback is None:
+                    raise
+                log.warning("model %s failed (%s); falling back to %s", model.spec, error, fallback)
+                model = self._model(fallback)  # the error processors gave up: the next model's turn
+                step.model = model.spec
+                continue
             break
         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
         step.finish_reason = finish.finish_reason

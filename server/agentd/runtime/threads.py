@@ -122,11 +122,14 @@ class ThreadRuntime:
         *,
         log_retention: int = DEFAULT_LOG_RETENTION,
         subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER,
+        client_tool_timeout: float = 120.0,
     ) -> None:
         self.runs = runs
         self.storage = storage
         self.log_retention = log_retention
         self.subscriber_buffer = subscriber_buffer
+        #: How long a run waits for a client tool's answer before the model sees a tool error.
+        self.client_tool_timeout = client_tool_timeout
         self._threads: dict[str, _Thread] = {}
         self._idempotent: dict[tuple[str, ...], Routing] = {}
         self._closed = False
@@ -170,6 +173,7 @@ class ThreadRuntime:
         if state.active is not None and not state.active.done:
             raise thread_busy(memory.thread.id, state.active.run_id)
         handle = self.runs.start(agent, run_input, options, run_id=run_id)
+        handle.client_tool_timeout = self.client_tool_timeout
         if opening is not None:
             handle.opening_signals.append(opening)
         state.active, state.agent, state.options = handle, agent, options

@@ -13,6 +13,9 @@ one script step per model call (the last step repeats):
                    "retryable": true, "afterDeltas": 0},
          "delayMs": 0},
     ]}}
+
+`{"local": {"scripts": {"scripted": [...]}}}` scripts one local model only
+(the others echo), e.g. the first model of a fallback chain.
 """
 
 from __future__ import annotations
@@ -81,7 +84,14 @@ class LocalModel:
         options = request.provider_options.get("local") or {}
         if not isinstance(options, dict):
             raise InvalidArgument.field("options.provider_options.local", "must be an object")
-        script = options.get("script")
+        # `scripts` keys a script by local model id (e.g. to script one model of a
+        # fallback chain); `script` applies to every local model.
+        scripts = options.get("scripts")
+        script = (
+            scripts.get(self._model_id)
+            if isinstance(scripts, dict) and self._model_id in scripts
+            else (options.get("script"))
+        )
         call = self._calls
         self._calls += 1
         if script is not None:
