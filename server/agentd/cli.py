@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ class App:
 def load_app(module_name: str | None) -> App:
     if not module_name:
         return App()
+    if os.getcwd() not in sys.path:  # like other app servers: the app lives beside you, not beside agentd
+        sys.path.insert(0, os.getcwd())
     module = importlib.import_module(module_name)
     agents = getattr(module, "agents", [])
     if callable(agents):

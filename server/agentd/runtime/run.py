@@ -75,6 +75,7 @@ from agentd.runtime.processors.runner import (
     StepInput,
     is_intermediate_step_finish,
 )
+from agentd.runtime.attachments import prepare_attachments
 from agentd.runtime.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -298,6 +299,8 @@ class _AgentLoop:
         self._on_success: list[Any] = []
         self._client_names: set[str] = set()
         self._tried_fallbacks: set[str] = set()
+        #: Per-run attachment bookkeeping (attachments.prepare_attachments).
+        self._attachments: dict[str, Any] = {}
         #: Tool results of a step replayed from a cache, by tool call id.
         self._replayed_results: dict[str, ToolResultPart] = {}
 
@@ -671,6 +674,15 @@ class _AgentLoop:
             )
             if step_input.model_settings is not None:
                 request.settings = step_input.model_settings
+            # Attachments the model cannot fetch itself are downloaded first; a
+            # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
+            # error processors see like any provider failure.
+            attachments_ok = True
+            try:
+                request = await prepare_attachments(request, model, self.ml, self._attachments)
+            except ModelAPIError as error:
+                attachments_ok = False
+                download_error = error
             raw: list[ModelEvent] = []
             text: list[str] = []
             reasoning: list[str] = []
@@ -679,6 +691,8 @@ class _AgentLoop:
             step.tool_calls = []
             finish: ModelFinish | None = None
             try:
+                if not attachments_ok:
+                    raise download_error
                 events = _replay(cached) if cached is not None else model.stream(request)
                 self._set_ready()
                 if not started:
