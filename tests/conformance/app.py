@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentd.runtime import Message
-from agentd.runtime.processors.base import Processor, ProcessInputArgs, ProcessOutputResultArgs
+from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessOutputResultArgs
 from agentd.runtime.processors.registry import from_options
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from agentd.runtime.attachments import prepare_attachments
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import (
     Abort,
@@ -75,7 +76,6 @@ from agentd.runtime.processors.runner import (
     StepInput,
     is_intermediate_step_finish,
 )
-from agentd.runtime.attachments import prepare_attachments
 from agentd.runtime.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
