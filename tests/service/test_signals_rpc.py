@@ -421,3 +421,43 @@ async def test_open_thread_streams_end_with_server_shutdown() -> None:
             assert (err.code, err.reason) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTDOWN")
     finally:
         await running.channel.close()
+
+
+async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(prompts: list[list[str]]) -> None:
+    """A deliver answer is sent after the signal is in the outbox; a process that
+    stops before the run ends leaves it there, and the next process replays it
+    into a new run (exactly once: the outbox is cleared when that run ends)."""
+    from agentd.runtime.host import Host
+    from agentd.runtime.registry import AgentRegistry
+
+    storage = InMemoryStorage()
+    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
+    try:
+        call, run_id = await start_slow_run(running, words=400)
+        reply = await send(running, "do not lose me")
+        assert reply.decision.deliver.run_id == run_id
+        assert [e.signal.text for e in await storage.list_pending()] == ["do not lose me"]
+        # A second process on the same storage, as after a crash of the first.
+        restarted = Host(agents=AgentRegistry([Agent(id="chat", memory=Memory(storage))]), storage=storage)
+        assert await restarted.threads.recover() == 1
+        recovered = restarted.threads.active_run("u1", "t1")
+        assert recovered is not None and recovered.run_id != run_id
+        await recovered.result()
+        await asyncio.sleep(0.05)  # the outbox is cleared as the run's log closes
+        assert await storage.list_pending() == []
+        assert any("do not lose me" in p for p in prompts[-1])
+        call.cancel()
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)
+
+
+async def test_the_outbox_empties_when_the_taking_run_ends(live: Any, prompts: list[list[str]]) -> None:
+    running, storage = live
+    call, _ = await start_slow_run(running)
+    await send(running, "taken")
+    assert len(await storage.list_pending()) == 1
+    await drain(call)
+    await asyncio.sleep(0.05)
+    assert await storage.list_pending() == []
+    assert prompts[-1][-1] == "taken"

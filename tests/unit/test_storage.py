@@ -629,19 +629,19 @@ async def test_sqlite_records_its_schema_version_and_uses_wal(tmp_path: Path) ->
     store = SQLiteStorage(path)
     assert not path.exists()  # opened on first use
     await store.open()
-    assert store.schema_version == SCHEMA_VERSION == 1
+    assert store.schema_version == SCHEMA_VERSION == 2
     assert store.journal_mode == "wal"
     await store.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,)]
+        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,), (2,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"threads", "messages", "schema_version"} <= tables
+        assert {"threads", "messages", "schema_version", "pending_signals"} <= tables
     again = SQLiteStorage(path)
-    await again.open()  # nothing to apply: still one row
+    await again.open()  # nothing to apply: still one row per version
     await again.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        assert db.execute("SELECT count(*) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
         db.execute("INSERT INTO schema_version VALUES (99, 'the future')")
     newer = SQLiteStorage(path)
     with pytest.raises(StorageError, match="newer"):
@@ -891,3 +891,39 @@ async def test_redis_needs_exactly_one_of_url_and_client(redis_server: RedisServ
     finally:
         await drop_redis_keys(store)
         await store.close()
+
+
+async def test_the_outbox_of_acknowledged_signals(storage: Storage) -> None:
+    from agentd.runtime.signals import create_signal
+    from agentd.runtime.storage import PendingSignal
+
+    first = create_signal("user", "first", attributes={"name": "Ana"})
+    second = create_signal("reactive", "second")
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    await storage.save_pending(PendingSignal(second, "chat", "u1", "t1", base + timedelta(seconds=1)))
+    await storage.save_pending(PendingSignal(first, "chat", "u1", "t1", base))
+    listed = await storage.list_pending()
+    assert [e.signal.id for e in listed] == [first.id, second.id]  # oldest first
+    assert listed[0].signal == first and (listed[0].agent_id, listed[0].thread_id) == ("chat", "t1")
+    await storage.save_pending(PendingSignal(first, "chat", "u1", "t1", base))  # idempotent
+    assert len(await storage.list_pending()) == 2
+    await storage.delete_pending([first.id, "missing"])
+    assert [e.signal.id for e in await storage.list_pending()] == [second.id]
+
+
+async def test_sqlite_migrates_a_version_1_database_keeping_its_data(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    store = SQLiteStorage(path)
+    await store.create_thread(thread())
+    await store.close()
+    with sqlite3.connect(path) as db:  # turn the file back into a version 1 database
+        db.execute("DROP TABLE pending_signals")
+        db.execute("DELETE FROM schema_version WHERE version > 1")
+    upgraded = SQLiteStorage(path)
+    try:
+        await upgraded.open()
+        assert upgraded.schema_version == SCHEMA_VERSION
+        assert await upgraded.get_thread(thread().id) is not None
+        assert await upgraded.list_pending() == []
+    finally:
+        await upgraded.close()

@@ -59,6 +59,7 @@ from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
     MessagePage,
     MessageQuery,
+    PendingSignal,
     Storage,
     StorageError,
     Thread,
@@ -552,6 +553,26 @@ class RedisStorage(Storage):
                     except WatchError:
                         continue
         raise StorageError("redis storage delete_messages: too many concurrent changes")
+
+    # ------------------------------------------------------------ the outbox of acknowledged signals
+
+    def _pending_key(self) -> str:
+        return f"{self.key_prefix}pending-signals"
+
+    async def save_pending(self, entry: PendingSignal) -> None:
+        with self._failures("save_pending"):
+            await self.client.hset(self._pending_key(), entry.signal.id, cache_codec.encode(entry))
+
+    async def delete_pending(self, signal_ids: Sequence[str]) -> None:
+        if signal_ids:
+            with self._failures("delete_pending"):
+                await self.client.hdel(self._pending_key(), *signal_ids)
+
+    async def list_pending(self) -> list[PendingSignal]:
+        with self._failures("list_pending"):
+            bodies = await self.client.hvals(self._pending_key())
+        entries: list[PendingSignal] = [cache_codec.decode(b if isinstance(b, bytes) else b.encode()) for b in bodies]
+        return sorted(entries, key=lambda e: e.created_at)
 
     # ------------------------------------------------------------ lifecycle
 

@@ -46,6 +46,7 @@ from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
     MessagePage,
     MessageQuery,
+    PendingSignal,
     Storage,
     StorageError,
     Thread,
@@ -88,6 +89,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX messages_by_thread ON messages (thread_id, created_us, seq)",
         "CREATE INDEX messages_visible_by_thread ON messages (thread_id, system_reminder, created_us, seq)",
+    ),
+    (
+        # The outbox of acknowledged signals (see storage.PendingSignal).
+        """CREATE TABLE pending_signals (
+            id TEXT PRIMARY KEY,
+            created_us INTEGER NOT NULL,
+            body BLOB NOT NULL
+        )""",
     ),
 )
 #: The schema version this code writes.
@@ -410,6 +419,37 @@ class SQLiteStorage(Storage):
             return [_message(bodies[i]) for i in ids if i in bodies]
 
         return await self._call(select) if unique else []
+
+    async def save_pending(self, entry: PendingSignal) -> None:
+        body = cache_codec.encode(entry)
+        created = to_micros(entry.created_at)
+
+        def save(connection: sqlite3.Connection) -> None:
+            with _write(connection):
+                connection.execute(
+                    "INSERT INTO pending_signals (id, created_us, body) VALUES (?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET body = excluded.body",
+                    (entry.signal.id, created, body),
+                )
+
+        await self._call(save)
+
+    async def delete_pending(self, signal_ids: Sequence[str]) -> None:
+        unique = list(dict.fromkeys(signal_ids))
+
+        def delete(connection: sqlite3.Connection) -> None:
+            with _write(connection):
+                for chunk in _chunks(unique):
+                    connection.execute(f"DELETE FROM pending_signals WHERE id IN ({_marks(len(chunk))})", chunk)
+
+        if unique:
+            await self._call(delete)
+
+    async def list_pending(self) -> list[PendingSignal]:
+        def read(connection: sqlite3.Connection) -> list[bytes]:
+            return [row[0] for row in connection.execute("SELECT body FROM pending_signals ORDER BY created_us, id")]
+
+        return [cache_codec.decode(body) for body in await self._call(read)]
 
     async def delete_messages(self, ids: Sequence[str]) -> int:
         unique = list(dict.fromkeys(ids))

@@ -80,6 +80,9 @@ class AgentdServer:
     async def start(self, address: str) -> int:
         await self.host.storage.open()
         await self.host.notification_store.open()
+        recovered = await self.host.threads.recover()  # acknowledged signals a stopped process left behind
+        if recovered:
+            log.info("recovered %d acknowledged signal(s) into new runs", recovered)
         try:
             self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way

@@ -65,7 +65,7 @@ def _codec(cls: type, tag: str) -> _Codec:
 
 def _allowed_types() -> list[type]:
     # Imported here, not at module level: processors and models may import this module.
-    from agentd.runtime import chunks, messages, signals
+    from agentd.runtime import chunks, messages, signals, storage
     from agentd.runtime.models.base import ModelFinish
     from agentd.runtime.processors.base import CachedLLMResponse
 
@@ -79,6 +79,7 @@ def _allowed_types() -> list[type]:
         ModelFinish,
         CachedLLMResponse,
         signals.Signal,
+        storage.PendingSignal,
     ]
 
 

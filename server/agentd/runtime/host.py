@@ -45,6 +45,7 @@ class Host:
 
     def __post_init__(self) -> None:
         self.threads = ThreadRuntime(self.runs, self.storage)
+        self.threads.agents = self.agents
         self.notifications = Notifications(
             self.notification_store,
             policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from agentd.runtime.messages import JSON, Message, SignalPart, utcnow
 
@@ -71,6 +71,19 @@ def is_system_reminder(message: Message) -> bool:
         if isinstance(part, SignalPart) and getattr(part.signal, "type", None) == "reactive":
             return True
     return bool(message.metadata.get("systemReminder"))
+
+
+@dataclass
+class PendingSignal:
+    """A signal acknowledged (deliver or queue) but not yet through a run that
+    ended: kept until that run ends, and replayed into a new run when the server
+    restarts, so an acknowledged signal is never lost."""
+
+    signal: Any  # agentd.runtime.signals.Signal
+    agent_id: str
+    resource_id: str
+    thread_id: str
+    created_at: datetime = field(default_factory=utcnow)
 
 
 class StorageError(Exception):
@@ -172,6 +185,19 @@ class Storage(ABC):
         picked.reverse()
         return picked
 
+    # ------------------------------------------------------------ the outbox of acknowledged signals
+
+    @abstractmethod
+    async def save_pending(self, entry: PendingSignal) -> None:
+        """Commits an acknowledged signal before its answer is sent."""
+
+    @abstractmethod
+    async def delete_pending(self, signal_ids: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    async def list_pending(self) -> list[PendingSignal]:
+        """Oldest first."""
+
     async def open(self) -> None:  # noqa: B027 (optional)
         """Connects and migrates now, so a bad path or schema fails at start-up."""
 
@@ -192,6 +218,7 @@ class InMemoryStorage(Storage):
         self._messages: dict[str, tuple[int, Message]] = {}  # id -> (sequence, message)
         self._sequence = 0
         self._lock = asyncio.Lock()
+        self._pending: dict[str, PendingSignal] = {}
 
     async def get_thread(self, thread_id: str) -> Thread | None:
         thread = self._threads.get(thread_id)
@@ -301,6 +328,16 @@ class InMemoryStorage(Storage):
     async def delete_messages(self, ids: Sequence[str]) -> int:
         async with self._lock:
             return sum(self._messages.pop(i, None) is not None for i in ids)
+
+    async def save_pending(self, entry: PendingSignal) -> None:
+        self._pending[entry.signal.id] = copy.deepcopy(entry)
+
+    async def delete_pending(self, signal_ids: Sequence[str]) -> None:
+        for signal_id in signal_ids:
+            self._pending.pop(signal_id, None)
+
+    async def list_pending(self) -> list[PendingSignal]:
+        return sorted((copy.deepcopy(e) for e in self._pending.values()), key=lambda e: e.created_at)
 
 
 # ---------------------------------------------------------------- cursors (shared by every backend)

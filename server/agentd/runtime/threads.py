@@ -23,7 +23,7 @@ from agentd.runtime.errors import FailedPrecondition, InvalidArgument, NotFound,
 from agentd.runtime.messages import new_id
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
-from agentd.runtime.storage import Storage, Thread
+from agentd.runtime.storage import PendingSignal, Storage, Thread
 
 if TYPE_CHECKING:
     from agentd.runtime.agent import Agent
@@ -133,6 +133,12 @@ class ThreadRuntime:
         self._threads: dict[str, _Thread] = {}
         self._idempotent: dict[tuple[str, ...], Routing] = {}
         self._closed = False
+        #: Acknowledged signals not yet through a finished run, by the run that holds them.
+        self._outbox: dict[str, list[str]] = {}
+        #: Outbox writes in flight, so a run that ends meanwhile waits for them.
+        self._commits: dict[str, asyncio.Task[None]] = {}
+        #: Agents by id, for runs recovered after a restart.
+        self.agents: Any = None
 
     def _thread(self, resource_id: str, thread_id: str) -> _Thread:
         # Keyed by thread id alone: storage keeps thread ids unique across
@@ -188,7 +194,67 @@ class ThreadRuntime:
         finally:
             if state.active is handle:
                 state.active = None
+            # Signals delivered too late for this run get their own run, in order.
+            leftover = list(handle.pending_signals)
+            handle.pending_signals.clear()
+            held = self._outbox.pop(handle.run_id, [])
+            for signal in leftover:
+                self._queue(state, state.agent or handle.agent, signal, state.options)
+            taken = [s for s in held if s not in {x.id for x in leftover}]
+            await self._release(taken)
             self._next(state)
+
+    async def _release(self, signal_ids: list[str]) -> None:
+        """Drops signals from the outbox once the run that took them ended."""
+        if not signal_ids:
+            return
+        await asyncio.gather(*(self._commits[s] for s in signal_ids if s in self._commits), return_exceptions=True)
+        try:
+            await self.storage.delete_pending(signal_ids)
+        except Exception:
+            log.exception("could not clear %d delivered signal(s) from the outbox", len(signal_ids))
+
+    def _hold(
+        self, run_id: str, signal: Signal, agent: Agent, resource_id: str, thread_id: str
+    ) -> asyncio.Task[None] | None:
+        """Marks a signal as held by a run and starts committing it to the outbox
+        (the answer waits for that commit). Transient signals are never stored."""
+        if signal.transient:
+            return None
+        self._outbox.setdefault(run_id, []).append(signal.id)
+        if signal.id not in self._commits:
+            entry = PendingSignal(signal, agent.id, resource_id, thread_id)
+            task = asyncio.get_running_loop().create_task(self.storage.save_pending(entry))
+            self._commits[signal.id] = task
+            task.add_done_callback(lambda _: self._commits.pop(signal.id, None))
+            return task
+        return self._commits[signal.id]
+
+    def _queue(self, state: _Thread, agent: Agent, signal: Signal, options: ExecutionOptions | None) -> _Queued:
+        resource_id, thread_id = state.key
+        queued = _Queued(agent, signal, new_id(), self._options_for(options, resource_id, thread_id))
+        state.queue.append(queued)
+        self._hold(queued.run_id, signal, agent, resource_id, thread_id)
+        return queued
+
+    async def recover(self) -> int:
+        """Replays acknowledged signals that no finished run took (the previous
+        process stopped first): each thread's, in order, one run at a time."""
+        entries = await self.storage.list_pending()
+        for entry in entries:
+            try:
+                agent = self.agents.get(entry.agent_id)
+            except Exception:
+                log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
+                await self.storage.delete_pending([entry.signal.id])
+                continue
+            state = self._thread(entry.resource_id, entry.thread_id)
+            queued = _Queued(agent, entry.signal, new_id(), self._options_for(None, entry.resource_id, entry.thread_id))
+            state.queue.append(queued)
+            self._outbox.setdefault(queued.run_id, []).append(entry.signal.id)
+        for state in list(self._threads.values()):
+            self._next(state)
+        return len(entries)
 
     def _log(self, state: _Thread, chunk: Chunk) -> None:
         logged = replace(chunk, offset=state.next_offset)
@@ -246,18 +312,16 @@ class ThreadRuntime:
         if active is not None:
             signal = with_delivery_attributes(signal, active_attributes)
             if queue:
-                queued = _Queued(agent, signal, new_id(), stream_options or state.options or ExecutionOptions())
-                queued.options = self._options_for(queued.options, resource_id, thread_id)
-                state.queue.append(queued)
+                queued = self._queue(state, agent, signal, stream_options or state.options)
                 routing = Routing("deliver", queued.run_id, signal)
             elif if_active == "deliver":
                 if state.agent is not None and state.agent.id != agent.id:
                     raise thread_busy(thread_id, active.run_id)
                 if not active.deliver(signal):  # the run is past its last model call: a next turn
-                    queued = _Queued(agent, signal, new_id(), self._options_for(state.options, resource_id, thread_id))
-                    state.queue.append(queued)
+                    queued = self._queue(state, agent, signal, state.options)
                     routing = Routing("deliver", queued.run_id, signal)
                 else:
+                    self._hold(active.run_id, signal, agent, resource_id, thread_id)
                     routing = Routing("deliver", active.run_id, signal)
             elif if_active == "persist":
                 await self._persist(signal, resource_id, thread_id)
@@ -282,6 +346,9 @@ class ThreadRuntime:
                 routing = Routing("persist", None, signal)
             else:
                 routing = Routing("discard", None, signal)
+        commit = self._commits.get(signal.id)
+        if commit is not None and routing.action == "deliver":
+            await asyncio.shield(commit)  # nothing acknowledged is lost: answer after the commit
         self._idempotent[idem] = routing
         if len(self._idempotent) > 10_000:  # bounded: a retry comes soon or not at all
             for key in list(self._idempotent)[:1000]:
