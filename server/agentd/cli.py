@@ -60,6 +60,7 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         step_functions=app.step_functions,
         caches=cfg.caches,
         cache_backend=cfg.cache.backend,
+        prices=dict(cfg.pricing),
         storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
         notification_store=cfg.notification_store or config_mod.build_notification_store(cfg.storage_settings),
     )

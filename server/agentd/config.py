@@ -25,6 +25,7 @@ from agentd.runtime.options import (
     ProcessorSpec,
     ProcessorWorkflowSpec,
 )
+from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.storage import InMemoryStorage, Storage
 
@@ -92,6 +93,8 @@ class Config:
     agents: list[Agent] = field(default_factory=list)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
+    #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
+    pricing: dict[str, Price] = field(default_factory=dict)
     path: Path | None = None
 
 
@@ -363,7 +366,7 @@ def load(
             raise ConfigError(f"config file {config.path} not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(data, {"server", "cache", "storage", "threads", "agents"}, str(config.path))
+        _check_keys(data, {"server", "cache", "storage", "threads", "pricing", "agents"}, str(config.path))
         threads = data.get("threads", {})
         _check_keys(threads, set(ThreadSettings.__dataclass_fields__), "threads")
         try:
@@ -381,8 +384,12 @@ def load(
         config.storage_settings = _storage_settings(data.get("storage", {}))
         config.storage = build_storage(config.storage_settings, config.path.parent)
         config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
+        try:
+            config.pricing = parse_prices(data.get("pricing", {}))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         config.caches = build_caches(config.cache)
-        registry = with_response_cache(registry, config.caches)
+        registry = with_response_cache(registry, config.caches, config.pricing)
         ids: set[str] = set()
         for i, table in enumerate(data.get("agents", [])):
             agent = _agent(table, i, registry, config.storage)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,8 @@ class Host:
     storage: Storage = field(default_factory=InMemoryStorage)
     #: Notification inbox records.
     notification_store: NotificationStore = field(default_factory=InMemoryNotificationStore)
+    #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
+    prices: dict[str, Any] = field(default_factory=dict)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -52,8 +54,8 @@ class Host:
         )
         if self.cache_backend not in self.caches:
             raise ValueError(f"no {self.cache_backend!r} cache is configured")
-        # `response-cache` needs the server's cache instances, so it is bound here.
-        self.processors = with_response_cache(self.processors, self.caches)
+        # `response-cache` and `token-cost-control` need the server's cache instances, so they are bound here.
+        self.processors = with_response_cache(self.processors, self.caches, self.prices)
 
     @property
     def cache(self) -> ServerCache:
@@ -81,15 +83,26 @@ class Host:
         return await self.notifications.dispatch_due(now, route=self.route_notification, thread_state=self.thread_state)
 
 
-def with_response_cache(registry: ProcessorRegistry, caches: dict[str, ServerCache]) -> ProcessorRegistry:
+def with_response_cache(
+    registry: ProcessorRegistry, caches: dict[str, ServerCache], prices: Mapping[str, Any] | None = None
+) -> ProcessorRegistry:
+    """Binds the processors that need the server's caches: `response-cache`, and
+    `token-cost-control` (also bound to the `[pricing]` table)."""
     from agentd.runtime.processors.builtins.response_cache import response_cache_factory
+    from agentd.runtime.processors.builtins.token_cost_control import token_cost_control_factory
 
-    factory = response_cache_factory(caches)
+    def checked(factory: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        def build(options: dict[str, Any]) -> Any:
+            try:
+                return factory(options)
+            except ValueError as exc:
+                raise InvalidArgument.field("options", str(exc)) from None
 
-    def build(options: dict[str, Any]) -> Any:
-        try:
-            return factory(options)
-        except ValueError as exc:
-            raise InvalidArgument.field("options", str(exc)) from None
+        return build
 
-    return registry.extended({"response-cache": build})
+    return registry.extended(
+        {
+            "response-cache": checked(response_cache_factory(caches)),
+            "token-cost-control": checked(token_cost_control_factory(caches, prices)),
+        }
+    )
