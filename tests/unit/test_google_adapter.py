@@ -302,7 +302,7 @@ async def test_image_and_file_parts(server: GoogleServer) -> None:
         parts=[
             TextPart("What is in these?"),
             FilePart("image/png", data=PNG),
-            FilePart("application/pdf", url="https://example.com/report.pdf"),
+            FilePart("application/pdf", url="https://generativelanguage.googleapis.com/v1beta/files/report"),
             FilePart("image/png", url=data_url),
         ],
     )
@@ -328,7 +328,12 @@ async def test_image_and_file_parts(server: GoogleServer) -> None:
     blob = inline["inlineData"]
     assert blob["mimeType"] == "image/png"
     assert base64.b64decode(blob["data"]) == PNG
-    assert by_url == {"fileData": {"fileUri": "https://example.com/report.pdf", "mimeType": "application/pdf"}}
+    assert by_url == {
+        "fileData": {
+            "fileUri": "https://generativelanguage.googleapis.com/v1beta/files/report",
+            "mimeType": "application/pdf",
+        }
+    }
     assert base64.b64decode(from_data_url["inlineData"]["data"]) == PNG
 
 
@@ -398,7 +403,7 @@ async def test_provider_options_reach_the_request_body(server: GoogleServer) -> 
         role="user",
         parts=[
             TextPart("Describe the clip and the picture."),
-            FilePart("video/mp4", url="https://example.com/clip.mp4"),
+            FilePart("video/mp4", url="https://www.youtube.com/watch?v=clip"),
             FilePart(
                 "image/png",
                 data=PNG,
