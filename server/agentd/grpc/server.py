@@ -58,7 +58,14 @@ class AgentdServer:
         if self.tracer_provider is not None:
             from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
-            interceptors.append(aio_server_interceptor(tracer_provider=self.tracer_provider))  # type: ignore[no-untyped-call]
+            def outside_long_streams(details: Any) -> bool:
+                method = details.method
+                return not tracing.long_lived(method.decode() if isinstance(method, bytes) else method)
+
+            interceptors.append(
+                aio_server_interceptor(tracer_provider=self.tracer_provider, filter_=outside_long_streams)  # type: ignore[no-untyped-call]
+            )
+            host.runs.telemetry.enable(self.tracer_provider, capture_content=tracing.capture_content())
         # so_reuseport off: a second server on a taken port must fail, not share it.
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
         servicers: dict[str, object] = {

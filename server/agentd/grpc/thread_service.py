@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from agentd.grpc import convert, paging
+from agentd.grpc import convert, paging, tracing
 from agentd.grpc.errors import Context, to_rpc_status
 from agentd.grpc.validate import Violations, execution_options, page_size, timestamp
 from agentd.runtime.chunks import Chunk, SignalEcho
@@ -241,6 +241,8 @@ class ThreadService:
         answer and the stream goes on; half-closing ends it after the answers."""
         from agentd.grpc.signal_service import SignalRouter
 
+        if self.host.runs.telemetry.tracer is not None:
+            tracing.link_runs_to_caller(context.invocation_metadata())
         out: asyncio.Queue[pb.ConnectResponse | str] = asyncio.Queue()
         gate = asyncio.Lock()  # a send's answer goes out before the chunks of the run it wakes
         router = SignalRouter(self.host)

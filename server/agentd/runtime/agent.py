@@ -108,11 +108,19 @@ class Agent:
         entries = getattr(self, f"{lane}_processors")
         return [] if callable(entries) else [e.id for e in entries]
 
-    def stream(self, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None) -> Any:
+    def stream(
+        self,
+        run_input: RunInput,
+        options: ExecutionOptions | None = None,
+        *,
+        run_id: str | None = None,
+        telemetry: Any = None,
+    ) -> Any:
         """Starts a run now and returns its `RunHandle` (async-iterate it for chunks)."""
         from agentd.runtime.run import start_run
 
-        return start_run(self, input_to_messages(run_input), options or ExecutionOptions(), run_id=run_id)
+        messages = input_to_messages(run_input)
+        return start_run(self, messages, options or ExecutionOptions(), run_id=run_id, telemetry=telemetry)
 
     async def generate(self, run_input: RunInput, options: ExecutionOptions | None = None) -> Any:
         """Runs to completion and returns the `RunResult`."""

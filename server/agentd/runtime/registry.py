@@ -12,6 +12,7 @@ from agentd.runtime.agent import Agent, RunInput
 from agentd.runtime.errors import AlreadyExists, Unavailable, agent_not_found
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.run import RunHandle
+from agentd.runtime.telemetry import Telemetry
 
 log = logging.getLogger("agentd.runs")
 
@@ -45,6 +46,8 @@ class RunRegistry:
 
     def __init__(self) -> None:
         self._runs: dict[str, RunHandle] = {}
+        #: The runs' spans (off until the server enables tracing).
+        self.telemetry = Telemetry()
         self._accepting = True
         self._finished: dict[str, asyncio.Event] = {}
 
@@ -57,7 +60,7 @@ class RunRegistry:
     ) -> RunHandle:
         if not self._accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
-        handle: RunHandle = agent.stream(run_input, options, run_id=run_id)
+        handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
         self._runs[handle.run_id] = handle
         done = self._finished.setdefault(handle.run_id, asyncio.Event())
         assert handle._task is not None

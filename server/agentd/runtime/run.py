@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from agentd.runtime.attachments import prepare_attachments
+from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, prepare_attachments
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import (
     Abort,
@@ -76,6 +76,7 @@ from agentd.runtime.processors.runner import (
     StepInput,
     is_intermediate_step_finish,
 )
+from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -237,9 +238,10 @@ def start_run(
     *,
     run_id: str | None = None,
     parent_run_id: str | None = None,
+    telemetry: Telemetry | None = None,
 ) -> RunHandle:
     handle = RunHandle(run_id or new_id(), agent)
-    loop = _AgentLoop(handle, messages, options, parent_run_id)
+    loop = _AgentLoop(handle, messages, options, parent_run_id, telemetry or Telemetry())
     handle._task = asyncio.get_running_loop().create_task(loop.execute(), name=f"run {handle.run_id}")
     return handle
 
@@ -283,9 +285,16 @@ def _violations_from_schema(schema: dict[str, Any], context: dict[str, Any]) -> 
 
 class _AgentLoop:
     def __init__(
-        self, handle: RunHandle, messages: list[Message], options: ExecutionOptions, parent_run_id: str | None
+        self,
+        handle: RunHandle,
+        messages: list[Message],
+        options: ExecutionOptions,
+        parent_run_id: str | None,
+        telemetry: Telemetry,
     ) -> None:
         self.handle = handle
+        self.telemetry = telemetry
+        self.trace = RunTrace(None)
         self.agent = handle.agent
         self.input = messages
         self.call_options = options
@@ -348,6 +357,8 @@ class _AgentLoop:
     # ------------------------------------------------------------ the run
 
     async def execute(self) -> RunResult:
+        # Started inside the run's task: its parent is the span current where the run began (the RPC's).
+        self.trace = self.telemetry.run(agent_id=self.agent.id, agent_name=self.agent.name, run_id=self.handle.run_id)
         try:
             await self._run()
         except asyncio.CancelledError:
@@ -379,6 +390,18 @@ class _AgentLoop:
         finally:
             self._set_ready()
             self.handle.buffer.close()
+            result = self.result
+            self.trace.end(
+                thread_id=result.thread_id,
+                finish_reason=result.finish_reason,
+                input_tokens=result.total_usage.input_tokens,
+                output_tokens=result.total_usage.output_tokens,
+                model=result.model,
+                tripwire=result.tripwire,
+                error=result.error,
+                aborted=result.aborted,
+                text=result.text,
+            )
         return self.result
 
     def _fail(self, error: Error) -> None:
@@ -446,6 +469,7 @@ class _AgentLoop:
             await self.runner.run_input(self.ml)
             await self._steps(options, model_spec, tools, context)
             result = self.result
+            self.trace.end_phase("result")
             await self.runner.run_output_result(
                 self.ml,
                 OutputResult(
@@ -505,6 +529,7 @@ class _AgentLoop:
             cancelled=self.handle.cancelled,
             send_signal_for=self._send_signal_for,
             on_success=self._on_success.append,
+            trace=self.trace if self.trace.span is not None else None,
         )
         return ProcessorRunner(ctx, input=inputs, output=outputs, error=errors)
 
@@ -529,6 +554,7 @@ class _AgentLoop:
         from agentd.runtime.signals import create_signal, to_db_message
 
         self.runner.retry_count += 1
+        self.trace.event("agentd.retry", cause="tripwire", processor_id=tripwire.processor_id, reason=tripwire.message)
         reminder = create_signal("reactive", tripwire.message)
         self.ml.add(to_db_message(reminder), "context")
         return True
@@ -542,6 +568,7 @@ class _AgentLoop:
         max_steps = options.effective_max_steps
         step_number = 0
         while step_number < max_steps:
+            self.trace.end_phase(f"step {step_number}")
             # Signals delivered meanwhile join here: at a model boundary, never
             # between a tool call and its result.
             await self._take_pending_signals()
@@ -655,6 +682,7 @@ class _AgentLoop:
         runner = self.runner
         model = self._model(step_input.model)
         started = False
+        placeholder_retry = False  # the one last retry for attachments nothing could recover
         while True:  # once, plus once per retry an error processor asks for
             # The prompt is rebuilt on a retry: error processors repair the list.
             prompt, cached = await runner.run_llm_request(
@@ -677,9 +705,11 @@ class _AgentLoop:
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
             # error processors see like any provider failure.
+            chat = self.trace.chat(model.spec, step.step_number, prompt)
             attachments_ok = True
             try:
-                request = await prepare_attachments(request, model, self.ml, self._attachments)
+                if cached is None:  # a cached answer needs no attachment
+                    request = await prepare_attachments(request, model, self.ml, self._attachments)
             except ModelAPIError as error:
                 attachments_ok = False
                 download_error = error
@@ -734,20 +764,40 @@ class _AgentLoop:
                         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
                         step.tripwire = _tripwire(tripwire)
                         self.result.steps.append(step)
+                        chat.end(tripwire=tripwire.message)
                         raise
                 if finish is None:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
+                chat.end(error=error)
                 if await self._recover(error, step, message_id, options):
+                    self.trace.event("agentd.retry", cause="api_error", reason=error.message)
                     continue
                 fallback = self._next_fallback(model.spec)
                 if fallback is None:
+                    if error.provider_code == DOWNLOAD_ASSETS_FAILED and not placeholder_retry:
+                        # The turn does not fail for an attachment: on this retry
+                        # prepare_attachments sends the URLs that failed again as
+                        # "[Attachment unavailable: <name>]" placeholders.
+                        placeholder_retry = True
+                        continue
                     raise
+                self.trace.event("agentd.fallback", failed_model=model.spec, model=fallback, reason=error.message)
                 log.warning("model %s failed (%s); falling back to %s", model.spec, error, fallback)
                 model = self._model(fallback)  # the error processors gave up: the next model's turn
                 step.model = model.spec
                 continue
+            except BaseException as exc:  # cancelled, or a failure the run reports: the span ends either way
+                chat.end(error=exc)
+                raise
             break
+        chat.end(
+            finish_reason=finish.finish_reason,
+            input_tokens=finish.usage.input_tokens,
+            output_tokens=finish.usage.output_tokens,
+            from_cache=cached is not None,
+            text="".join(text),
+        )
         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
         step.finish_reason = finish.finish_reason
         step.raw_finish_reason = finish.raw_finish_reason
@@ -800,7 +850,14 @@ class _AgentLoop:
                 step.tool_results.append(outcome)
                 await self.emit_out(ToolResult(outcome))
                 continue
-            outcome = await self._call_tool(tools.get(call.tool_name), call, context, hooks)
+            tool_trace = self.trace.tool(call.tool_name, call.tool_call_id, call.args)
+            try:
+                with tool_trace.active():
+                    outcome = await self._call_tool(tools.get(call.tool_name), call, context, hooks)
+            except BaseException:
+                tool_trace.end(result="cancelled", is_error=True)
+                raise
+            tool_trace.end(result=outcome.result, is_error=outcome.is_error)
             assistant.parts.append(outcome)
             if not outcome.is_error:
                 await self.runner.run_tool_result(
@@ -870,6 +927,7 @@ class _AgentLoop:
                 [Message.user(str(prompt or ""))],
                 ExecutionOptions(request_context=context),
                 parent_run_id=self.handle.run_id,
+                telemetry=self.telemetry,
             )
             async for chunk in child:  # nested in this run's stream, in order
                 self.handle.buffer.append(chunk)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, NoReturn
@@ -95,6 +96,8 @@ class RunnerContext:
     cancelled: Any = None
     send_signal_for: Callable[[str], Any] | None = None
     on_success: Callable[[Callable[[Any], Any]], None] | None = None
+    #: The run's spans (a telemetry.RunTrace) when tracing is on.
+    trace: Any = None
 
 
 @dataclass
@@ -179,6 +182,9 @@ class ProcessorRunner:
         return {**base, "retry_count": self.retry_count}
 
     async def call(self, processor: Any, hook: str, args: HookArgs) -> Any:
+        trace = self.ctx.trace
+        started = time.perf_counter() if trace is not None else 0.0
+        tripped: str | None = None
         try:
             result = getattr(processor, hook)(args)
             if inspect.isawaitable(result):
@@ -187,8 +193,12 @@ class ProcessorRunner:
         except TripWire as tripwire:
             if tripwire.processor_id is None:
                 tripwire.processor_id = processor.id
+            tripped = tripwire.message
             report_violation(processor, ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata))
             raise
+        finally:
+            if trace is not None:  # one span per processor per phase, not per call
+                trace.processor_called(processor.id, hook, time.perf_counter() - started, tripped)
 
     def _send_signal(self, processor: Any) -> Any:
         return self.ctx.send_signal_for(processor.id) if self.ctx.send_signal_for else None

@@ -1,0 +1,292 @@
+"""Run spans in OpenTelemetry's GenAI conventions.
+
+One `invoke_agent {agent}` span per run, a `chat {model}` span per model call
+(each retry or fallback its own), an `execute_tool {tool}` span per tool call,
+and one `processor {id}` span per processor per phase (the input phase, each
+step, the result phase), however many chunks its stream hook saw.
+
+Spans are built only when the host's Telemetry has a tracer (the server gives
+it one when tracing is on); otherwise every method here returns at its first
+line. Prompt and completion text are recorded only with `capture_content`
+(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+
+#: A span context runs started in this context link to instead of descending
+#: from: set by long-lived streams (Connect) so one connection does not parent
+#: every run it starts, for hours.
+LINK_TO: ContextVar[SpanContext | None] = ContextVar("agentd_link_to", default=None)
+
+
+@dataclass
+class Telemetry:
+    tracer: Tracer | None = None
+    capture_content: bool = False
+
+    def enable(self, provider: Any, *, capture_content: bool = False) -> None:
+        self.tracer = provider.get_tracer("agentd")
+        self.capture_content = capture_content
+
+    def run(self, *, agent_id: str, agent_name: str, run_id: str) -> RunTrace:
+        if self.tracer is None:
+            return RunTrace(None)
+        link = LINK_TO.get()
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.id": agent_id,
+            "gen_ai.agent.name": agent_name or agent_id,
+            "agentd.run.id": run_id,
+        }
+        if link is not None:  # a root of its own, linked to the stream that started it
+            span = self.tracer.start_span(
+                f"invoke_agent {agent_name or agent_id}",
+                context=trace.set_span_in_context(trace.INVALID_SPAN),
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+                links=[Link(link)],
+            )
+        else:
+            span = self.tracer.start_span(
+                f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attributes
+            )
+        return RunTrace(self.tracer, span, self.capture_content)
+
+
+def provider_name(spec: str) -> str:
+    return spec.split("/", 1)[0] if "/" in spec else spec
+
+
+def model_name(spec: str) -> str:
+    return spec.split("/", 1)[1] if "/" in spec else spec
+
+
+@dataclass
+class _ProcessorSpan:
+    span: Span
+    hooks: list[str] = field(default_factory=list)
+    calls: int = 0
+    busy: float = 0.0
+
+
+class RunTrace:
+    """The spans of one run; every method is a no-op without a tracer."""
+
+    def __init__(self, tracer: Tracer | None, span: Span | None = None, capture_content: bool = False) -> None:
+        self.tracer = tracer
+        self.span = span
+        self.capture_content = capture_content
+        self.phase = "input"
+        self._processors: dict[str, _ProcessorSpan] = {}
+
+    def _child(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Span | None:
+        if self.tracer is None or self.span is None:
+            return None
+        return self.tracer.start_span(
+            name, context=trace.set_span_in_context(self.span), kind=kind, attributes=attributes
+        )
+
+    def event(self, name: str, **attributes: Any) -> None:
+        if self.span is not None:
+            self.span.add_event(name, {k: v for k, v in attributes.items() if v is not None})
+
+    # ------------------------------------------------------------ model calls and tools
+
+    def chat(self, spec: str, step_number: int, prompt: Any) -> ChatTrace:
+        span = self._child(
+            f"chat {model_name(spec)}",
+            SpanKind.CLIENT,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider_name(spec),
+                "gen_ai.request.model": model_name(spec),
+                "agentd.step.number": step_number,
+            },
+        )
+        if span is not None and self.capture_content:
+            span.set_attribute("gen_ai.input.messages", _json(prompt))
+        return ChatTrace(span, self.capture_content)
+
+    def tool(self, tool_name: str, tool_call_id: str, args: Any) -> ToolTrace:
+        span = self._child(
+            f"execute_tool {tool_name}",
+            SpanKind.INTERNAL,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": tool_name,
+                "gen_ai.tool.call.id": tool_call_id,
+            },
+        )
+        if span is not None and self.capture_content:
+            span.set_attribute("gen_ai.tool.call.arguments", _json(args))
+        return ToolTrace(span, self.capture_content)
+
+    # ------------------------------------------------------------ processors
+
+    def processor_called(self, processor_id: str, hook: str, seconds: float, tripwire: str | None = None) -> None:
+        """One hook call finished; its time joins the processor's span for this phase."""
+        if self.tracer is None or self.span is None:
+            return
+        entry = self._processors.get(processor_id)
+        if entry is None:
+            span = self.tracer.start_span(
+                f"processor {processor_id}",
+                context=trace.set_span_in_context(self.span),
+                start_time=time.time_ns() - int(seconds * 1e9),
+                attributes={"agentd.processor.id": processor_id, "agentd.processor.phase": self.phase},
+            )
+            entry = self._processors[processor_id] = _ProcessorSpan(span)
+        if hook not in entry.hooks:
+            entry.hooks.append(hook)
+        entry.calls += 1
+        entry.busy += seconds
+        if tripwire is not None:
+            entry.span.add_event("agentd.tripwire", {"agentd.tripwire.reason": tripwire})
+            entry.span.set_attribute("agentd.tripwire", True)
+
+    def end_phase(self, next_phase: str) -> None:
+        """Ends the processor spans of the phase that closed."""
+        for entry in self._processors.values():
+            entry.span.set_attributes(
+                {
+                    "agentd.processor.hooks": entry.hooks,
+                    "agentd.processor.calls": entry.calls,
+                    "agentd.processor.busy_ms": round(entry.busy * 1000, 3),
+                }
+            )
+            entry.span.end()
+        self._processors = {}
+        self.phase = next_phase
+
+    # ------------------------------------------------------------ the end
+
+    def end(
+        self,
+        *,
+        thread_id: str | None,
+        finish_reason: str,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        model: str,
+        tripwire: Any = None,
+        error: Any = None,
+        aborted: Any = None,
+        text: str = "",
+    ) -> None:
+        if self.span is None:
+            return
+        self.end_phase("done")
+        span = self.span
+        attributes: dict[str, Any] = {"gen_ai.response.finish_reasons": [finish_reason]}
+        if thread_id:
+            attributes["gen_ai.conversation.id"] = thread_id
+        if model:
+            attributes["gen_ai.request.model"] = model_name(model)
+            attributes["gen_ai.provider.name"] = provider_name(model)
+        if input_tokens is not None:
+            attributes["gen_ai.usage.input_tokens"] = input_tokens
+        if output_tokens is not None:
+            attributes["gen_ai.usage.output_tokens"] = output_tokens
+        if self.capture_content and text:
+            attributes["gen_ai.output.messages"] = _completion(text)
+        span.set_attributes(attributes)
+        if tripwire is not None:
+            span.add_event(
+                "agentd.tripwire",
+                {
+                    "agentd.tripwire.processor_id": tripwire.processor_id or "",
+                    "agentd.tripwire.reason": tripwire.reason,
+                    "agentd.tripwire.retry": tripwire.retry,
+                },
+            )
+        if error is not None:
+            span.set_attribute("error.type", error.reason)
+            span.set_status(Status(StatusCode.ERROR, error.message))
+        elif aborted is not None:
+            span.set_attribute("error.type", aborted.reason)
+            span.set_status(Status(StatusCode.ERROR, aborted.message or aborted.reason))
+        span.end()
+
+
+class ChatTrace:
+    def __init__(self, span: Span | None, capture_content: bool) -> None:
+        self.span = span
+        self.capture_content = capture_content
+
+    def end(
+        self,
+        *,
+        finish_reason: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        from_cache: bool = False,
+        text: str = "",
+        error: BaseException | None = None,
+        tripwire: str | None = None,
+    ) -> None:
+        span = self.span
+        if span is None:
+            return
+        self.span = None  # ended once, whichever way the call left
+        if finish_reason is not None:
+            span.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
+        if input_tokens is not None:
+            span.set_attribute("gen_ai.usage.input_tokens", input_tokens)
+        if output_tokens is not None:
+            span.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+        if from_cache:
+            span.set_attribute("agentd.response_cache.hit", True)
+        if self.capture_content and text:
+            span.set_attribute("gen_ai.output.messages", _completion(text))
+        if tripwire is not None:
+            span.add_event("agentd.tripwire", {"agentd.tripwire.reason": tripwire})
+        if error is not None:
+            span.record_exception(error)
+            span.set_attribute("error.type", getattr(error, "reason", None) or type(error).__name__)
+            span.set_status(Status(StatusCode.ERROR, str(error)))
+        span.end()
+
+
+class ToolTrace:
+    def __init__(self, span: Span | None, capture_content: bool) -> None:
+        self.span = span
+        self.capture_content = capture_content
+
+    def active(self) -> AbstractContextManager[Any]:
+        """The tool span as the current one while the tool runs: a sub-agent's run nests under it."""
+        if self.span is None:
+            return nullcontext()
+        return trace.use_span(self.span, record_exception=False, set_status_on_exception=False)
+
+    def end(self, *, result: Any = None, is_error: bool = False) -> None:
+        span = self.span
+        if span is None:
+            return
+        self.span = None
+        if self.capture_content:
+            span.set_attribute("gen_ai.tool.call.result", _json(result))
+        if is_error:
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(Status(StatusCode.ERROR, str(result)[:200]))
+        span.end()
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _completion(text: str) -> str:
+    return _json([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
