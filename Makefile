@@ -15,11 +15,11 @@ GRPCURL_VERSION := v1.9.3
 
 setup: $(VENV)/.stamp
 
-$(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml
+$(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml clients/python/pyproject.toml
 	@command -v python3 >/dev/null || { echo "python3 is missing: install Debian package python3 (3.11+) with python3-venv"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e gen/python -e '.[dev]'
+	$(PY) -m pip install --quiet -e gen/python -e clients/python -e '.[dev]'
 	touch $@
 
 # Go plugins and grpcurl (into .tools/bin), and ts-proto (into tools/ts-gen).
@@ -50,7 +50,7 @@ gen-check: gen
 	  || { echo "gen/ drifted from protos/: run 'make gen' and commit"; git status --porcelain -- gen; exit 1; }
 
 lint: setup
-	$(VENV)/bin/ruff check server tests bench tools
+	$(VENV)/bin/ruff check server tests bench tools clients/python
 	$(VENV)/bin/mypy
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against protos/baseline.binpb
