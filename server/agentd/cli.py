@@ -101,7 +101,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--app", help="Python module defining `agents` to host besides the config's")
     s.add_argument("--grace", type=float, help="shutdown grace period in seconds")
     s.add_argument("--log-level", default="INFO")
+    c = sub.add_parser("chat", help="talk to an agent on a running server, in this terminal")
+    c.add_argument("--agent", required=True, help="the agent's id")
+    c.add_argument("--thread", help="the thread to join or start (default: a new one)")
+    c.add_argument("--resource", default=os.environ.get("USER") or "terminal", help="the thread's resource id")
+    c.add_argument("--addr", default=os.environ.get("AGENTD_ADDR", "127.0.0.1:50051"), help="the server's address")
+    c.add_argument("--provider-options", help="JSON provider options for the runs this chat wakes")
     args = parser.parse_args(argv)
+    if args.command == "chat":
+        from agentd import chat
+
+        return chat.run(args)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(serve(args))

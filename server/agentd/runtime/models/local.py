@@ -11,6 +11,7 @@ one script step per model call (the last step repeats):
          "usage": {"inputTokens": 3, "outputTokens": 2},
          "error": {"message": "...", "status": 500, "code": "server_error",
                    "retryable": true, "afterDeltas": 0},
+         "holdAfterDeltas": 1, "releaseFile": "/tmp/go",  # pause the text until the file exists
          "delayMs": 0},
     ]}}
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -146,7 +148,10 @@ class LocalModel:
         if pieces:
             tid = new_id("txt_")
             yield TextStart(tid)
-            for piece in pieces:
+            hold_after = step.get("holdAfterDeltas")
+            for n, piece in enumerate(pieces):
+                if n == hold_after:
+                    await _hold(str(step.get("releaseFile") or ""))
                 await pace()
                 check_error()
                 yield TextDelta(tid, piece)
@@ -181,6 +186,16 @@ class LocalModel:
             cached_input_tokens=raw_usage.get("cachedInputTokens"),
         )
         yield ModelFinish(cast(FinishReason, reason), usage, raw_finish_reason=reason)
+
+
+async def _hold(release_file: str) -> None:
+    """Waits until `release_file` exists: a test (in another process, driving a
+    terminal) decides when the rest of the reply may come. Abort ends the wait."""
+    if not release_file:
+        raise InvalidArgument.field("options.provider_options.local.script.releaseFile", "holdAfterDeltas needs it")
+    # Another process creates the file, so there is no event to await; a stat is cheap.
+    while not os.path.exists(release_file):  # noqa: ASYNC110, ASYNC240
+        await asyncio.sleep(0.02)
 
 
 def _last_user_text(prompt: list[Message]) -> str:

