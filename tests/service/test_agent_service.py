@@ -279,6 +279,8 @@ async def test_list_and_get_agents(server: Running) -> None:
     assert agent.metadata["kind"] == "example"
     cached = (await server.agents.GetAgent(apb.GetAgentRequest(agent_id="cached-echo"))).agent
     assert list(cached.input_processor_ids) == ["response-cache"]
+    assert not agent.memory_enabled
+    assert (await server.agents.GetAgent(apb.GetAgentRequest(agent_id="chat"))).agent.memory_enabled
 
 
 async def test_health_serving_overall_and_per_service(server: Running) -> None:

@@ -37,6 +37,7 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         output_processor_ids=agent.static_processor_ids("output"),
         error_processor_ids=resolved_error_processor_ids(agent),
         sub_agent_ids=[] if callable(agent.agents) else [a.id for a in agent.agents.values()],
+        memory_enabled=agent.memory is not None,
     )
 
 
