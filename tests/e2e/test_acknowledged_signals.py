@@ -1,6 +1,7 @@
 """Nothing acknowledged is lost: a signal answered `deliver` into a run held open
-by a client tool survives a SIGKILL, is replayed once after a restart on the
-same SQLite file, and is never executed twice."""
+by a client tool, or a message answered `wake` whose run is still streaming,
+survives a SIGKILL, is replayed once after a restart on the same SQLite file,
+and is never executed twice."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ default_options = {{ provider_options = {{ local = {{ script = [
   {{ toolCalls = [ {{ id = "call-1", name = "pick_color", args = {{}} }} ] }},
   {{ text = "done" }},
 ] }} }} }}
+
+[[agents]]
+id = "sleeper"
+model = "local/scripted"
+memory = {{ last_messages = 20 }}
+default_options = {{ provider_options = {{ local = {{ script = [
+  {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
+] }} }} }}
 """
 
 
@@ -44,19 +53,19 @@ def serving(cfg: Path, log_dir: Path) -> ServerProcess:
     return server
 
 
-async def survivors(addr: str) -> list[tpb.Message]:
+async def survivors(addr: str, thread_id: str = "t1", text: str = "must survive") -> list[tpb.Message]:
     async with grpc.aio.insecure_channel(addr) as channel:
         threads = thread_service_pb2_grpc.ThreadServiceStub(channel)
         try:
-            listed = await threads.ListMessages(tpb.ListMessagesRequest(thread_id="t1"))
+            listed = await threads.ListMessages(tpb.ListMessagesRequest(thread_id=thread_id))
         except grpc.aio.AioRpcError:
             return []
-        return [m for m in listed.messages if m.role == 4 and m.parts[0].signal.signal.text == "must survive"]
+        return [m for m in listed.messages if m.role == 4 and m.parts[0].signal.signal.text == text]
 
 
 async def test_a_delivered_signal_survives_sigkill_and_runs_once(tmp_path: Path) -> None:
     cfg = tmp_path / "agentd.toml"
-    cfg.write_text(CONFIG.format(db=tmp_path / "agentd.db"))
+    cfg.write_text(CONFIG.format(db=tmp_path / "agentd.db", release=tmp_path / "release"))
     first = serving(cfg, tmp_path / "a")
     try:
         async with grpc.aio.insecure_channel(first.addr) as channel:
@@ -126,5 +135,51 @@ async def test_a_delivered_signal_survives_sigkill_and_runs_once(tmp_path: Path)
             ).messages
         assert [m.id for m in after] == [m.id for m in before]
         assert len(await survivors(third.addr)) == 1
+    finally:
+        assert third.stop() == 0
+
+
+async def test_a_waking_message_survives_sigkill_mid_run_and_runs_once(tmp_path: Path) -> None:
+    cfg = tmp_path / "agentd.toml"
+    release = tmp_path / "release"
+    cfg.write_text(CONFIG.format(db=tmp_path / "agentd.db", release=release))
+    first = serving(cfg, tmp_path / "a")
+    try:
+        async with grpc.aio.insecure_channel(first.addr) as channel:
+            reply = await signal_service_pb2_grpc.SignalServiceStub(channel).SendMessage(
+                sspb.SendMessageRequest(
+                    agent_id="sleeper",
+                    target=spb.SignalTarget(resource_id="u1", thread_id="t2"),
+                    message=spb.MessageInput(text="wake me"),
+                )
+            )
+            assert reply.decision.WhichOneof("action") == "wake"
+        first.proc.send_signal(signal.SIGKILL)  # the run holds mid-reply: nothing saved it yet
+        first.proc.wait(timeout=10)
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+    release.touch()
+
+    second = serving(cfg, tmp_path / "b")
+    try:
+        for _ in range(100):
+            found = await survivors(second.addr, "t2", "wake me")
+            if found:
+                break
+            await asyncio.sleep(0.1)
+        assert len(found) == 1
+        async with grpc.aio.insecure_channel(second.addr) as channel:
+            listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
+                tpb.ListMessagesRequest(thread_id="t2")
+            )
+        assert [p.text.text for m in listed.messages if m.role == 2 for p in m.parts] == ["good morning"]
+    finally:
+        assert second.stop() == 0
+
+    third = serving(cfg, tmp_path / "c")  # replayed once: a clean restart replays nothing
+    try:
+        await asyncio.sleep(0.5)
+        assert len(await survivors(third.addr, "t2", "wake me")) == 1
     finally:
         assert third.stop() == 0

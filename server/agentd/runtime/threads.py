@@ -338,6 +338,9 @@ class ThreadRuntime:
                     self._options_for(stream_options, resource_id, thread_id),
                     opening=signal,
                 )
+                # Held like a delivered signal: a process killed mid-run replays it
+                # (the run saves its input only when it ends).
+                self._hold(handle.run_id, signal, agent, resource_id, thread_id)
                 await handle.ready()  # a run that cannot start is a routing failure
                 routing = Routing("wake", handle.run_id, signal)
             elif behavior == "persist":
@@ -347,7 +350,7 @@ class ThreadRuntime:
             else:
                 routing = Routing("discard", None, signal)
         commit = self._commits.get(signal.id)
-        if commit is not None and routing.action == "deliver":
+        if commit is not None and routing.action in ("deliver", "wake"):
             await asyncio.shield(commit)  # nothing acknowledged is lost: answer after the commit
         self._idempotent[idem] = routing
         if len(self._idempotent) > 10_000:  # bounded: a retry comes soon or not at all
