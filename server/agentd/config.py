@@ -304,7 +304,11 @@ def _policy(table: Any, where: str) -> DeliveryPolicy:
 
 
 def build_notification_store(settings: StorageSettings, base: Path | None = None) -> NotificationStore:
-    """Inbox records beside the threads: in the SQLite file, else in memory."""
+    """Inbox records beside the threads: in the SQLite file or on the Redis server, else in memory."""
+    if settings.backend == "redis":
+        from agentd.backends.redis_notifications import RedisNotificationStore
+
+        return RedisNotificationStore(settings.redis_url, key_prefix=settings.key_prefix)
     if settings.backend == "sqlite":
         from agentd.backends.sqlite_notifications import SQLiteNotificationStore
 

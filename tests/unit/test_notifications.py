@@ -1,4 +1,4 @@
-"""Notifications alone: the inbox store (one suite, in memory and SQLite), the
+"""Notifications alone: the inbox store (one suite, in memory, SQLite and Redis), the
 delivery policy, rendering, send and the dispatcher, and the inbox tool.
 Routing and thread state are fakes that record their calls; time is always
 an argument, so nothing sleeps."""
@@ -6,6 +6,7 @@ an argument, so nothing sleeps."""
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentd.backends.redis_notifications import RedisNotificationStore
 from agentd.backends.sqlite_notifications import NOTIFICATION_SCHEMA_VERSION, SQLiteNotificationStore
 from agentd.backends.sqlite_storage import SQLiteStorage
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
@@ -47,6 +49,7 @@ from agentd.runtime.notifications import (
 from agentd.runtime.signals import Signal, render_for_model
 from agentd.runtime.storage import Thread
 from agentd.runtime.tools import ToolContext
+from redis_server import RedisServer
 
 T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 AGENT, RESOURCE, THREAD = "support", "user-123", "thread-abc"
@@ -133,16 +136,25 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[NotificationStore]:
     if request.param == "memory":
         yield InMemoryNotificationStore()
         return
-    sqlite = SQLiteNotificationStore(tmp_path / "notifications.db")
+    backend: NotificationStore
+    if request.param == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        backend = RedisNotificationStore(server.url, key_prefix=f"agentd-test-notifications:{uuid.uuid4().hex[:12]}:")
+    else:
+        backend = SQLiteNotificationStore(tmp_path / "notifications.db")
     try:
-        yield sqlite
+        yield backend
     finally:
-        await sqlite.close()
+        try:
+            if isinstance(backend, RedisNotificationStore):
+                await backend.clear()
+        finally:
+            await backend.close()
 
 
 @pytest.fixture

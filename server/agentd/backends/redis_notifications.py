@@ -1,0 +1,538 @@
+"""RedisNotificationStore: the notifications inbox on a Redis server, shared by agentd replicas.
+
+Over redis.asyncio (redis-py), built like RedisStorage (and able to share its
+server and `key_prefix`: every key here starts with `key_prefix +
+"notifications:"`, so the two never collide):
+
+    notifications:records:<thread id>   hash: notification id -> [sequence, record]
+    notifications:order:<thread id>     sorted set, the thread's listing order
+    notifications:due                   sorted set of the pending records that have a due time
+    notifications:twins:<digest>        set: ids of the pending records a create may coalesce into
+    notifications:sequence              counter (INCR): insertion sequences
+
+Records are the cache codec's tagged JSON (as in SQLiteNotificationStore:
+attribute order, payload, tuples and timezone-aware times round-trip exactly),
+stored with the insertion sequence drawn from `sequence` when the record is
+created and kept by every later write; like SQLite's `seq` it breaks ties
+exactly as the in-memory store does.
+
+Ordering: every sorted-set member has score 0, so a set is ordered by its
+member bytes (times are RedisStorage's `time_key`: 20 zero-padded digits of
+microseconds, so digit order is time order; sequences are 20 digits too).
+
+    order member  <updated_at>:<sequence>:<id>
+                  ZREVRANGEBYLEX: newest update first, then newest inserted;
+                  the page cursor (updated_at, sequence) is an exclusive upper bound.
+    due member    <min(deliver_at, summary_at)>:<updated_at>:<sequence>:<JSON [thread id, id]>
+                  ZRANGEBYLEX up to `now`: by due time, then update, then insertion.
+                  Only pending records with a due time are in it (SQLite's partial index).
+
+Coalescing: a pending record with a dedupe key is in the twin set named by a
+digest of (thread, source, kind, agent, resource, "dedupe", key), and likewise
+for its coalesce key, so `create` reads the candidates of its two keys and
+picks the newest (updated_at, sequence) of those `matches_coalesce` accepts.
+
+Consistency: every write (create, update, update_status, mark_delivered) is
+one MULTI/EXEC transaction guarded by WATCH on the thread's records hash,
+which every write to one of its records changes: the read (twin search, id
+check, current record), the change (computed here with the runtime's
+`coalesce_record` / `apply_patch` / `apply_delivered`, so the semantics are
+the other stores') and the index updates commit together or are retried. So
+two replicas creating the same dedupe key concurrently make one record
+(coalesced twice), never two. A listing reads a member range, then the
+records: a record changed between the two reads no longer matches its member
+and is left out at that position (it has moved; keyset pages never repeat it).
+
+Errors: an unreachable server, a timeout, a command error or an entry that
+cannot be decoded raise StorageError (STORAGE_UNAVAILABLE at the API);
+NotificationExists / NotificationNotFound / InvalidArgument as in every store.
+
+Durability: as RedisStorage's; run Redis with `appendonly yes` in production.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, WatchError
+
+from agentd.backends.redis_storage import (
+    DEFAULT_KEY_PREFIX,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SOCKET_TIMEOUT,
+    MAX_ATTEMPTS,
+    time_key,
+)
+from agentd.runtime import cache_codec
+from agentd.runtime.cache import CacheError
+from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.messages import utcnow
+from agentd.runtime.notifications import (
+    STATUSES,
+    NotificationExists,
+    NotificationInput,
+    NotificationNotFound,
+    NotificationPage,
+    NotificationPatch,
+    NotificationQuery,
+    NotificationRecord,
+    NotificationStore,
+    Status,
+    apply_delivered,
+    apply_patch,
+    coalesce_record,
+    due_at,
+    encode_cursor,
+    matches_coalesce,
+    matches_query,
+    new_record,
+    validate_input,
+)
+from agentd.runtime.storage import StorageError
+
+__all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]
+
+cache_codec.register(NotificationRecord)
+
+#: Members read per round trip when a listing filters (or list_due filters by agent or resource).
+BATCH = 200
+_DIGITS = 20
+_GLOB_SPECIAL = frozenset("*?[]\\")
+
+#: (sequence, record) as stored.
+_Entry = tuple[int, NotificationRecord]
+
+
+def _aware(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _text(value: Any) -> str:
+    """A reply as str (bytes unless a passed client decodes responses)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _begin(pipe: Pipeline) -> None:
+    """MULTI: the commands after it are queued and run by execute() as one transaction."""
+    pipe.multi()  # type: ignore[no-untyped-call]  # untyped in redis-py
+
+
+def _order_member(record: NotificationRecord, sequence: int) -> str:
+    return f"{time_key(record.updated_at)}:{sequence:0{_DIGITS}d}:{record.id}"
+
+
+def _split_order(member: str) -> tuple[str, int, str]:
+    updated, sequence, notification_id = member.split(":", 2)
+    return updated, int(sequence), notification_id
+
+
+def _due_member(record: NotificationRecord, sequence: int) -> str | None:
+    """The due-index member; None when the record is not in that index."""
+    due = due_at(record)
+    if record.status != "pending" or due is None:
+        return None
+    reference = json.dumps([record.thread_id, record.id], ensure_ascii=False)
+    return f"{time_key(due)}:{time_key(record.updated_at)}:{sequence:0{_DIGITS}d}:{reference}"
+
+
+def _split_due(member: str) -> tuple[str, str, int, str, str]:
+    due, updated, sequence, reference = member.split(":", 3)
+    thread_id, notification_id = json.loads(reference)
+    return due, updated, int(sequence), str(thread_id), str(notification_id)
+
+
+def _encode(sequence: int, record: NotificationRecord) -> bytes:
+    try:
+        return cache_codec.encode([sequence, record])
+    except CacheError as exc:
+        raise StorageError(f"notification {record.id} cannot be stored: {exc}") from exc
+
+
+def _decode(raw: bytes | str) -> _Entry:
+    value = cache_codec.decode(raw)
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not isinstance(value[0], int)
+        or not isinstance(value[1], NotificationRecord)
+    ):
+        raise StorageError("a stored notification entry is not [sequence, record]")
+    return value[0], value[1]
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in _GLOB_SPECIAL else c for c in text)
+
+
+def _filtered(query: NotificationQuery) -> bool:
+    return bool(
+        query.statuses()
+        or query.priorities()
+        or query.source
+        or query.resource_id
+        or query.agent_id
+        or (query.search or "").strip()
+    )
+
+
+class RedisNotificationStore(NotificationStore):
+    """Notification records on Redis: give a `url` (redis://host:port/db) or a `client`.
+
+    A client built from `url` has a pool of at most `max_connections`; a call
+    waits at most `socket_timeout` seconds for a free connection. A passed
+    `client` keeps its own settings and is closed by `close()` only when
+    `close_client` is true.
+    """
+
+    backend = "redis"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: Redis | None = None,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        socket_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
+        socket_connect_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        close_client: bool | None = None,
+    ) -> None:
+        if (url is None) == (client is None):
+            raise ValueError("RedisNotificationStore needs exactly one of url and client")
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.key_prefix = key_prefix
+        if client is None:
+            assert url is not None
+            pool = BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=socket_timeout,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=socket_connect_timeout,
+                # One immediate retry on a broken connection (pooled connections
+                # after a server restart); none on timeouts.
+                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+            )
+            client = Redis.from_pool(pool)
+        self.client = client
+        self._close_client = url is not None if close_client is None else close_client
+
+    def __repr__(self) -> str:
+        return f"RedisNotificationStore(key_prefix={self.key_prefix!r})"
+
+    # ------------------------------------------------------------ keys
+
+    @property
+    def _namespace(self) -> str:
+        return f"{self.key_prefix}notifications:"
+
+    def _records_key(self, thread_id: str) -> str:
+        return f"{self._namespace}records:{thread_id}"
+
+    def _order_key(self, thread_id: str) -> str:
+        return f"{self._namespace}order:{thread_id}"
+
+    @property
+    def _due_key(self) -> str:
+        return f"{self._namespace}due"
+
+    @property
+    def _sequence_key(self) -> str:
+        return f"{self._namespace}sequence"
+
+    def _twin_key(
+        self,
+        thread_id: str,
+        source: str,
+        kind: str,
+        agent_id: str | None,
+        resource_id: str | None,
+        which: str,
+        key: str,
+    ) -> str:
+        scope = json.dumps([thread_id, source, kind, agent_id, resource_id, which, key], ensure_ascii=False)
+        return f"{self._namespace}twins:{hashlib.sha256(scope.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+    def _twin_keys(self, record: NotificationRecord) -> list[str]:
+        return [
+            self._twin_key(record.thread_id, record.source, record.kind, record.agent_id, record.resource_id, w, k)
+            for w, k in (("dedupe", record.dedupe_key), ("coalesce", record.coalesce_key))
+            if k is not None
+        ]
+
+    # ------------------------------------------------------------ helpers
+
+    @contextmanager
+    def _failures(self, op: str) -> Iterator[None]:
+        try:
+            yield
+        except CacheError as exc:
+            raise StorageError(f"redis notification store {op}: {exc}") from exc
+        except (KeyError, IndexError, TypeError, ValueError) as exc:  # a malformed member or entry
+            raise StorageError(
+                f"redis notification store {op}: a malformed stored entry ({type(exc).__name__}: {exc})"
+            ) from exc
+        except (RedisError, OSError) as exc:
+            raise StorageError(f"redis notification store {op} failed: {type(exc).__name__}: {exc}") from exc
+
+    def _transaction(self) -> Pipeline:
+        return self.client.pipeline(transaction=True)
+
+    def _stage(self, pipe: Pipeline, old: _Entry | None, sequence: int, record: NotificationRecord) -> None:
+        """Queues the writes that store `record` (replacing `old`) and move its index entries."""
+        order_key = self._order_key(record.thread_id)
+        new_order = _order_member(record, sequence)
+        new_due = _due_member(record, sequence)
+        if old is not None:
+            old_sequence, old_record = old
+            old_order = _order_member(old_record, old_sequence)
+            if old_order != new_order:
+                pipe.zrem(order_key, old_order)
+            old_due = _due_member(old_record, old_sequence)
+            if old_due is not None and old_due != new_due:
+                pipe.zrem(self._due_key, old_due)
+            if old_record.status == "pending" and record.status != "pending":
+                for twin_key in self._twin_keys(old_record):
+                    pipe.srem(twin_key, old_record.id)
+        pipe.hset(self._records_key(record.thread_id), record.id, _encode(sequence, record))
+        pipe.zadd(order_key, {new_order: 0})
+        if new_due is not None:
+            pipe.zadd(self._due_key, {new_due: 0})
+        if record.status == "pending":
+            for twin_key in self._twin_keys(record):
+                pipe.sadd(twin_key, record.id)
+
+    # ------------------------------------------------------------ records
+
+    async def create(
+        self,
+        value: NotificationInput,
+        *,
+        thread_id: str,
+        resource_id: str | None = None,
+        agent_id: str | None = None,
+        now: datetime | None = None,
+        id: str | None = None,
+    ) -> NotificationRecord:
+        checked = validate_input(value)
+        if not thread_id:
+            raise InvalidArgument.field("thread_id", "required")
+        when = _aware(now) if now is not None else utcnow()
+        fresh = new_record(
+            checked,
+            id=id or str(uuid.uuid4()),
+            thread_id=thread_id,
+            resource_id=resource_id,
+            agent_id=agent_id,
+            now=when,
+        )
+        records_key = self._records_key(thread_id)
+        twin_keys = self._twin_keys(fresh)
+        with self._failures("create"):
+            for _ in range(MAX_ATTEMPTS):
+                async with self._transaction() as pipe:
+                    try:
+                        await pipe.watch(records_key)
+                        twin: _Entry | None = None
+                        if twin_keys:
+                            candidates = sorted(_text(i) for i in await pipe.sunion(twin_keys))
+                            raws = await pipe.hmget(records_key, candidates) if candidates else []
+                            entries = [_decode(raw) for raw in raws if raw is not None]
+                            matching = [
+                                entry
+                                for entry in entries
+                                if matches_coalesce(
+                                    entry[1], checked, thread_id=thread_id, resource_id=resource_id, agent_id=agent_id
+                                )
+                            ]
+                            if matching:
+                                twin = max(matching, key=lambda entry: (entry[1].updated_at, entry[0]))
+                        if twin is not None:
+                            sequence, record = twin[0], coalesce_record(twin[1], checked, when)
+                        else:
+                            record = fresh
+                            if await pipe.hexists(records_key, record.id):
+                                raise NotificationExists(thread_id, record.id)
+                            sequence = int(await pipe.incr(self._sequence_key))
+                        _begin(pipe)
+                        self._stage(pipe, twin, sequence, record)
+                        await pipe.execute()
+                        return record
+                    except WatchError:
+                        continue
+        raise StorageError(f"redis notification store create in thread {thread_id}: too many concurrent changes")
+
+    async def _get_entry(self, thread_id: str, id: str) -> _Entry | None:
+        raw = await self.client.hget(self._records_key(thread_id), id)
+        return None if raw is None else _decode(raw)
+
+    async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
+        with self._failures("get"):
+            entry = await self._get_entry(thread_id, id)
+        return None if entry is None else entry[1]
+
+    async def list_notifications(self, query: NotificationQuery) -> NotificationPage:
+        position = query.validate()
+        key = self._order_key(query.thread_id)
+        records_key = self._records_key(query.thread_id)
+        upper = "+" if position is None else f"({time_key(position[0])}:{position[1]:0{_DIGITS}d}"
+        # Matches wanted: the skipped ones, the page, and one more to tell whether there is a next page.
+        need = None if query.limit is None else query.offset + query.limit + 1
+        batch = BATCH if need is None or _filtered(query) else need
+        matched: list[_Entry] = []
+        with self._failures("list_notifications"):
+            while need is None or len(matched) < need:
+                members = [_text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
+                if not members:
+                    break
+                parsed = [_split_order(m) for m in members]
+                raws = await self.client.hmget(records_key, [p[2] for p in parsed])
+                for (updated, sequence, _), raw in zip(parsed, raws, strict=True):
+                    if raw is None:  # gone since the range was read
+                        continue
+                    entry = _decode(raw)
+                    if entry[0] != sequence or time_key(entry[1].updated_at) != updated:
+                        continue  # changed since: it is listed at its new position
+                    if matches_query(entry[1], query):
+                        matched.append(entry)
+                        if need is not None and len(matched) >= need:
+                            break
+                if len(members) < batch:
+                    break
+                upper = "(" + members[-1]
+        rows = matched[query.offset :]
+        page = rows if query.limit is None else rows[: query.limit]
+        more = len(page) < len(rows)
+        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
+        return NotificationPage([record for _, record in page], cursor)
+
+    async def list_due(
+        self,
+        now: datetime,
+        *,
+        limit: int = 100,
+        agent_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> list[NotificationRecord]:
+        limit = max(limit, 0)
+        if limit == 0:
+            return []
+        lower = "-"
+        upper = f"({int(time_key(_aware(now))) + 1:0{_DIGITS}d}"  # every due time <= now
+        batch = BATCH if agent_id or resource_id else limit
+        found: list[NotificationRecord] = []
+        with self._failures("list_due"):
+            while len(found) < limit:
+                members = [
+                    _text(m) for m in await self.client.zrangebylex(self._due_key, lower, upper, start=0, num=batch)
+                ]
+                if not members:
+                    break
+                parsed = [_split_due(m) for m in members]
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for _, _, _, thread_id, notification_id in parsed:
+                        pipe.hget(self._records_key(thread_id), notification_id)
+                    raws = await pipe.execute()
+                for member, (_, _, sequence, _, _), raw in zip(members, parsed, raws, strict=True):
+                    if raw is None:
+                        continue
+                    entry = _decode(raw)
+                    if entry[0] != sequence or _due_member(entry[1], sequence) != member:
+                        continue  # changed since the range was read
+                    record = entry[1]
+                    if (not agent_id or record.agent_id == agent_id) and (
+                        not resource_id or record.resource_id == resource_id
+                    ):
+                        found.append(record)
+                        if len(found) >= limit:
+                            break
+                if len(members) < batch:
+                    break
+                lower = "(" + members[-1]
+        return found
+
+    async def _rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[_Entry], NotificationRecord]
+    ) -> list[NotificationRecord | None]:
+        """Reads the records `ids` of the thread, applies `change(entry)` (a new
+        record, or None to leave it) and writes them in one watched transaction."""
+        records_key = self._records_key(thread_id)
+        with self._failures(op):
+            for _ in range(MAX_ATTEMPTS):
+                async with self._transaction() as pipe:
+                    try:
+                        await pipe.watch(records_key)
+                        raws = await pipe.hmget(records_key, list(ids))
+                        olds = [None if raw is None else _decode(raw) for raw in raws]
+                        out: list[NotificationRecord | None] = [None if old is None else change(old) for old in olds]
+                        if any(record is not None for record in out):
+                            _begin(pipe)
+                            for old, record in zip(olds, out, strict=True):
+                                if old is not None and record is not None:
+                                    self._stage(pipe, old, old[0], record)
+                            await pipe.execute()
+                        return out
+                    except WatchError:
+                        continue
+        raise StorageError(f"redis notification store {op} in thread {thread_id}: too many concurrent changes")
+
+    async def update(
+        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
+    ) -> NotificationRecord:
+        when = _aware(now) if now is not None else utcnow()
+        (record,) = await self._rewrite("update", thread_id, [id], lambda old: apply_patch(old[1], patch, when))
+        if record is None:
+            raise NotificationNotFound(thread_id, id)
+        return record
+
+    async def update_status(
+        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
+    ) -> list[NotificationRecord]:
+        if status not in STATUSES:
+            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        when = _aware(now) if now is not None else utcnow()
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return []
+        patch = NotificationPatch(status=status)
+        done = await self._rewrite("update_status", thread_id, unique, lambda old: apply_patch(old[1], patch, when))
+        return [record for record in done if record is not None]
+
+    async def mark_delivered(
+        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
+    ) -> NotificationRecord | None:
+        when = _aware(attempted_at)
+        (record,) = await self._rewrite(
+            "mark_delivered", thread_id, [id], lambda old: apply_delivered(old[1], delivered_signal_id, when)
+        )
+        return record
+
+    async def clear(self) -> None:
+        with self._failures("clear"):
+            pattern = _glob_escape(self._namespace) + "*"
+            keys = [k async for k in self.client.scan_iter(match=pattern, count=1000)]
+            for start in range(0, len(keys), 1000):
+                await self.client.unlink(*keys[start : start + 1000])
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def ping(self) -> bool:
+        """True when the server answers (StorageError when it does not)."""
+        with self._failures("ping"):
+            return bool(await self.client.ping())
+
+    async def close(self) -> None:
+        if self._close_client:
+            await self.client.aclose()
