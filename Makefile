@@ -26,7 +26,7 @@ $(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml clients/python/pyprojec
 tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPCURL_VERSION) tools/ts-gen/node_modules/.stamp
 
 $(GOBIN)/.stamp-%:
-	@command -v go >/dev/null || { echo "go is missing: install Debian package golang-go (Go 1.24 or newer)"; exit 1; }
+	@command -v go >/dev/null || { echo "go is missing: install Debian package golang-go (Go 1.26 or newer)"; exit 1; }
 	mkdir -p $(GOBIN)
 	GOBIN=$(GOBIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(GOBIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
@@ -53,6 +53,7 @@ lint: setup
 	$(VENV)/bin/ruff check server tests bench tools clients/python
 	$(VENV)/bin/mypy
 	$(VENV)/bin/buf lint
+	test -z "$$(gofmt -l clients/go)" || { echo "gofmt: clients/go needs formatting"; gofmt -l clients/go; exit 1; }
 	$(VENV)/bin/buf breaking --against protos/baseline.binpb
 
 # Rewrites the breaking-change baseline: only when an issue says so.

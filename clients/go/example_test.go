@@ -1,0 +1,124 @@
+package agentd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	agentd "github.com/agentd/agentd/clients/go"
+	agentdv1 "github.com/agentd/agentd/gen/go/agentd/v1"
+)
+
+func ExampleClient_Generate() {
+	ctx := context.Background()
+	client, err := agentd.Dial(ctx, "127.0.0.1:50051", agentd.WithInsecure(), agentd.WithTimeout(30*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	resp, err := client.Generate(ctx, "chat", "hello",
+		agentd.WithMemory("user-42", "thread-1"),
+		agentd.WithRequestContext(map[string]any{"locale": "en"}),
+		agentd.WithMaxSteps(3),
+	)
+	var e *agentd.Error
+	switch {
+	case errors.As(err, &e) && e.Reason == agentd.ReasonAgentNotFound:
+		log.Fatalf("no such agent: %s", e.Metadata["agent_id"])
+	case err != nil:
+		log.Fatal(err)
+	}
+	fmt.Println(resp.GetText())
+}
+
+func ExampleClient_Stream() {
+	ctx := context.Background()
+	client, err := agentd.Dial(ctx, "127.0.0.1:50051", agentd.WithInsecure())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	for chunk, err := range client.Stream(ctx, "echo", "one two three") {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(chunk.GetTextDelta().GetText())
+	}
+}
+
+func ExampleClient_Subscribe() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := agentd.Dial(ctx, "127.0.0.1:50051", agentd.WithInsecure())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	for chunk, err := range client.Subscribe(ctx, "thread-1", agentd.WithResource("user-42")) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(chunk.GetOffset(), agentd.Kind(chunk))
+	}
+}
+
+func ExampleClient_SendMessage() {
+	ctx := context.Background()
+	client, err := agentd.Dial(ctx, "127.0.0.1:50051", agentd.WithInsecure())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	resp, err := client.SendMessage(ctx, "chat", agentd.ThreadTarget("user-42", "thread-1"), "ping",
+		agentd.WithMessageID("msg-1"),
+		agentd.WithMessageAttributes(agentd.Attrs("name", "Ada")...),
+		agentd.WithIfActive(agentdv1.ActiveBehavior_ACTIVE_BEHAVIOR_DELIVER),
+		agentd.WithWakeOptions(agentd.WithMaxSteps(2)),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(agentd.Action(resp.GetDecision()), agentd.RunID(resp.GetDecision()))
+}
+
+func ExampleClient_Connect() {
+	ctx := context.Background()
+	client, err := agentd.Dial(ctx, "127.0.0.1:50051", agentd.WithInsecure())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	session, err := client.Connect(ctx, "tools", "user-42", "thread-1",
+		agentd.WithTool("pick_color", func(ctx context.Context, args *structpb.Value) (*structpb.Value, error) {
+			return structpb.NewStringValue("blue"), nil
+		}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+
+	routing, err := session.SendMessage(ctx, "choose a color")
+	if err != nil {
+		log.Fatal(err)
+	}
+	runID := agentd.RunID(routing.GetDecision())
+	for chunk, err := range session.Chunks() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(chunk.GetTextDelta().GetText())
+		if chunk.GetRunId() == runID && agentd.IsLast(chunk) {
+			break
+		}
+	}
+}

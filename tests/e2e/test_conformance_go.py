@@ -1,0 +1,131 @@
+"""The Go client (clients/go) against the shared conformance scenarios.
+
+Builds the Go conformance runner (clients/go/cmd/conformance), starts the
+conformance server (tests/conformance/agentd.toml with --app
+tests.conformance.app) and checks that the runner passes every scenario of
+tests/conformance/scenarios.json. Also keeps the module `go vet` clean and
+its unit tests (error parsing, stream reconnection) green.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
+
+GO_CLIENT_DIR = REPO_ROOT / "clients" / "go"
+CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
+SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
+
+BUILD_TIMEOUT_S = 600
+RUN_TIMEOUT_S = 300
+STARTUP_TIMEOUT_S = 30.0
+SHUTDOWN_TIMEOUT_S = 20.0
+
+GO_HINT = "the Go toolchain >= 1.26 (https://go.dev/dl/; the golang package)"
+SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
+
+
+def _text(out: str | bytes | None) -> str:
+    """Output captured by TimeoutExpired is bytes even in text mode."""
+    if isinstance(out, bytes):
+        return out.decode("utf-8", errors="replace")
+    return out or ""
+
+
+def _go(args: list[str], timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    """Run `go <args>` in clients/go; fail the test with its output when it fails."""
+    go = require_tool("go", GO_HINT)
+    cmd = [go, *args]
+    try:
+        result = subprocess.run(cmd, cwd=GO_CLIENT_DIR, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(
+            f"`{' '.join(cmd)}` in {GO_CLIENT_DIR} timed out after {timeout}s:\n"
+            f"{_text(err.stdout)}\n{_text(err.stderr)}"
+        )
+    if result.returncode != 0:
+        pytest.fail(
+            f"`{' '.join(cmd)}` in {GO_CLIENT_DIR} exited with {result.returncode}:\n"
+            f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+        )
+    return result
+
+
+def scenario_count() -> int:
+    scenarios = json.loads(SCENARIOS.read_text(encoding="utf-8"))["scenarios"]
+    assert scenarios, f"{SCENARIOS} holds no scenario"
+    return len(scenarios)
+
+
+@pytest.fixture(scope="module")
+def conformance_runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go conformance runner, built from clients/go/cmd/conformance."""
+    binary = tmp_path_factory.mktemp("go-conformance") / "conformance"
+    _go(["build", "-o", str(binary), "./cmd/conformance"])
+    return binary
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """`agentd serve` with the conformance config and processors."""
+    server = start_server(
+        config=CONFORMANCE_DIR / "agentd.toml",
+        extra_args=["--app", "tests.conformance.app"],
+        log_dir=tmp_path_factory.mktemp("agentd-conformance"),
+    )
+    try:
+        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
+    except ServerNotServingError as err:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        pytest.fail(str(err), pytrace=False)
+    except BaseException:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        raise
+
+    yield server
+
+    _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
+    if killed:
+        pytest.fail(
+            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
+            pytrace=False,
+        )
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_go_client_passes_every_conformance_scenario(
+    conformance_runner: Path, conformance_server: ServerProcess
+) -> None:
+    args = [str(conformance_runner), "-addr", conformance_server.addr, "-scenarios", str(SCENARIOS)]
+    try:
+        result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(
+            f"{args} timed out after {RUN_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}\n"
+            + conformance_server.log_tail()
+        )
+    output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{conformance_server.log_tail()}"
+    lines = result.stdout.splitlines()
+    summary = SUMMARY.match(lines[-1]) if lines else None
+    assert summary is not None, f"the runner's last line is not `conformance: N passed, M failed`\n{output}"
+    passed, failed = int(summary[1]), int(summary[2])
+    assert result.returncode == 0, f"{args} exited with {result.returncode}\n{output}"
+    assert failed == 0, f"{failed} scenario(s) failed\n{output}"
+    assert passed == scenario_count(), f"{passed} passed, want every one of {scenario_count()} scenarios\n{output}"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S)
+def test_go_client_vet_is_clean() -> None:
+    _go(["vet", "./..."])
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S)
+def test_go_client_unit_tests() -> None:
+    _go(["test", "-count=1", "./..."])
