@@ -38,3 +38,17 @@ def agentd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
             f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
             pytrace=False,
         )
+
+
+@pytest.fixture(scope="session")
+def ts_client() -> tuple[str, str]:
+    """(node, npm) once gen/ts and clients/ts are built (once per session);
+    fails clearly when npm is missing."""
+    from .node_build import NODE_HINT, TS_CLIENT_DIR, TS_GEN_DIR, npm_ci_and_build
+    from .serverproc import require_tool
+
+    node = require_tool("node", NODE_HINT)
+    npm = require_tool("npm", NODE_HINT)
+    npm_ci_and_build(npm, TS_GEN_DIR)  # clients/ts installs a copy of gen/ts, dist/ included
+    npm_ci_and_build(npm, TS_CLIENT_DIR)
+    return node, npm

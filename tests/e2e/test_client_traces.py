@@ -19,6 +19,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from .node_build import TS_CLIENT_DIR
 from .serverproc import REPO_ROOT, ServerProcess, require_tool, start_server
 
 
@@ -102,6 +103,23 @@ def test_a_go_callers_trace_continues_into_the_server(
     trace_id, span_id = caller_ids()
     out = subprocess.run(
         [str(binary), "-addr", traced_server.addr, "-trace", trace_id, "-span", span_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == "traced hello"
+    assert_continues(wait_for_run(receiver[0], trace_id), span_id)
+
+
+def test_a_node_callers_trace_continues_into_the_server(
+    receiver: tuple[Receiver, int], traced_server: ServerProcess, ts_client: tuple[str, str]
+) -> None:
+    node, _ = ts_client
+    trace_id, span_id = caller_ids()
+    out = subprocess.run(
+        [node, "build/examples/traced.js", "--addr", traced_server.addr, "--trace", trace_id, "--span", span_id],
+        cwd=TS_CLIENT_DIR,
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,0 +1,84 @@
+"""The TypeScript client (clients/ts, @agentd/client) against a real agentd.
+
+Builds gen/ts (@agentd/proto) and clients/ts with npm ci + npm run build,
+starts the conformance server (tests/conformance/agentd.toml with
+--app tests.conformance.app), then:
+
+- runs the conformance runner (`node dist/conformance.js`) over
+  tests/conformance/scenarios.json: it must exit 0 and pass every scenario;
+- runs the client's own tests (build/test/*.test.js, as `npm test` does:
+  fake-server unit tests, and live tests against the same server through
+  AGENTD_ADDR).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from .node_build import BUILD_TIMEOUT_S, TS_CLIENT_DIR, run
+from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
+
+CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
+SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
+
+RUN_TIMEOUT_S = 300
+STARTUP_TIMEOUT_S = 30.0
+SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_server(
+        config=CONFORMANCE_DIR / "agentd.toml",
+        extra_args=["--app", "tests.conformance.app"],
+        log_dir=tmp_path_factory.mktemp("agentd-conformance-ts"),
+    )
+    try:
+        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
+    except ServerNotServingError as err:
+        server.stop()
+        pytest.fail(str(err), pytrace=False)
+    except BaseException:
+        server.stop()
+        raise
+    yield server
+    server.stop()
+
+
+def _scenario_count() -> int:
+    scenarios = json.loads(SCENARIOS.read_text(encoding="utf-8"))["scenarios"]
+    assert isinstance(scenarios, list) and scenarios, f"no scenarios in {SCENARIOS}"
+    return len(scenarios)
+
+
+@pytest.mark.timeout(2 * 2 * BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_ts_conformance(ts_client: tuple[str, str], conformance_server: ServerProcess) -> None:
+    node, _ = ts_client
+    args = [node, "dist/conformance.js", "--addr", conformance_server.addr, "--scenarios", str(SCENARIOS)]
+    result = run(args, TS_CLIENT_DIR, RUN_TIMEOUT_S)
+    output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{conformance_server.log_tail()}"
+    lines = result.stdout.strip().splitlines()
+    summary = SUMMARY.match(lines[-1]) if lines else None
+    assert summary is not None, f"the runner's last line is not `conformance: N passed, M failed`\n{output}"
+    assert result.returncode == 0, f"the TypeScript conformance runner exited with {result.returncode}\n{output}"
+    passed, failed = int(summary.group(1)), int(summary.group(2))
+    assert failed == 0, output
+    assert passed == _scenario_count(), f"passed {passed}, want every scenario ({_scenario_count()})\n{output}"
+
+
+@pytest.mark.timeout(2 * 2 * BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_ts_client_tests(ts_client: tuple[str, str], conformance_server: ServerProcess) -> None:
+    node, _ = ts_client
+    tests = sorted(str(p.relative_to(TS_CLIENT_DIR)) for p in (TS_CLIENT_DIR / "build" / "test").glob("*.test.js"))
+    assert tests, f"no compiled tests under {TS_CLIENT_DIR / 'build' / 'test'}"
+    env = {**os.environ, "AGENTD_ADDR": conformance_server.addr}
+    result = run([node, "--test", "--test-reporter=tap", *tests], TS_CLIENT_DIR, RUN_TIMEOUT_S, env=env)
+    output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{conformance_server.log_tail()}"
+    assert result.returncode == 0, f"the @agentd/client tests exited with {result.returncode}\n{output}"
+    assert re.search(r"^# fail 0$", result.stdout, re.MULTILINE), output
+    assert re.search(r"^# skipped 0$", result.stdout, re.MULTILINE), f"some tests were skipped\n{output}"
