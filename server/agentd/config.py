@@ -11,6 +11,7 @@ from typing import Any
 
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemoryServerCache, ServerCache
+from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import with_response_cache
 from agentd.runtime.memory import Memory
@@ -70,6 +71,17 @@ class StorageSettings:
 
 
 @dataclass
+class CoordinationSettings:
+    #: "local" (one replica, the default) or "redis" (several replicas on one Redis:
+    #: thread leases; needs storage.backend = "redis").
+    backend: str = "local"
+    #: Defaults to storage.redis_url.
+    redis_url: str | None = None
+    key_prefix: str = "agentd:lease:"
+    lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
+
+
+@dataclass
 class ThreadSettings:
     #: How long a run waits for a client tool's answer (Connect) before the model sees a tool error.
     client_tool_timeout_seconds: float = 120.0
@@ -86,10 +98,13 @@ class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     storage_settings: StorageSettings = field(default_factory=StorageSettings)
+    coordination_settings: CoordinationSettings = field(default_factory=CoordinationSettings)
     threads: ThreadSettings = field(default_factory=ThreadSettings)
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
     notification_store: NotificationStore | None = None
+    #: Thread leases, built from `coordination_settings`.
+    coordination: Coordination | None = None
     agents: list[Agent] = field(default_factory=list)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
@@ -121,6 +136,36 @@ def _storage_settings(table: Any) -> StorageSettings:
     if settings.backend == "redis" and not settings.redis_url:
         raise ConfigError("storage.redis_url: required when storage.backend is redis")
     return settings
+
+
+def _coordination_settings(table: Any, storage: StorageSettings) -> CoordinationSettings:
+    if not isinstance(table, dict):
+        raise ConfigError("coordination: must be a table")
+    _check_keys(table, {"backend", "redis_url", "key_prefix", "lease_ttl_ms"}, "coordination")
+    settings = CoordinationSettings(**table)
+    if settings.backend not in ("local", "redis"):
+        raise ConfigError(f"coordination.backend: {settings.backend!r} is not local or redis")
+    ttl = settings.lease_ttl_ms
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1:
+        raise ConfigError(f"coordination.lease_ttl_ms: {settings.lease_ttl_ms!r} is not a positive whole number")
+    if settings.backend == "redis":
+        if storage.backend != "redis":
+            raise ConfigError(
+                f"coordination.backend: redis coordinates several replicas, but storage.backend is "
+                f'{storage.backend!r}, which each replica keeps to itself: set storage.backend = "redis" '
+                f'(threads shared on Redis), or coordination.backend = "local" for a single replica'
+            )
+        settings.redis_url = settings.redis_url or storage.redis_url
+    return settings
+
+
+def build_coordination(settings: CoordinationSettings) -> Coordination:
+    """The configured thread leases: in process, or on Redis."""
+    if settings.backend == "redis":
+        from agentd.backends.redis_coordination import RedisCoordination
+
+        return RedisCoordination(settings.redis_url, key_prefix=settings.key_prefix)
+    return LocalCoordination()
 
 
 def build_storage(settings: StorageSettings, base: Path | None = None) -> Storage:
@@ -370,7 +415,9 @@ def load(
             raise ConfigError(f"config file {config.path} not found") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(data, {"server", "cache", "storage", "threads", "pricing", "agents"}, str(config.path))
+        _check_keys(
+            data, {"server", "cache", "storage", "coordination", "threads", "pricing", "agents"}, str(config.path)
+        )
         threads = data.get("threads", {})
         _check_keys(threads, set(ThreadSettings.__dataclass_fields__), "threads")
         try:
@@ -386,6 +433,7 @@ def load(
         )
         config.cache = _cache_settings(data.get("cache", {}))
         config.storage_settings = _storage_settings(data.get("storage", {}))
+        config.coordination_settings = _coordination_settings(data.get("coordination", {}), config.storage_settings)
         config.storage = build_storage(config.storage_settings, config.path.parent)
         config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
         try:
@@ -405,6 +453,8 @@ def load(
         config.caches = build_caches(config.cache)
     if config.storage is None:
         config.storage = build_storage(config.storage_settings)
+    if config.coordination is None:
+        config.coordination = build_coordination(config.coordination_settings)
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

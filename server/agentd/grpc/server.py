@@ -129,6 +129,7 @@ class AgentdServer:
             await cache.close()
         await self.host.storage.close()
         await self.host.notification_store.close()
+        await self.host.coordination.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

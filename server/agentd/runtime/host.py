@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
+from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (
     DispatchResult,
@@ -38,6 +39,8 @@ class Host:
     storage: Storage = field(default_factory=InMemoryStorage)
     #: Notification inbox records.
     notification_store: NotificationStore = field(default_factory=InMemoryNotificationStore)
+    #: Thread leases: in process (one replica), or on Redis (several replicas).
+    coordination: Coordination = field(default_factory=LocalCoordination)
     #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
     prices: dict[str, Any] = field(default_factory=dict)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
@@ -54,6 +57,11 @@ class Host:
         )
         if self.cache_backend not in self.caches:
             raise ValueError(f"no {self.cache_backend!r} cache is configured")
+        if self.coordination.backend == "redis" and self.storage.backend != "redis":
+            raise ValueError(
+                f"redis coordination shares threads between replicas, but {self.storage.backend!r} storage "
+                "is each replica's own: use RedisStorage, or LocalCoordination for a single replica"
+            )
         # `response-cache` and `token-cost-control` need the server's cache instances, so they are bound here.
         self.processors = with_response_cache(self.processors, self.caches, self.prices)
 
