@@ -69,4 +69,4 @@ bench: setup
 	$(PY) bench/cache.py
 
 clean:
-	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist
+	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build
