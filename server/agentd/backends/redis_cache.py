@@ -19,20 +19,16 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, ServerCache
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisServerCache", "expire_seconds", "match_pattern"]
 
 DEFAULT_KEY_PREFIX = "agentd:cache:"
-DEFAULT_SOCKET_TIMEOUT = 2.0
-DEFAULT_MAX_CONNECTIONS = 50
 #: Keys asked for per SCAN round trip (a hint to the server).
 SCAN_COUNT = 500
 
@@ -84,30 +80,19 @@ class RedisServerCache(ServerCache):
         close_client: bool | None = None,
     ) -> None:
         super().__init__()
-        if (url is None) == (client is None):
-            raise ValueError("RedisServerCache needs exactly one of url and client")
-        if max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
+        self.client, self._close_client = pooled_client(
+            "RedisServerCache",
+            url,
+            client,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_connect_timeout,
+            max_connections=max_connections,
+            close_client=close_client,
+        )
         self.key_prefix = key_prefix
         self.ttl = ttl
-        if client is None:
-            assert url is not None
-            pool = BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=socket_timeout,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_connect_timeout,
-                # One immediate retry on a broken connection (e.g. pooled
-                # connections after a server restart); none on timeouts, so a
-                # hung server costs one timeout, not several.
-                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-            )
-            client = Redis.from_pool(pool)
-        self.client = client
-        self._close_client = url is not None if close_client is None else close_client
         self._prefix = self._encode_key(key_prefix)
-        self._increment = client.register_script(_INCREMENT)
+        self._increment = self.client.register_script(_INCREMENT)
 
     def __repr__(self) -> str:
         return f"RedisServerCache(key_prefix={self.key_prefix!r}, ttl={self.ttl!r})"

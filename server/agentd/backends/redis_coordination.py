@@ -29,21 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
 from agentd.runtime.coordination import Coordination, CoordinationError, check_lease_args
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisCoordination"]
 
 DEFAULT_KEY_PREFIX = "agentd:lease:"
-DEFAULT_SOCKET_TIMEOUT = 2.0
-DEFAULT_MAX_CONNECTIONS = 50
 
 # KEYS[1] the lease; ARGV[1] the caller's token; ARGV[2] the ttl in ms.
 _RENEW = """
@@ -71,11 +66,6 @@ return 0
 """
 
 
-def _text(value: Any) -> str:
-    """A reply as str (bytes unless a passed client decodes responses)."""
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
 class RedisCoordination(Coordination):
     """Thread leases on Redis: give a `url` (redis://host:port/db) or a `client`.
 
@@ -98,30 +88,19 @@ class RedisCoordination(Coordination):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         close_client: bool | None = None,
     ) -> None:
-        if (url is None) == (client is None):
-            raise ValueError("RedisCoordination needs exactly one of url and client")
-        if max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
+        self.client, self._close_client = pooled_client(
+            "RedisCoordination",
+            url,
+            client,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_connect_timeout,
+            max_connections=max_connections,
+            close_client=close_client,
+        )
         self.key_prefix = key_prefix
-        if client is None:
-            assert url is not None
-            pool = BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=socket_timeout,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_connect_timeout,
-                # One immediate retry on a broken connection (pooled connections
-                # after a server restart); none on timeouts. A retried SET NX whose
-                # first try did land finds the caller's own token: acquire says True.
-                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-            )
-            client = Redis.from_pool(pool)
-        self.client = client
-        self._close_client = url is not None if close_client is None else close_client
-        self._renew = client.register_script(_RENEW)
-        self._release = client.register_script(_RELEASE)
-        self._transfer = client.register_script(_TRANSFER)
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+        self._transfer = self.client.register_script(_TRANSFER)
 
     def __repr__(self) -> str:
         return f"RedisCoordination(key_prefix={self.key_prefix!r})"
@@ -148,7 +127,7 @@ class RedisCoordination(Coordination):
             # Taken: by `owner` itself only when an earlier try of this call did set it
             # and its reply was lost (tokens are unique per holder).
             raw = await self.client.get(key)
-        return raw is not None and _text(raw) == owner
+        return raw is not None and text(raw) == owner
 
     async def renew(self, thread_id: str, owner: str, ttl_ms: int) -> bool:
         check_lease_args(thread_id, owner, ttl_ms)
@@ -171,7 +150,7 @@ class RedisCoordination(Coordination):
             raise ValueError("thread_id must be a non-empty string")
         with self._failures("owner", thread_id):
             raw = await self.client.get(self.key(thread_id))
-        return None if raw is None else _text(raw)
+        return None if raw is None else text(raw)
 
     async def ping(self) -> bool:
         """True when the server answers (CoordinationError when it does not)."""

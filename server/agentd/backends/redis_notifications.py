@@ -58,19 +58,14 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, WatchError
 
+from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
 from agentd.backends.redis_storage import (
     DEFAULT_KEY_PREFIX,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_SOCKET_TIMEOUT,
     MAX_ATTEMPTS,
     time_key,
 )
@@ -116,11 +111,6 @@ _Entry = tuple[int, NotificationRecord]
 
 def _aware(when: datetime) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when
-
-
-def _text(value: Any) -> str:
-    """A reply as str (bytes unless a passed client decodes responses)."""
-    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def _begin(pipe: Pipeline) -> None:
@@ -208,26 +198,16 @@ class RedisNotificationStore(NotificationStore):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         close_client: bool | None = None,
     ) -> None:
-        if (url is None) == (client is None):
-            raise ValueError("RedisNotificationStore needs exactly one of url and client")
-        if max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
+        self.client, self._close_client = pooled_client(
+            "RedisNotificationStore",
+            url,
+            client,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_connect_timeout,
+            max_connections=max_connections,
+            close_client=close_client,
+        )
         self.key_prefix = key_prefix
-        if client is None:
-            assert url is not None
-            pool = BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=socket_timeout,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_connect_timeout,
-                # One immediate retry on a broken connection (pooled connections
-                # after a server restart); none on timeouts.
-                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-            )
-            client = Redis.from_pool(pool)
-        self.client = client
-        self._close_client = url is not None if close_client is None else close_client
 
     def __repr__(self) -> str:
         return f"RedisNotificationStore(key_prefix={self.key_prefix!r})"
@@ -347,7 +327,7 @@ class RedisNotificationStore(NotificationStore):
                         await pipe.watch(records_key)
                         twin: _Entry | None = None
                         if twin_keys:
-                            candidates = sorted(_text(i) for i in await pipe.sunion(twin_keys))
+                            candidates = sorted(text(i) for i in await pipe.sunion(twin_keys))
                             raws = await pipe.hmget(records_key, candidates) if candidates else []
                             entries = [_decode(raw) for raw in raws if raw is not None]
                             matching = [
@@ -394,7 +374,7 @@ class RedisNotificationStore(NotificationStore):
         matched: list[_Entry] = []
         with self._failures("list_notifications"):
             while need is None or len(matched) < need:
-                members = [_text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
+                members = [text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
                 if not members:
                     break
                 parsed = [_split_order(m) for m in members]
@@ -436,7 +416,7 @@ class RedisNotificationStore(NotificationStore):
         with self._failures("list_due"):
             while len(found) < limit:
                 members = [
-                    _text(m) for m in await self.client.zrangebylex(self._due_key, lower, upper, start=0, num=batch)
+                    text(m) for m in await self.client.zrangebylex(self._due_key, lower, upper, start=0, num=batch)
                 ]
                 if not members:
                     break

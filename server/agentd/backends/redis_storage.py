@@ -45,14 +45,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, WatchError
 from redis.typing import EncodableT, FieldT
 
+from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
@@ -75,8 +73,6 @@ from agentd.runtime.storage import (
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisStorage"]
 
 DEFAULT_KEY_PREFIX = "agentd:store:"
-DEFAULT_SOCKET_TIMEOUT = 2.0
-DEFAULT_MAX_CONNECTIONS = 50
 #: Optimistic transactions retried this often before giving up (StorageError).
 MAX_ATTEMPTS = 100
 #: Threads read per round trip when list_threads filters by metadata.
@@ -118,11 +114,6 @@ def _begin(pipe: Pipeline) -> None:
     pipe.multi()  # type: ignore[no-untyped-call]  # untyped in redis-py
 
 
-def _text(value: Any) -> str:
-    """A reply as str (bytes unless a passed client decodes responses)."""
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
 class RedisStorage(Storage):
     """Threads and messages on Redis: give a `url` (redis://host:port/db) or a `client`.
 
@@ -145,26 +136,16 @@ class RedisStorage(Storage):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         close_client: bool | None = None,
     ) -> None:
-        if (url is None) == (client is None):
-            raise ValueError("RedisStorage needs exactly one of url and client")
-        if max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
+        self.client, self._close_client = pooled_client(
+            "RedisStorage",
+            url,
+            client,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_connect_timeout,
+            max_connections=max_connections,
+            close_client=close_client,
+        )
         self.key_prefix = key_prefix
-        if client is None:
-            assert url is not None
-            pool = BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=socket_timeout,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_connect_timeout,
-                # One immediate retry on a broken connection (pooled connections
-                # after a server restart); none on timeouts.
-                retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-            )
-            client = Redis.from_pool(pool)
-        self.client = client
-        self._close_client = url is not None if close_client is None else close_client
 
     def __repr__(self) -> str:
         return f"RedisStorage(key_prefix={self.key_prefix!r})"
@@ -225,18 +206,18 @@ class RedisStorage(Storage):
 
     @staticmethod
     def _thread(thread_id: str, raw: dict[Any, Any]) -> Thread:
-        fields = {_text(k): v for k, v in raw.items()}
+        fields = {text(k): v for k, v in raw.items()}
         try:
             metadata = cache_codec.decode(fields["metadata"])
             if not isinstance(metadata, dict):
                 raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
             return Thread(
                 id=thread_id,
-                resource_id=_text(fields["resource"]),
-                title=_text(fields["title"]),
+                resource_id=text(fields["resource"]),
+                title=text(fields["title"]),
                 metadata=metadata,
-                created_at=_time(_text(fields["created"])),
-                updated_at=_time(_text(fields["updated"])),
+                created_at=_time(text(fields["created"])),
+                updated_at=_time(text(fields["updated"])),
             )
         except (KeyError, ValueError) as exc:
             raise StorageError(f"thread {thread_id}: a malformed stored thread ({exc})") from exc
@@ -347,7 +328,7 @@ class RedisStorage(Storage):
                         if not raw:
                             return False
                         thread = self._thread(thread_id, raw)
-                        members = [_text(m) for m in await pipe.zrange(messages_key, 0, -1)]
+                        members = [text(m) for m in await pipe.zrange(messages_key, 0, -1)]
                         _begin(pipe)
                         pipe.delete(key, messages_key, self._visible_key(thread_id), self._bodies_key(thread_id))
                         pipe.zrem(
@@ -380,7 +361,7 @@ class RedisStorage(Storage):
         found: list[Thread] = []
         with self._failures("list_threads"):
             while len(found) <= limit:
-                members = [_text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
+                members = [text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
                 if not members:
                     break
                 ids = [m.split(":", 1)[1] for m in members]
@@ -447,7 +428,7 @@ class RedisStorage(Storage):
                             if old is None:
                                 sequence, next_sequence = next_sequence, next_sequence + 1
                             else:
-                                old_thread, old_member = json.loads(_text(old))
+                                old_thread, old_member = json.loads(text(old))
                                 sequence = _split_member(old_member)[1]
                                 pipe.zrem(self._messages_key(old_thread), old_member)
                                 pipe.zrem(self._visible_key(old_thread), old_member)
@@ -493,7 +474,7 @@ class RedisStorage(Storage):
                 raw = await self.client.zrangebylex(key, low, high, **paging)
             else:
                 raw = await self.client.zrevrangebylex(key, high, low, **paging)
-            members = [_split_member(_text(m)) for m in raw]
+            members = [_split_member(text(m)) for m in raw]
             page = members if query.limit is None else members[: query.limit]
             more = query.limit is not None and len(members) > query.limit
             found = await self.client.hmget(self._bodies_key(query.thread_id), [m[2] for m in page]) if page else []
@@ -514,7 +495,7 @@ class RedisStorage(Storage):
             return []
         with self._failures("get_messages"):
             entries = await self.client.mget([self._index_key(i) for i in unique])
-            where = {i: json.loads(_text(e))[0] for i, e in zip(unique, entries, strict=True) if e is not None}
+            where = {i: json.loads(text(e))[0] for i, e in zip(unique, entries, strict=True) if e is not None}
             if not where:
                 return []
             async with self.client.pipeline(transaction=False) as pipe:
@@ -541,7 +522,7 @@ class RedisStorage(Storage):
                         for message_id, key, entry in zip(unique, index_keys, entries, strict=True):
                             if entry is None:
                                 continue
-                            thread_id, member = json.loads(_text(entry))
+                            thread_id, member = json.loads(text(entry))
                             pipe.delete(key)
                             pipe.zrem(self._messages_key(thread_id), member)
                             pipe.zrem(self._visible_key(thread_id), member)
