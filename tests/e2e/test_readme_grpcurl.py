@@ -18,19 +18,35 @@ README_ADDRESS = "127.0.0.1:50051"
 
 
 def readme_commands() -> list[list[str]]:
+    """The grpcurl commands of the README's sh blocks, as argument lists."""
     readme = (REPO_ROOT / "README.md").read_text()
     commands: list[list[str]] = []
     for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
-        joined = block.replace("\\\n", " ")
-        # A quoted JSON body may itself span lines: shlex splits the whole block,
-        # then commands are cut where each `grpcurl` begins.
-        words = shlex.split(joined, comments=True)
-        for word in words:
-            if word == "grpcurl":
-                commands.append([])
-            elif commands:
-                commands[-1].append(word)
-    return [c for c in commands if c]
+        current = ""
+        for line in block.splitlines():
+            if current and not _complete(current):  # a continued line or a quoted body spanning lines
+                current += "\n" + line
+                continue
+            if current:
+                commands.append(_grpcurl_args(current))
+            current = line if line.startswith("grpcurl ") else ""
+        if current:
+            commands.append(_grpcurl_args(current))
+    return commands
+
+
+def _complete(command: str) -> bool:
+    if command.endswith("\\"):
+        return False
+    try:
+        shlex.split(command)
+    except ValueError:  # an open quote
+        return False
+    return True
+
+
+def _grpcurl_args(command: str) -> list[str]:
+    return shlex.split(command.replace("\\\n", " "), comments=True)[1:]
 
 
 def test_the_readme_calls_every_service() -> None:
