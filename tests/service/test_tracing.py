@@ -48,3 +48,43 @@ async def test_no_interceptor_and_no_provider_when_off(monkeypatch) -> None:  # 
     finally:
         await running.channel.close()
         await running.server.stop(grace=0)
+
+
+async def test_otlp_over_http_exports_the_run_spans(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf: spans reach an OTLP/HTTP
+    receiver (a real HTTP server here) when the server stops."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+    received: list[str] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            request = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+            received.extend(s.name for r in request.resource_spans for x in r.scope_spans for s in x.spans)
+            received.append(f"path:{self.path}")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+            self.wfile.write(trace_service_pb2.ExportTraceServiceResponse().SerializeToString())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    http = HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{http.server_port}")
+    running = await start_server()  # the provider comes from the environment
+    try:
+        assert (await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="hi"))).text == "hi"
+    finally:
+        await running.channel.close()
+        await running.server.stop(grace=0)  # shuts the provider down: the batch is flushed
+        http.shutdown()
+    assert "path:/v1/traces" in received
+    assert "invoke_agent Echo" in received and "/agentd.v1.AgentService/Generate" in received
