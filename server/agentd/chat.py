@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -125,7 +124,6 @@ async def chat(
     provider_options: dict[str, Any] | None = None,
     stdin_fd: int | None = None,
     out: TextIO | None = None,
-    client_factory: Callable[[str], Any] | None = None,
 ) -> int:
     try:
         from agentd_client import AgentdClient, AgentdError
@@ -134,8 +132,7 @@ async def chat(
         return 2
     screen = Screen(out or sys.stdout)
     options: dict[str, Any] = {"provider_options": provider_options} if provider_options else {}
-    factory = client_factory or AgentdClient
-    async with factory(addr) as client:
+    async with AgentdClient(addr) as client:
         try:
             session = await client.connect(agent, thread_id, resource_id, **options)
         except AgentdError as err:

@@ -48,13 +48,13 @@ class Telemetry:
             "gen_ai.agent.name": agent_name or agent_id,
             "agentd.run.id": run_id,
         }
-        if link is not None:  # a root of its own, linked to the stream that started it
+        if link is not None:  # a root of its own, linked to the caller of the stream that started it
             span = self.tracer.start_span(
                 f"invoke_agent {agent_name or agent_id}",
                 context=trace.set_span_in_context(trace.INVALID_SPAN),
                 kind=SpanKind.INTERNAL,
                 attributes=attributes,
-                links=[Link(link)],
+                links=[Link(link)] if link.is_valid else [],
             )
         else:
             span = self.tracer.start_span(
