@@ -20,19 +20,16 @@ on insert, kept by updates) breaks ties exactly as the in-memory store does.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-from agentd.backends.sqlite_storage import MINIMUM_SQLITE, to_micros
+from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
+from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import cache_codec
-from agentd.runtime.cache import CacheError
 from agentd.runtime.errors import AgentdError, InvalidArgument
 from agentd.runtime.messages import utcnow
 from agentd.runtime.notifications import (
@@ -58,8 +55,6 @@ from agentd.runtime.storage import StorageError
 
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
 
-T = TypeVar("T")
-Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 
 cache_codec.register(NotificationRecord)
 
@@ -106,83 +101,26 @@ _UPSERT = (
 )
 
 
-class SQLiteNotificationStore(NotificationStore):
+class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     """Notification records in the SQLite file at `path` (parent folders are created)."""
 
     backend = "sqlite"
 
+    label = "sqlite notification store"
+    passthrough = (StorageError, AgentdError)
+
     def __init__(self, path: str | Path, *, synchronous: Synchronous = "NORMAL", busy_timeout: float = 5.0) -> None:
-        if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise ValueError(f"synchronous: {synchronous!r} is not OFF, NORMAL, FULL or EXTRA")
-        self.path = path if str(path) == ":memory:" else Path(path)
-        self.synchronous = synchronous
-        self.busy_timeout = busy_timeout
-        self.schema_version = 0
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentd-sqlite-notifications")
-        self._connection: sqlite3.Connection | None = None
-        self._closed = False
+        super().__init__(
+            path, synchronous=synchronous, busy_timeout=busy_timeout, thread_name="agentd-sqlite-notifications"
+        )
+
+    def _prepare(self, connection: sqlite3.Connection) -> int:
+        # The in-memory store's case-insensitive match, exactly (SQLite's lower() folds ASCII only).
+        connection.create_function("agentd_icontains", 2, _icontains, deterministic=True)
+        return migrate(connection, NOTIFICATION_MIGRATIONS, _VERSION_TABLE, "the notifications database")
 
     def __repr__(self) -> str:
         return f"SQLiteNotificationStore({str(self.path)!r})"
-
-    # ------------------------------------------------------------ the worker thread
-
-    async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise StorageError("sqlite notification store is closed")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, self._run, job)
-        except RuntimeError as exc:  # the executor was shut down by close() meanwhile
-            if self._closed:
-                raise StorageError("sqlite notification store is closed") from exc
-            raise
-
-    def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        try:
-            return job(self._connection or self._open())
-        except (StorageError, AgentdError):
-            raise
-        except CacheError as exc:
-            raise StorageError(f"sqlite notification store: {exc}") from exc
-        except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"sqlite notification store {self.path}: {type(exc).__name__}: {exc}") from exc
-
-    def _open(self) -> sqlite3.Connection:
-        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
-            raise StorageError(f"SQLite {sqlite3.sqlite_version} is too old: agentd needs 3.24 or later (upsert)")
-        if isinstance(self.path, Path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
-        try:
-            connection.execute("PRAGMA journal_mode=WAL").fetchone()
-            connection.execute(f"PRAGMA synchronous={self.synchronous}")
-            # The in-memory store's case-insensitive match, exactly (SQLite's lower() folds ASCII only).
-            connection.create_function("agentd_icontains", 2, _icontains, deterministic=True)
-            self.schema_version = _migrate(connection)
-        except BaseException:
-            connection.close()
-            raise
-        self._connection = connection
-        return connection
-
-    async def open(self) -> None:
-        await self._call(lambda connection: None)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._executor, self._close_connection)
-        finally:
-            self._executor.shutdown(wait=False)
-
-    def _close_connection(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
 
     # ------------------------------------------------------------ records
 
@@ -210,7 +148,7 @@ class SQLiteNotificationStore(NotificationStore):
         )
 
         def create(connection: sqlite3.Connection) -> NotificationRecord:
-            with _write(connection):
+            with write(connection):
                 twin = None
                 if checked.dedupe_key is not None or checked.coalesce_key is not None:
                     twin = connection.execute(
@@ -277,7 +215,7 @@ class SQLiteNotificationStore(NotificationStore):
         args += [-1 if query.limit is None else query.limit + 1, query.offset]
 
         def select(connection: sqlite3.Connection) -> list[tuple[int, NotificationRecord]]:
-            with _read(connection):
+            with read(connection):
                 return [(seq, _record(body)) for seq, body in connection.execute(sql, args)]
 
         rows = await self._call(select)
@@ -306,7 +244,7 @@ class SQLiteNotificationStore(NotificationStore):
         args.append(max(limit, 0))
 
         def select(connection: sqlite3.Connection) -> list[NotificationRecord]:
-            with _read(connection):
+            with read(connection):
                 return [_record(body) for (body,) in connection.execute(sql, args)]
 
         return await self._call(select)
@@ -317,7 +255,7 @@ class SQLiteNotificationStore(NotificationStore):
         when = _aware(now) if now is not None else utcnow()
 
         def update(connection: sqlite3.Connection) -> NotificationRecord:
-            with _write(connection):
+            with write(connection):
                 current = _get(connection, thread_id, id)
                 if current is None:
                     raise NotificationNotFound(thread_id, id)
@@ -337,7 +275,7 @@ class SQLiteNotificationStore(NotificationStore):
 
         def update(connection: sqlite3.Connection) -> list[NotificationRecord]:
             out = []
-            with _write(connection):
+            with write(connection):
                 for notification_id in unique:
                     current = _get(connection, thread_id, notification_id)
                     if current is None:
@@ -355,7 +293,7 @@ class SQLiteNotificationStore(NotificationStore):
         when = _aware(attempted_at)
 
         def mark(connection: sqlite3.Connection) -> NotificationRecord | None:
-            with _write(connection):
+            with write(connection):
                 current = _get(connection, thread_id, id)
                 if current is None:
                     return None
@@ -367,7 +305,7 @@ class SQLiteNotificationStore(NotificationStore):
 
     async def clear(self) -> None:
         def clear(connection: sqlite3.Connection) -> None:
-            with _write(connection):
+            with write(connection):
                 connection.execute("DELETE FROM notifications")
 
         await self._call(clear)
@@ -383,56 +321,6 @@ def _aware(when: datetime) -> datetime:
 def _icontains(haystack: str | None, needle: str | None) -> int:
     """notifications.matches_query's test: Python's lower(), not SQLite's ASCII-only one."""
     return int(haystack is not None and needle is not None and needle.lower() in haystack.lower())
-
-
-class _Transaction:
-    def __init__(self, connection: sqlite3.Connection, begin: str) -> None:
-        self.connection = connection
-        self.begin = begin
-
-    def __enter__(self) -> None:
-        self.connection.execute(self.begin)
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        try:
-            if exc is None:
-                self.connection.execute("COMMIT")
-        finally:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-
-
-def _write(connection: sqlite3.Connection) -> _Transaction:
-    return _Transaction(connection, "BEGIN IMMEDIATE")
-
-
-def _read(connection: sqlite3.Connection) -> _Transaction:
-    return _Transaction(connection, "BEGIN")
-
-
-def _migrate(connection: sqlite3.Connection) -> int:
-    with _write(connection):
-        connection.execute(
-            f"CREATE TABLE IF NOT EXISTS {_VERSION_TABLE} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-    while True:
-        with _write(connection):
-            (version,) = connection.execute(f"SELECT coalesce(max(version), 0) FROM {_VERSION_TABLE}").fetchone()
-            if version > NOTIFICATION_SCHEMA_VERSION:
-                raise StorageError(
-                    f"the notifications schema has version {version}, newer than this agentd knows "
-                    f"({NOTIFICATION_SCHEMA_VERSION})"
-                )
-            if version == NOTIFICATION_SCHEMA_VERSION:
-                return int(version)
-            for statement in NOTIFICATION_MIGRATIONS[version]:
-                connection.execute(statement)
-            connection.execute(
-                f"INSERT INTO {_VERSION_TABLE} (version, applied_at) VALUES (?, ?)",
-                (version + 1, utcnow().isoformat()),
-            )
 
 
 def _get(connection: sqlite3.Connection, thread_id: str, id: str) -> NotificationRecord | None:

@@ -32,14 +32,13 @@ the storage from configuration touches no file.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any
 
+from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
@@ -61,8 +60,6 @@ from agentd.runtime.storage import (
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteStorage"]
 
-T = TypeVar("T")
-Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 
 #: Ordered schema steps: MIGRATIONS[n] takes the schema from version n to n + 1.
 #: Append new steps (e.g. ALTER TABLE ... ADD COLUMN); never edit applied ones.
@@ -102,8 +99,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)
 
-#: UPSERT (INSERT ... ON CONFLICT DO UPDATE) arrived in 3.24, row values in 3.15.
-MINIMUM_SQLITE = (3, 24, 0)
 #: Host parameters per statement when a list of ids is expanded into IN (...).
 _CHUNK = 500
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -130,96 +125,23 @@ def _marks(count: int) -> str:
     return ",".join("?" * count)
 
 
-class SQLiteStorage(Storage):
+class SQLiteStorage(SQLiteWorker, Storage):
     """Threads and messages in the SQLite file at `path` (parent folders are created)."""
 
     backend = "sqlite"
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        synchronous: Synchronous = "NORMAL",
-        busy_timeout: float = 5.0,
-    ) -> None:
-        if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise ValueError(f"synchronous: {synchronous!r} is not OFF, NORMAL, FULL or EXTRA")
-        self.path = path if str(path) == ":memory:" else Path(path)
-        self.synchronous = synchronous
-        self.busy_timeout = busy_timeout
-        #: The schema version of the open database (0 until opened).
-        self.schema_version = 0
-        #: "wal" once opened (SQLite keeps its own mode where WAL is impossible, e.g. ":memory:").
-        self.journal_mode = ""
-        # One worker: every job runs on the thread that owns the connection.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentd-sqlite")
-        self._connection: sqlite3.Connection | None = None
-        self._closed = False
+    label = "sqlite storage"
+    passthrough = (StorageError, ThreadExists)
+
+    def __init__(self, path: str | Path, *, synchronous: Synchronous = "NORMAL", busy_timeout: float = 5.0) -> None:
+        super().__init__(path, synchronous=synchronous, busy_timeout=busy_timeout, thread_name="agentd-sqlite")
+
+    def _prepare(self, connection: sqlite3.Connection) -> int:
+        connection.execute("PRAGMA foreign_keys=ON")
+        return migrate(connection, MIGRATIONS, "schema_version", "the database")
 
     def __repr__(self) -> str:
         return f"SQLiteStorage({str(self.path)!r})"
-
-    # ------------------------------------------------------------ the worker thread
-
-    async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise StorageError("sqlite storage is closed")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, self._run, job)
-        except RuntimeError as exc:  # the executor was shut down by close() meanwhile
-            if self._closed:
-                raise StorageError("sqlite storage is closed") from exc
-            raise
-
-    def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        """On the worker thread: open on first use, run, map failures to StorageError."""
-        try:
-            connection = self._connection or self._open()
-            return job(connection)
-        except (StorageError, ThreadExists):
-            raise
-        except CacheError as exc:
-            raise StorageError(f"sqlite storage: {exc}") from exc
-        except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"sqlite storage {self.path}: {type(exc).__name__}: {exc}") from exc
-
-    def _open(self) -> sqlite3.Connection:
-        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
-            raise StorageError(f"SQLite {sqlite3.sqlite_version} is too old: agentd needs 3.24 or later (upsert)")
-        if isinstance(self.path, Path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
-        connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
-        try:
-            (self.journal_mode,) = connection.execute("PRAGMA journal_mode=WAL").fetchone()
-            connection.execute(f"PRAGMA synchronous={self.synchronous}")
-            connection.execute("PRAGMA foreign_keys=ON")
-            self.schema_version = _migrate(connection)
-        except BaseException:
-            connection.close()
-            raise
-        self._connection = connection
-        return connection
-
-    async def open(self) -> None:
-        """Opens the database and applies pending migrations now (else on first use)."""
-        await self._call(lambda connection: None)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._executor, self._close_connection)
-        finally:
-            self._executor.shutdown(wait=False)
-
-    def _close_connection(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
 
     # ------------------------------------------------------------ threads
 
@@ -230,7 +152,7 @@ class SQLiteStorage(Storage):
         row = _thread_row(thread)
 
         def create(connection: sqlite3.Connection) -> None:
-            with _write(connection):
+            with write(connection):
                 if _get_thread(connection, thread.id) is not None:
                     raise ThreadExists(thread.id)
                 connection.execute(
@@ -246,7 +168,7 @@ class SQLiteStorage(Storage):
         row = _thread_row(thread)
 
         def save(connection: sqlite3.Connection) -> Thread:
-            with _write(connection):
+            with write(connection):
                 connection.execute(
                     "INSERT INTO threads (id, resource_id, title, metadata, created_us, updated_us) "
                     "VALUES (?, ?, ?, ?, ?, ?) "
@@ -267,7 +189,7 @@ class SQLiteStorage(Storage):
         now = to_micros(utcnow())
 
         def update(connection: sqlite3.Connection) -> Thread | None:
-            with _write(connection):
+            with write(connection):
                 changed = connection.execute(
                     "UPDATE threads SET title = coalesce(?, title), metadata = coalesce(?, metadata), "
                     "updated_us = ? WHERE id = ?",
@@ -279,7 +201,7 @@ class SQLiteStorage(Storage):
 
     async def delete_thread(self, thread_id: str) -> bool:
         def delete(connection: sqlite3.Connection) -> bool:
-            with _write(connection):
+            with write(connection):
                 connection.execute("DELETE FROM messages WHERE thread_id = ?", (thread_id,))
                 return connection.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
 
@@ -307,7 +229,7 @@ class SQLiteStorage(Storage):
 
         def select(connection: sqlite3.Connection) -> list[Thread]:
             found: list[Thread] = []
-            with _read(connection):
+            with read(connection):
                 # One statement: a consistent snapshot, read lazily until enough match.
                 rows = connection.execute(sql, args)
                 try:
@@ -352,7 +274,7 @@ class SQLiteStorage(Storage):
         thread_ids = sorted({m.thread_id for m in messages if m.thread_id})
 
         def save(connection: sqlite3.Connection) -> None:
-            with _write(connection):
+            with write(connection):
                 present = {
                     row[0]
                     for chunk in _chunks(thread_ids)
@@ -394,7 +316,7 @@ class SQLiteStorage(Storage):
             args.append(max(query.limit, 0) + 1)
 
         def select(connection: sqlite3.Connection) -> list[tuple[int, Message]]:
-            with _read(connection):
+            with read(connection):
                 return [(seq, _message(body)) for seq, body in connection.execute(sql, args)]
 
         rows = await self._call(select)
@@ -407,7 +329,7 @@ class SQLiteStorage(Storage):
         unique = list(dict.fromkeys(ids))
 
         def select(connection: sqlite3.Connection) -> list[Message]:
-            with _read(connection):
+            with read(connection):
                 bodies: dict[str, bytes] = {
                     mid: body
                     for chunk in _chunks(unique)
@@ -425,7 +347,7 @@ class SQLiteStorage(Storage):
         created = to_micros(entry.created_at)
 
         def save(connection: sqlite3.Connection) -> None:
-            with _write(connection):
+            with write(connection):
                 connection.execute(
                     "INSERT INTO pending_signals (id, created_us, body) VALUES (?, ?, ?) "
                     "ON CONFLICT(id) DO UPDATE SET body = excluded.body",
@@ -438,7 +360,7 @@ class SQLiteStorage(Storage):
         unique = list(dict.fromkeys(signal_ids))
 
         def delete(connection: sqlite3.Connection) -> None:
-            with _write(connection):
+            with write(connection):
                 for chunk in _chunks(unique):
                     connection.execute(f"DELETE FROM pending_signals WHERE id IN ({_marks(len(chunk))})", chunk)
 
@@ -455,7 +377,7 @@ class SQLiteStorage(Storage):
         unique = list(dict.fromkeys(ids))
 
         def delete(connection: sqlite3.Connection) -> int:
-            with _write(connection):
+            with write(connection):
                 return sum(
                     connection.execute(f"DELETE FROM messages WHERE id IN ({_marks(len(chunk))})", chunk).rowcount
                     for chunk in _chunks(unique)
@@ -465,61 +387,6 @@ class SQLiteStorage(Storage):
 
 
 # ---------------------------------------------------------------- helpers (worker thread)
-
-
-class _Transaction:
-    """BEGIN ... COMMIT, or ROLLBACK when the block raises."""
-
-    def __init__(self, connection: sqlite3.Connection, begin: str) -> None:
-        self.connection = connection
-        self.begin = begin
-
-    def __enter__(self) -> None:
-        self.connection.execute(self.begin)
-
-    def __exit__(self, kind: object, exc: object, traceback: object) -> None:
-        try:
-            if exc is None:
-                self.connection.execute("COMMIT")
-        finally:
-            # After an error in the block or in COMMIT itself: never leave a
-            # transaction open for the next job.
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-
-
-def _write(connection: sqlite3.Connection) -> _Transaction:
-    # IMMEDIATE: take the write lock up front, so a read never has to be
-    # upgraded to a write midway (which could fail with SQLITE_BUSY).
-    return _Transaction(connection, "BEGIN IMMEDIATE")
-
-
-def _read(connection: sqlite3.Connection) -> _Transaction:
-    return _Transaction(connection, "BEGIN")
-
-
-def _migrate(connection: sqlite3.Connection) -> int:
-    """Applies the pending MIGRATIONS, each in one transaction; returns the version."""
-    with _write(connection):
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-    while True:
-        with _write(connection):
-            # Read inside the write transaction: another process may be migrating too.
-            (version,) = connection.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-            if version > SCHEMA_VERSION:
-                raise StorageError(
-                    f"the database has schema version {version}, newer than this agentd knows ({SCHEMA_VERSION})"
-                )
-            if version == SCHEMA_VERSION:
-                return int(version)
-            for statement in MIGRATIONS[version]:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-                (version + 1, utcnow().isoformat()),
-            )
 
 
 def _get_thread(connection: sqlite3.Connection, thread_id: str) -> Thread | None:
