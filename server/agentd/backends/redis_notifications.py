@@ -57,7 +57,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -72,7 +72,6 @@ from agentd.backends.redis_storage import (
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.messages import utcnow
 from agentd.runtime.notifications import (
     STATUSES,
     NotificationExists,
@@ -86,13 +85,14 @@ from agentd.runtime.notifications import (
     Status,
     apply_delivered,
     apply_patch,
+    as_of,
+    checked_input,
     coalesce_record,
     due_at,
     encode_cursor,
     matches_coalesce,
     matches_query,
     new_record,
-    validate_input,
 )
 from agentd.runtime.storage import StorageError
 
@@ -107,10 +107,6 @@ _GLOB_SPECIAL = frozenset("*?[]\\")
 
 #: (sequence, record) as stored.
 _Entry = tuple[int, NotificationRecord]
-
-
-def _aware(when: datetime) -> datetime:
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def _begin(pipe: Pipeline) -> None:
@@ -306,10 +302,8 @@ class RedisNotificationStore(NotificationStore):
         now: datetime | None = None,
         id: str | None = None,
     ) -> NotificationRecord:
-        checked = validate_input(value)
-        if not thread_id:
-            raise InvalidArgument.field("thread_id", "required")
-        when = _aware(now) if now is not None else utcnow()
+        checked = checked_input(value, thread_id)
+        when = as_of(now)
         fresh = new_record(
             checked,
             id=id or str(uuid.uuid4()),
@@ -410,7 +404,7 @@ class RedisNotificationStore(NotificationStore):
         if limit == 0:
             return []
         lower = "-"
-        upper = f"({int(time_key(_aware(now))) + 1:0{_DIGITS}d}"  # every due time <= now
+        upper = f"({int(time_key(as_of(now))) + 1:0{_DIGITS}d}"  # every due time <= now
         batch = BATCH if agent_id or resource_id else limit
         found: list[NotificationRecord] = []
         with self._failures("list_due"):
@@ -471,7 +465,7 @@ class RedisNotificationStore(NotificationStore):
     async def update(
         self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
     ) -> NotificationRecord:
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
         (record,) = await self._rewrite("update", thread_id, [id], lambda old: apply_patch(old[1], patch, when))
         if record is None:
             raise NotificationNotFound(thread_id, id)
@@ -482,7 +476,7 @@ class RedisNotificationStore(NotificationStore):
     ) -> list[NotificationRecord]:
         if status not in STATUSES:
             raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
@@ -493,7 +487,7 @@ class RedisNotificationStore(NotificationStore):
     async def mark_delivered(
         self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
     ) -> NotificationRecord | None:
-        when = _aware(attempted_at)
+        when = as_of(attempted_at)
         (record,) = await self._rewrite(
             "mark_delivered", thread_id, [id], lambda old: apply_delivered(old[1], delivered_signal_id, when)
         )

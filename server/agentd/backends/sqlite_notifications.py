@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, 
 from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import cache_codec
 from agentd.runtime.errors import AgentdError, InvalidArgument
-from agentd.runtime.messages import utcnow
 from agentd.runtime.notifications import (
     STATUSES,
     NotificationExists,
@@ -45,11 +44,12 @@ from agentd.runtime.notifications import (
     Status,
     apply_delivered,
     apply_patch,
+    as_of,
+    checked_input,
     coalesce_record,
     due_at,
     encode_cursor,
     new_record,
-    validate_input,
 )
 from agentd.runtime.storage import StorageError
 
@@ -134,10 +134,8 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
         now: datetime | None = None,
         id: str | None = None,
     ) -> NotificationRecord:
-        checked = validate_input(value)
-        if not thread_id:
-            raise InvalidArgument.field("thread_id", "required")
-        when = _aware(now) if now is not None else utcnow()
+        checked = checked_input(value, thread_id)
+        when = as_of(now)
         fresh = new_record(
             checked,
             id=id or str(uuid.uuid4()),
@@ -233,7 +231,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
         resource_id: str | None = None,
     ) -> list[NotificationRecord]:
         sql = "SELECT body FROM notifications WHERE status = 'pending' AND due_us IS NOT NULL AND due_us <= ?"
-        args: list[Any] = [to_micros(_aware(now))]
+        args: list[Any] = [to_micros(as_of(now))]
         if agent_id:
             sql += " AND agent_id = ?"
             args.append(agent_id)
@@ -252,7 +250,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     async def update(
         self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
     ) -> NotificationRecord:
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
 
         def update(connection: sqlite3.Connection) -> NotificationRecord:
             with write(connection):
@@ -270,7 +268,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     ) -> list[NotificationRecord]:
         if status not in STATUSES:
             raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
         unique = list(dict.fromkeys(ids))
 
         def update(connection: sqlite3.Connection) -> list[NotificationRecord]:
@@ -290,7 +288,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     async def mark_delivered(
         self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
     ) -> NotificationRecord | None:
-        when = _aware(attempted_at)
+        when = as_of(attempted_at)
 
         def mark(connection: sqlite3.Connection) -> NotificationRecord | None:
             with write(connection):
@@ -312,10 +310,6 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
 
 
 # ---------------------------------------------------------------- helpers (worker thread)
-
-
-def _aware(when: datetime) -> datetime:
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def _icontains(haystack: str | None, needle: str | None) -> int:

@@ -275,6 +275,19 @@ def _aware(when: datetime) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
+def as_of(now: datetime | None) -> datetime:
+    """A store method's `now`: the given time made aware, or the current time."""
+    return as_of(now)
+
+
+def checked_input(value: NotificationInput, thread_id: str) -> NotificationInput:
+    """What every store's `create` validates before anything else."""
+    checked = validate_input(value)
+    if not thread_id:
+        raise InvalidArgument.field("thread_id", "required")
+    return checked
+
+
 def _opt(value: str | None) -> str | None:
     return value or None
 
@@ -605,7 +618,7 @@ class NotificationStore(ABC):
         returns the updated records. This fallback issues single updates, at
         most 20 at a time; backends with a bulk write override it."""
         _check_status(status)
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
         limiter = asyncio.Semaphore(20)
 
         async def one(notification_id: str) -> NotificationRecord | None:
@@ -656,10 +669,8 @@ class InMemoryNotificationStore(NotificationStore):
         now: datetime | None = None,
         id: str | None = None,
     ) -> NotificationRecord:
-        checked = validate_input(value)
-        if not thread_id:
-            raise InvalidArgument.field("thread_id", "required")
-        when = _aware(now) if now is not None else utcnow()
+        checked = checked_input(value, thread_id)
+        when = as_of(now)
         twins = [
             (record.updated_at, sequence, record)
             for sequence, record in self._records.values()
@@ -732,7 +743,7 @@ class InMemoryNotificationStore(NotificationStore):
         entry = self._records.get((thread_id, id))
         if entry is None:
             raise NotificationNotFound(thread_id, id)
-        updated = apply_patch(entry[1], patch, _aware(now) if now is not None else utcnow())
+        updated = apply_patch(entry[1], patch, as_of(now))
         self._records[(thread_id, id)] = (entry[0], updated)
         return copy.deepcopy(updated)
 
@@ -740,7 +751,7 @@ class InMemoryNotificationStore(NotificationStore):
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
         _check_status(status)
-        when = _aware(now) if now is not None else utcnow()
+        when = as_of(now)
         out = []
         for notification_id in dict.fromkeys(ids):
             entry = self._records.get((thread_id, notification_id))
