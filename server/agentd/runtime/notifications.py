@@ -277,7 +277,7 @@ def _aware(when: datetime) -> datetime:
 
 def as_of(now: datetime | None) -> datetime:
     """A store method's `now`: the given time made aware, or the current time."""
-    return as_of(now)
+    return _aware(now) if now is not None else utcnow()
 
 
 def checked_input(value: NotificationInput, thread_id: str) -> NotificationInput:
