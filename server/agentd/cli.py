@@ -64,6 +64,8 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
         notification_store=cfg.notification_store or config_mod.build_notification_store(cfg.storage_settings),
         coordination=cfg.coordination or config_mod.build_coordination(cfg.coordination_settings),
+        cluster=cfg.cluster,
+        lease_ttl_ms=cfg.coordination_settings.lease_ttl_ms,
     )
     host.threads.client_tool_timeout = cfg.threads.client_tool_timeout_seconds
     host.threads.subscriber_buffer = cfg.threads.subscriber_buffer

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemoryServerCache, ServerCache
+from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import with_response_cache
@@ -73,12 +74,18 @@ class StorageSettings:
 @dataclass
 class CoordinationSettings:
     #: "local" (one replica, the default) or "redis" (several replicas on one Redis:
-    #: thread leases; needs storage.backend = "redis").
+    #: thread leases, shared chunk logs, requests between replicas; storage and
+    #: cache then default to the same Redis, and storage must be on Redis).
     backend: str = "local"
-    #: Defaults to storage.redis_url.
+    #: Defaults to storage.redis_url (or cache.redis_url).
     redis_url: str | None = None
     key_prefix: str = "agentd:lease:"
     lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
+    #: Threads' chunk logs, run markers and request channels.
+    cluster_key_prefix: str = "agentd:cluster:"
+    #: A thread's chunk log is dropped this long after its last chunk
+    #: (`threads.log_retention` bounds its length).
+    log_ttl_seconds: float = 86_400.0
 
 
 @dataclass
@@ -105,6 +112,8 @@ class Config:
     notification_store: NotificationStore | None = None
     #: Thread leases, built from `coordination_settings`.
     coordination: Coordination | None = None
+    #: Shared chunk logs and replica requests (redis coordination only).
+    cluster: Cluster | None = None
     agents: list[Agent] = field(default_factory=list)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
@@ -138,24 +147,36 @@ def _storage_settings(table: Any) -> StorageSettings:
     return settings
 
 
-def _coordination_settings(table: Any, storage: StorageSettings) -> CoordinationSettings:
+def _coordination_settings(table: Any, storage_table: Any, cache_table: Any) -> CoordinationSettings:
+    """Parsed first: with redis coordination, storage and cache default to the
+    same Redis (their tables are given the defaults in place)."""
     if not isinstance(table, dict):
         raise ConfigError("coordination: must be a table")
-    _check_keys(table, {"backend", "redis_url", "key_prefix", "lease_ttl_ms"}, "coordination")
+    _check_keys(table, set(CoordinationSettings.__dataclass_fields__), "coordination")
     settings = CoordinationSettings(**table)
     if settings.backend not in ("local", "redis"):
         raise ConfigError(f"coordination.backend: {settings.backend!r} is not local or redis")
     ttl = settings.lease_ttl_ms
     if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1:
         raise ConfigError(f"coordination.lease_ttl_ms: {settings.lease_ttl_ms!r} is not a positive whole number")
-    if settings.backend == "redis":
-        if storage.backend != "redis":
+    if not isinstance(settings.log_ttl_seconds, (int, float)) or settings.log_ttl_seconds <= 0:
+        raise ConfigError(f"coordination.log_ttl_seconds: {settings.log_ttl_seconds!r} is not a positive number")
+    if settings.backend == "redis" and isinstance(storage_table, dict) and isinstance(cache_table, dict):
+        storage_backend = storage_table.get("backend", "redis")
+        if storage_backend != "redis":
             raise ConfigError(
                 f"coordination.backend: redis coordinates several replicas, but storage.backend is "
-                f'{storage.backend!r}, which each replica keeps to itself: set storage.backend = "redis" '
-                f'(threads shared on Redis), or coordination.backend = "local" for a single replica'
+                f"{storage_backend!r}, which each replica keeps to itself (replicas cannot share a SQLite file): "
+                f'set storage.backend = "redis" (threads shared on Redis), or coordination.backend = "local" '
+                f"for a single replica"
             )
-        settings.redis_url = settings.redis_url or storage.redis_url
+        url = settings.redis_url or storage_table.get("redis_url") or cache_table.get("redis_url")
+        if not url:
+            raise ConfigError("coordination.redis_url: required when coordination.backend is redis")
+        settings.redis_url = url
+        for defaults in (storage_table, cache_table):
+            if "backend" not in defaults:
+                defaults.update(backend="redis", redis_url=defaults.get("redis_url") or url)
     return settings
 
 
@@ -166,6 +187,21 @@ def build_coordination(settings: CoordinationSettings) -> Coordination:
 
         return RedisCoordination(settings.redis_url, key_prefix=settings.key_prefix)
     return LocalCoordination()
+
+
+def build_cluster(settings: CoordinationSettings, threads: ThreadSettings) -> Cluster | None:
+    """What replicas share besides leases (None for one replica)."""
+    if settings.backend != "redis":
+        return None
+    from agentd.backends.redis_cluster import RedisCluster
+
+    assert settings.redis_url is not None
+    return RedisCluster(
+        settings.redis_url,
+        key_prefix=settings.cluster_key_prefix,
+        log_retention=threads.log_retention,
+        log_ttl_ms=int(settings.log_ttl_seconds * 1000),
+    )
 
 
 def build_storage(settings: StorageSettings, base: Path | None = None) -> Storage:
@@ -431,9 +467,10 @@ def load(
             port=int(server.get("port", DEFAULT_PORT)),
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
         )
-        config.cache = _cache_settings(data.get("cache", {}))
-        config.storage_settings = _storage_settings(data.get("storage", {}))
-        config.coordination_settings = _coordination_settings(data.get("coordination", {}), config.storage_settings)
+        cache_table, storage_table = data.get("cache", {}), data.get("storage", {})
+        config.coordination_settings = _coordination_settings(data.get("coordination", {}), storage_table, cache_table)
+        config.cache = _cache_settings(cache_table)
+        config.storage_settings = _storage_settings(storage_table)
         config.storage = build_storage(config.storage_settings, config.path.parent)
         config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
         try:
@@ -455,6 +492,7 @@ def load(
         config.storage = build_storage(config.storage_settings)
     if config.coordination is None:
         config.coordination = build_coordination(config.coordination_settings)
+        config.cluster = build_cluster(config.coordination_settings, config.threads)
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

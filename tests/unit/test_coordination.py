@@ -533,3 +533,58 @@ def test_redis_coordination_takes_the_storage_redis_url(tmp_path: Path, redis_se
     loaded = config.load(path, env={})
     assert isinstance(loaded.coordination, RedisCoordination)
     assert loaded.coordination_settings.redis_url == redis_server.url
+
+
+async def test_redis_coordination_puts_storage_and_cache_on_the_same_redis(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    from agentd import config
+    from agentd.backends.redis_cache import RedisServerCache
+    from agentd.backends.redis_cluster import RedisCluster
+    from agentd.backends.redis_storage import RedisStorage
+
+    path = tmp_path / "agentd.toml"
+    path.write_text(f'[coordination]\nbackend = "redis"\nredis_url = "{redis_server.url}"\nlease_ttl_ms = 700\n')
+    loaded = config.load(path, env={})
+    try:
+        assert loaded.storage_settings.backend == "redis" and loaded.storage_settings.redis_url == redis_server.url
+        assert isinstance(loaded.storage, RedisStorage)
+        assert loaded.cache.backend == "redis" and isinstance(loaded.caches["redis"], RedisServerCache)
+        assert isinstance(loaded.cluster, RedisCluster)
+        assert loaded.coordination_settings.lease_ttl_ms == 700
+    finally:
+        assert loaded.cluster is not None and loaded.storage is not None
+        await loaded.cluster.close()
+        await loaded.storage.close()
+        for cache in loaded.caches.values():
+            await cache.close()
+
+
+def test_a_cache_chosen_explicitly_stays_with_redis_coordination(tmp_path: Path, redis_server: RedisServer) -> None:
+    from agentd import config
+
+    path = tmp_path / "agentd.toml"
+    path.write_text(
+        f'[coordination]\nbackend = "redis"\nredis_url = "{redis_server.url}"\n\n[cache]\nbackend = "memory"\n'
+    )
+    loaded = config.load(path, env={})
+    assert loaded.cache.backend == "memory" and "redis" not in loaded.caches
+    assert loaded.storage_settings.backend == "redis"
+
+
+def test_redis_coordination_needs_a_redis_url(tmp_path: Path) -> None:
+    from agentd import config
+
+    path = tmp_path / "agentd.toml"
+    path.write_text('[coordination]\nbackend = "redis"\n')
+    with pytest.raises(config.ConfigError, match=r"coordination\.redis_url: required"):
+        config.load(path, env={})
+
+
+def test_one_replica_has_no_cluster(tmp_path: Path) -> None:
+    from agentd import config
+
+    path = tmp_path / "agentd.toml"
+    path.write_text('[storage]\nbackend = "memory"\n')
+    loaded = config.load(path, env={})
+    assert loaded.cluster is None and isinstance(loaded.coordination, LocalCoordination)

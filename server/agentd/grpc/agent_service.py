@@ -114,7 +114,7 @@ class AgentService:
         v.check()
         return apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id)))
 
-    def _start(self, request: apb.GenerateRequest | apb.StreamRequest) -> RunHandle:
+    async def _start(self, request: apb.GenerateRequest | apb.StreamRequest) -> RunHandle:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         messages = run_input(request.messages, request.text, v)
@@ -129,11 +129,11 @@ class AgentService:
         v.check()
         agent = self.host.agents.get(request.agent_id)
         if options.memory is not None and options.memory.thread is not None:
-            return self.host.threads.start_run(agent, messages, options)  # subscribers see thread-bound runs
+            return await self.host.threads.start_run(agent, messages, options)  # subscribers see thread-bound runs
         return self.host.runs.start(agent, messages, options)
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> Any:
-        handle = self._start(request)
+        handle = await self._start(request)
         try:
             await handle.ready()
             result: RunResult = await handle.result()
@@ -150,7 +150,7 @@ class AgentService:
         return convert.result_to_pb(result)
 
     async def Stream(self, request: apb.StreamRequest, context: Context) -> AsyncIterator[apb.StreamResponse]:
-        handle = self._start(request)
+        handle = await self._start(request)
         try:
             await handle.ready()
             # The run appends to its buffer at its own pace; each pass takes

@@ -130,6 +130,8 @@ class AgentdServer:
         await self.host.storage.close()
         await self.host.notification_store.close()
         await self.host.coordination.close()
+        if self.host.cluster is not None:
+            await self.host.cluster.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

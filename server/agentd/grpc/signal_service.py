@@ -69,7 +69,7 @@ class SignalRouter:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    def delivery(
+    async def delivery(
         self,
         v: Violations,
         *,
@@ -83,7 +83,7 @@ class SignalRouter:
         if not run_id and not (resource_id and thread_id):
             v.add("target", "set target.resource_id and target.thread_id (or the run_id of an active run)")
         if run_id and not thread_id:
-            found = self.host.threads.thread_of_run(run_id)
+            found = await self.host.threads.thread_of_run(run_id)
             if found is None:
                 raise NotFound(f"run {run_id!r} is not active", "RUN_NOT_FOUND", {"run_id": run_id})
             resource_id, thread_id = found
@@ -288,9 +288,9 @@ class SignalService:
         self.host = host
         self.router = SignalRouter(host)
 
-    def _delivery(self, request: Any, v: Violations) -> Delivery:
+    async def _delivery(self, request: Any, v: Violations) -> Delivery:
         _target(v, request.agent_id, request.target)
-        return self.router.delivery(
+        return await self.router.delivery(
             v,
             resource_id=request.target.resource_id,
             thread_id=request.target.thread_id,
@@ -310,7 +310,7 @@ class SignalService:
 
     async def SendMessage(self, request: pb.SendMessageRequest, context: Context) -> Any:
         v = Violations()
-        delivery = self._delivery(request, v)
+        delivery = await self._delivery(request, v)
         signal = self._signal(lambda: message_input_from_pb(request.message, "message"), v)
         v.check()
         assert signal is not None
@@ -320,7 +320,7 @@ class SignalService:
     async def QueueMessage(self, request: pb.QueueMessageRequest, context: Context) -> Any:
         v = Violations()
         _target(v, request.agent_id, request.target)
-        delivery = self.router.delivery(
+        delivery = await self.router.delivery(
             v,
             resource_id=request.target.resource_id,
             thread_id=request.target.thread_id,
@@ -335,7 +335,7 @@ class SignalService:
 
     async def SendSignal(self, request: pb.SendSignalRequest, context: Context) -> Any:
         v = Violations()
-        delivery = self._delivery(request, v)
+        delivery = await self._delivery(request, v)
         signal = self._signal(lambda: signal_input_from_pb(request.signal, "signal"), v)
         v.check()
         assert signal is not None
@@ -344,7 +344,7 @@ class SignalService:
 
     async def SendStateSignal(self, request: pb.SendStateSignalRequest, context: Context) -> Any:
         v = Violations()
-        delivery = self._delivery(request, v)
+        delivery = await self._delivery(request, v)
         if not delivery.thread_id:
             v.add("target.thread_id", "state signals are thread-scoped")
         signal, routing, version = await self.router.state_signal(request.agent_id, request.state, delivery, v)

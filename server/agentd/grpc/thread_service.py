@@ -103,8 +103,8 @@ class ThreadService:
         _id(request.thread_id, "thread_id", v)
         v.check()
         thread = await self._thread(request.thread_id, request.resource_id)
-        active = self.host.threads.active_run(thread.resource_id, thread.id)
-        return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active.run_id if active else "")
+        active = await self.host.threads.active_run_id(thread.resource_id, thread.id)
+        return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active or "")
 
     async def ListThreads(self, request: pb.ListThreadsRequest, context: Context) -> Any:
         v = Violations()
@@ -200,7 +200,7 @@ class ThreadService:
         v = Violations()
         _id(request.thread_id, "thread_id", v)
         v.check()
-        aborted = self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
+        aborted = await self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
         return pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or "")
 
     async def Subscribe(self, request: pb.SubscribeRequest, context: Context) -> AsyncIterator[pb.SubscribeResponse]:
@@ -212,7 +212,7 @@ class ThreadService:
         hidden = _hidden(request.hide_signals, "hide_signals", v)
         v.check()
         threads = self.host.threads
-        snapshot, replay, subscriber = threads.subscribe(
+        snapshot, replay, subscriber = await threads.subscribe(
             request.resource_id,
             request.thread_id,
             resume_epoch=resume.log_epoch if resume else None,
@@ -310,7 +310,7 @@ class ThreadService:
             resource_id, thread_id, agent_id = session["resource_id"], session["thread_id"], session["agent_id"]
             v = Violations()
             if kind == "abort":
-                aborted = self.host.threads.abort(resource_id, thread_id, frame.abort.run_id or None)
+                aborted = await self.host.threads.abort(resource_id, thread_id, frame.abort.run_id or None)
                 return [
                     pb.ConnectResponse(
                         request_id=request_id,
@@ -324,9 +324,8 @@ class ThreadService:
                         [FieldViolation("tool_result.run_id", "is required")] * (not tr.run_id)
                         + [FieldViolation("tool_result.tool_call_id", "is required")] * (not tr.tool_call_id)
                     )
-                run = self.host.runs.get(tr.run_id)
                 result = convert.from_value(tr.result) if tr.HasField("result") else None
-                if run is None or not run.answer_tool(tr.tool_call_id, result, tr.is_error):
+                if not await self.host.threads.answer_tool(tr.run_id, tr.tool_call_id, result, tr.is_error):
                     raise NotFound(
                         f"no client tool call {tr.tool_call_id!r} is waiting in run {tr.run_id!r}",
                         "TOOL_CALL_NOT_FOUND",
@@ -339,7 +338,7 @@ class ThreadService:
                     )
                 ]
             body = getattr(frame, kind)
-            delivery = router.delivery(
+            delivery = await router.delivery(
                 v,
                 resource_id=resource_id,
                 thread_id=thread_id,
@@ -397,7 +396,7 @@ class ThreadService:
             )
         v.check()
         self.host.agents.get(open_.agent_id)
-        snapshot, replay, subscriber = self.host.threads.subscribe(
+        snapshot, replay, subscriber = await self.host.threads.subscribe(
             open_.resource_id,
             open_.thread_id,
             resume_epoch=resume.log_epoch if resume else None,

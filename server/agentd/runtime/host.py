@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
-from agentd.runtime.coordination import Coordination, LocalCoordination
+from agentd.runtime.cluster import Cluster
+from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (
     DispatchResult,
@@ -41,6 +42,10 @@ class Host:
     notification_store: NotificationStore = field(default_factory=InMemoryNotificationStore)
     #: Thread leases: in process (one replica), or on Redis (several replicas).
     coordination: Coordination = field(default_factory=LocalCoordination)
+    #: What replicas share besides leases (chunk logs, requests): None for one replica.
+    cluster: Cluster | None = None
+    #: How long a thread's lease lives without a renewal.
+    lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
     #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
     prices: dict[str, Any] = field(default_factory=dict)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
@@ -49,7 +54,14 @@ class Host:
     notifications: Notifications = field(init=False)
 
     def __post_init__(self) -> None:
-        self.threads = ThreadRuntime(self.runs, self.storage)
+        if self.cluster is not None:
+            from agentd.runtime.replicas import ReplicatedThreads
+
+            self.threads = ReplicatedThreads(
+                self.runs, self.storage, self.coordination, self.cluster, lease_ttl_ms=self.lease_ttl_ms
+            )
+        else:
+            self.threads = ThreadRuntime(self.runs, self.storage)
         self.threads.agents = self.agents
         self.notifications = Notifications(
             self.notification_store,
@@ -84,7 +96,7 @@ class Host:
         return RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]
 
     async def thread_state(self, resource_id: str, thread_id: str) -> ThreadState:
-        return "active" if self.threads.active_run(resource_id, thread_id) is not None else "idle"
+        return "active" if await self.threads.active_run_id(resource_id, thread_id) is not None else "idle"
 
     async def dispatch_notifications(self, now: Any = None) -> DispatchResult:
         """Delivers what fell due (the server runs this periodically; tests step it)."""

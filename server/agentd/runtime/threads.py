@@ -1,10 +1,12 @@
 """Live threads: which run owns each thread, signal routing, queued runs, the
 thread's chunk log with offsets, and its subscribers.
 
-One ThreadRuntime per process (several replicas coordinate through Redis in a
-later release). Everything that decides who owns a thread happens without an
-`await` in between, so two senders racing on an idle thread produce exactly
-one wake: the second sees the first's run and is delivered into it.
+One ThreadRuntime per process. Everything that decides who owns a thread
+happens without an `await` in between, so two senders racing on an idle thread
+produce exactly one wake: the second sees the first's run and is delivered
+into it. Several replicas on one Redis use `ReplicatedThreads`
+(runtime/replicas.py), which overrides the async hooks here (`start_run`,
+`_write`, `_after_run`, `subscribe`, ...) to run each thread under its lease.
 """
 
 from __future__ import annotations
@@ -62,13 +64,15 @@ class Subscriber:
 
     def __init__(self, buffer: int) -> None:
         self.buffer = buffer
+        #: Chunks at or below this offset were already replayed: not pushed again.
+        self.after = 0
         self.queue: deque[Chunk] = deque()
         self.fell_behind = False
         self.closed = False
         self._wake = asyncio.Event()
 
     def push(self, chunk: Chunk) -> None:
-        if self.fell_behind or self.closed:
+        if self.fell_behind or self.closed or chunk.offset <= self.after:
             return
         if len(self.queue) >= self.buffer:
             # Never block the run or other subscribers: this one resumes by offset.
@@ -100,6 +104,11 @@ class _Thread:
     options: ExecutionOptions | None = None
     queue: deque[_Queued] = field(default_factory=deque)
     subscribers: set[Subscriber] = field(default_factory=set)
+    #: Replicas only: serialises routing decisions that await the lease.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Replicas only: the thread's lease while this process holds it, and the run it names.
+    keeper: Any = None
+    lease_run: str | None = None
 
     @property
     def last_offset(self) -> int:
@@ -148,8 +157,11 @@ class ThreadRuntime:
             state = self._threads[thread_id] = _Thread((resource_id, thread_id))
         return state
 
-    def thread_of_run(self, run_id: str) -> tuple[str, str] | None:
+    async def thread_of_run(self, run_id: str) -> tuple[str, str] | None:
         """(resource id, thread id) of an active run."""
+        return self._local_thread_of_run(run_id)
+
+    def _local_thread_of_run(self, run_id: str) -> tuple[str, str] | None:
         for state in self._threads.values():
             if state.active is not None and state.active.run_id == run_id and not state.active.done:
                 return state.key
@@ -161,9 +173,19 @@ class ThreadRuntime:
             return None
         return state.active
 
+    async def active_run_id(self, resource_id: str, thread_id: str) -> str | None:
+        """The id of the thread's active run, wherever it runs."""
+        active = self.active_run(resource_id, thread_id)
+        return active.run_id if active is not None else None
+
+    async def answer_tool(self, run_id: str, tool_call_id: str, result: Any, is_error: bool) -> bool:
+        """Hands a client tool's answer to the run waiting for it; False when none waits."""
+        run = self.runs.get(run_id)
+        return run is not None and run.answer_tool(tool_call_id, result, is_error)
+
     # ------------------------------------------------------------ runs
 
-    def start_run(
+    async def start_run(
         self,
         agent: Agent,
         run_input: Any,
@@ -173,6 +195,17 @@ class ThreadRuntime:
         opening: Signal | None = None,
     ) -> RunHandle:
         """Starts a thread-bound run (the thread must be idle) and logs its chunks."""
+        return self._launch(agent, run_input, options, run_id=run_id, opening=opening)
+
+    def _launch(
+        self,
+        agent: Agent,
+        run_input: Any,
+        options: ExecutionOptions,
+        *,
+        run_id: str | None = None,
+        opening: Signal | None = None,
+    ) -> RunHandle:
         memory = options.memory
         assert memory is not None and memory.thread is not None
         state = self._thread(memory.resource or "", memory.thread.id)
@@ -189,8 +222,7 @@ class ThreadRuntime:
     async def _pump(self, state: _Thread, handle: RunHandle) -> None:
         try:
             async for batch in handle.buffer.batches():
-                for chunk in batch:
-                    self._log(state, chunk)
+                await self._write(state, batch)
         finally:
             if state.active is handle:
                 state.active = None
@@ -202,7 +234,16 @@ class ThreadRuntime:
                 self._queue(state, state.agent or handle.agent, signal, state.options)
             taken = [s for s in held if s not in {x.id for x in leftover}]
             await self._release(taken)
-            self._next(state)
+            await self._after_run(state, handle)
+
+    async def _write(self, state: _Thread, chunks: list[Chunk]) -> None:
+        """Logs chunks to the thread (and its subscribers)."""
+        for chunk in chunks:
+            self._log(state, chunk)
+
+    async def _after_run(self, state: _Thread, handle: RunHandle) -> None:
+        """The thread's run ended (its queued leftovers already queued): what next."""
+        await self._next(state)
 
     async def _release(self, signal_ids: list[str]) -> None:
         """Drops signals from the outbox once the run that took them ended."""
@@ -253,7 +294,7 @@ class ThreadRuntime:
             state.queue.append(queued)
             self._outbox.setdefault(queued.run_id, []).append(entry.signal.id)
         for state in list(self._threads.values()):
-            self._next(state)
+            await self._next(state)
         return len(entries)
 
     def _log(self, state: _Thread, chunk: Chunk) -> None:
@@ -265,12 +306,12 @@ class ThreadRuntime:
         for subscriber in list(state.subscribers):
             subscriber.push(logged)
 
-    def _next(self, state: _Thread) -> None:
+    async def _next(self, state: _Thread) -> None:
         """Starts the next queued run, one at a time, in order."""
         while state.queue and state.active is None and not self._closed:
             item = state.queue.popleft()
             try:
-                self.start_run(
+                await self.start_run(
                     item.agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
                 )
             except Exception:
@@ -332,7 +373,7 @@ class ThreadRuntime:
             signal = with_delivery_attributes(signal, idle_attributes)
             behavior: IdleBehavior = "wake" if queue else if_idle
             if behavior == "wake":
-                handle = self.start_run(
+                handle = await self.start_run(
                     agent,
                     [to_db_message(signal)],
                     self._options_for(stream_options, resource_id, thread_id),
@@ -345,7 +386,7 @@ class ThreadRuntime:
                 routing = Routing("wake", handle.run_id, signal)
             elif behavior == "persist":
                 await self._persist(signal, resource_id, thread_id)
-                self._announce_persisted(state, agent, signal)
+                await self._announce_persisted(state, agent, signal)
                 routing = Routing("persist", None, signal)
             else:
                 routing = Routing("discard", None, signal)
@@ -365,7 +406,7 @@ class ThreadRuntime:
             await self.storage.save_thread(Thread(thread_id, resource_id))
         await self.storage.save_messages([to_db_message(signal, thread_id, resource_id)])
 
-    def _announce_persisted(self, state: _Thread, agent: Agent, signal: Signal) -> None:
+    async def _announce_persisted(self, state: _Thread, agent: Agent, signal: Signal) -> None:
         """A persisted signal on an idle thread reaches subscribers as a small
         run with no model call: start, the echo, finish."""
         run_id = new_id()
@@ -375,12 +416,11 @@ class ThreadRuntime:
             SignalEcho(signal),
             Finish("stop", Usage(0, 0, 0), Usage(0, 0, 0)),
         )
-        for seq, payload in enumerate(payloads, start=1):
-            self._log(state, Chunk(payload, run_id, seq))
+        await self._write(state, [Chunk(payload, run_id, seq) for seq, payload in enumerate(payloads, start=1)])
 
     # ------------------------------------------------------------ abort
 
-    def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
+    async def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
         """Aborts the thread's active run; its id, or None when none was aborted."""
         active = self.active_run(resource_id, thread_id)
         if active is None or (run_id and active.run_id != run_id):
@@ -400,7 +440,7 @@ class ThreadRuntime:
         active = self.active_run(resource_id, thread_id)
         return ThreadRuntime.Snapshot(active.run_id if active else "", state.epoch, state.last_offset)
 
-    def subscribe(
+    async def subscribe(
         self, resource_id: str, thread_id: str, *, resume_epoch: str | None = None, after_offset: int | None = None
     ) -> tuple[ThreadRuntime.Snapshot, list[Chunk], Subscriber]:
         """The snapshot, the logged chunks to replay, and a live queue, with no

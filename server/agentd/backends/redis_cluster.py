@@ -1,0 +1,369 @@
+"""RedisCluster: what agentd replicas share on one Redis besides leases.
+
+Keys (default prefix `agentd:cluster:`):
+
+    log:<thread>        a stream: the thread's chunks, entry id "<offset>-0",
+                        trimmed to about `log_retention` entries, expiring
+                        `log_ttl_ms` after the last append
+    log-epoch:<thread>  the log's epoch (new when the log starts over)
+    running             hash thread -> the marker (JSON) of the run in flight
+    runs                hash run id -> thread id
+    replica:<id>        the pub/sub channel a replica answers requests on
+
+Offsets are assigned inside the append script: one past the last entry, or
+the server clock in microseconds for a new log, so they only ever grow and any
+replica may append. A resuming subscriber's point is gone when it is at or
+below the stream's `max-deleted-entry-id` (Redis 7).
+
+Requests between replicas go over pub/sub: PUBLISH reports how many
+subscribers got the message, so a request to a replica that is not listening
+fails at once (PeerGone) instead of waiting out a timeout.
+
+Following logs uses one dedicated connection per replica, blocked in one
+XREAD over every followed log; `interrupt_read` ends the wait with CLIENT
+UNBLOCK when a log is added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from typing import Any
+
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+
+from agentd.backends.redis_client import DEFAULT_SOCKET_TIMEOUT, pooled_client, text
+from agentd.runtime import cache_codec
+from agentd.runtime.chunks import Chunk
+from agentd.runtime.cluster import (
+    Cluster,
+    ClusterError,
+    Handler,
+    LogTail,
+    PeerGone,
+    PeerTimeout,
+    RunMarker,
+    error_from_wire,
+    error_to_wire,
+)
+from agentd.runtime.errors import AgentdError
+
+__all__ = ["DEFAULT_KEY_PREFIX", "DEFAULT_LOG_TTL_MS", "RedisCluster"]
+
+log = logging.getLogger("agentd.cluster")
+
+DEFAULT_KEY_PREFIX = "agentd:cluster:"
+DEFAULT_LOG_TTL_MS = 24 * 3600 * 1000
+DEFAULT_LOG_RETENTION = 10_000
+
+# KEYS[1] the log, KEYS[2] its epoch; ARGV[1] max length, ARGV[2] ttl ms,
+# ARGV[3] an epoch for a new log, ARGV[4..] the encoded chunks. Returns the first offset.
+_APPEND = """
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local nxt
+if #top > 0 then
+  nxt = tonumber(string.match(top[1][1], '^(%d+)')) + 1
+else
+  local t = redis.call('TIME')
+  nxt = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local first = nxt
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], string.format('%.0f', nxt) .. '-0', 'c', ARGV[i])
+  nxt = nxt + 1
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3], 'NX')
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return string.format('%.0f', first)
+"""
+
+# KEYS[1] the log, KEYS[2] its epoch; ARGV[1] an epoch for a new log, ARGV[2] ttl ms.
+# Returns {epoch, last id or '', last body or '', max deleted id}.
+_TAIL = """
+if redis.call('SET', KEYS[2], ARGV[1], 'NX') then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+local epoch = redis.call('GET', KEYS[2])
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #top == 0 then
+  return {epoch, '', '', '0-0'}
+end
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local deleted = '0-0'
+for i = 1, #info, 2 do
+  if info[i] == 'max-deleted-entry-id' then deleted = info[i + 1] end
+end
+return {epoch, top[1][1], top[1][2][2], deleted}
+"""
+
+# KEYS[1] running, KEYS[2] runs; ARGV[1] thread, ARGV[2] run id.
+_UNMARK = """
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if raw and cjson.decode(raw)['run_id'] == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+redis.call('HDEL', KEYS[2], ARGV[2])
+return 1
+"""
+
+
+def _offset(entry_id: Any) -> int:
+    return int(text(entry_id).partition("-")[0])
+
+
+class RedisCluster(Cluster):
+    """Chunk logs, run markers and replica requests on the Redis at `url`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        replica_id: str | None = None,
+        log_retention: int = DEFAULT_LOG_RETENTION,
+        log_ttl_ms: int = DEFAULT_LOG_TTL_MS,
+        socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
+        max_connections: int = 50,
+    ) -> None:
+        if log_retention < 1 or log_ttl_ms < 1:
+            raise ValueError("log_retention and log_ttl_ms must be positive")
+        self.url = url
+        self.key_prefix = key_prefix
+        self.replica_id = replica_id or uuid.uuid4().hex[:12]
+        self.log_retention = log_retention
+        self.log_ttl_ms = log_ttl_ms
+        self.client, _ = pooled_client(
+            "RedisCluster",
+            url,
+            None,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_timeout,
+            max_connections=max_connections,
+            close_client=True,
+        )
+        # Blocking reads wait longer than any socket timeout: their own connection.
+        self._reader = Redis(
+            connection_pool=ConnectionPool.from_url(url, socket_timeout=None, socket_connect_timeout=socket_timeout),
+            single_connection_client=True,
+        )
+        self._reader_id: int | None = None
+        self._reading = False
+        self._append = self.client.register_script(_APPEND)
+        self._tail = self.client.register_script(_TAIL)
+        self._unmark = self.client.register_script(_UNMARK)
+        self._pubsub: PubSub | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._handler: Handler | None = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._handling: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return f"RedisCluster(replica_id={self.replica_id!r}, key_prefix={self.key_prefix!r})"
+
+    @contextmanager
+    def _failures(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (RedisError, OSError) as exc:
+            raise ClusterError(f"redis cluster {what} failed: {exc}") from exc
+
+    def _log_key(self, thread_id: str) -> str:
+        return f"{self.key_prefix}log:{thread_id}"
+
+    def _epoch_key(self, thread_id: str) -> str:
+        return f"{self.key_prefix}log-epoch:{thread_id}"
+
+    def _channel(self, replica: str) -> str:
+        return f"{self.key_prefix}replica:{replica}"
+
+    # ------------------------------------------------------------ chunk logs
+
+    @staticmethod
+    def _encode(chunk: Chunk) -> bytes:
+        return cache_codec.encode(replace(chunk, offset=0))
+
+    @staticmethod
+    def _decode(entry_id: Any, body: Any) -> Chunk:
+        chunk: Chunk = cache_codec.decode(body)
+        return replace(chunk, offset=_offset(entry_id))
+
+    async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> list[int]:
+        if not chunks:
+            return []
+        args: list[Any] = [self.log_retention, self.log_ttl_ms, uuid.uuid4().hex, *(self._encode(c) for c in chunks)]
+        with self._failures("append"):
+            keys = [self._log_key(thread_id), self._epoch_key(thread_id)]
+            first = int(text(await self._append(keys=keys, args=args)))
+        return list(range(first, first + len(chunks)))
+
+    async def tail(self, thread_id: str) -> LogTail:
+        keys = [self._log_key(thread_id), self._epoch_key(thread_id)]
+        with self._failures("tail"):
+            epoch, last_id, body, deleted = await self._tail(keys=keys, args=[uuid.uuid4().hex, self.log_ttl_ms])
+        if not text(last_id):
+            return LogTail(text(epoch), 0, 0)
+        return LogTail(text(epoch), _offset(last_id), _offset(deleted), self._decode(last_id, body))
+
+    async def read(self, thread_id: str, after: int) -> list[Chunk]:
+        with self._failures("read"):
+            entries: Any = await self.client.xrange(self._log_key(thread_id), min=f"({after}-0", max="+")
+        return [self._decode(entry_id, fields[b"c"]) for entry_id, fields in entries]
+
+    async def read_new(self, cursors: Mapping[str, int], block_ms: int) -> dict[str, list[Chunk]]:
+        if not cursors:
+            return {}
+        streams = {self._log_key(t): f"{after}-0" for t, after in cursors.items()}
+        prefix = len(self._log_key(""))
+        with self._failures("read_new"):
+            if self._reader_id is None:
+                self._reader_id = int(await self._reader.client_id())
+            self._reading = True
+            try:
+                replies: Any = await self._reader.xread(streams, block=block_ms)  # type: ignore[arg-type]
+            except BaseException:
+                self._reader_id = None  # the connection may be a new one next time
+                raise
+            finally:
+                self._reading = False
+        out: dict[str, list[Chunk]] = {}
+        for key, entries in replies or []:
+            out[text(key)[prefix:]] = [self._decode(entry_id, fields[b"c"]) for entry_id, fields in entries]
+        return out
+
+    async def interrupt_read(self) -> None:
+        if self._reading and self._reader_id is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self.client.client_unblock(self._reader_id)
+
+    # ------------------------------------------------------------ runs
+
+    async def mark_running(self, marker: RunMarker) -> None:
+        with self._failures("mark_running"):
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hset(f"{self.key_prefix}running", marker.thread_id, json.dumps(asdict(marker)))
+                pipe.hset(f"{self.key_prefix}runs", marker.run_id, marker.thread_id)
+                await pipe.execute()
+
+    async def unmark(self, thread_id: str, run_id: str) -> None:
+        keys = [f"{self.key_prefix}running", f"{self.key_prefix}runs"]
+        with self._failures("unmark"):
+            await self._unmark(keys=keys, args=[thread_id, run_id])
+
+    @staticmethod
+    def _marker(raw: Any) -> RunMarker | None:
+        return None if raw is None else RunMarker(**json.loads(raw))
+
+    async def running(self, thread_id: str) -> RunMarker | None:
+        with self._failures("running"):
+            return self._marker(await self.client.hget(f"{self.key_prefix}running", thread_id))
+
+    async def run_marker(self, run_id: str) -> RunMarker | None:
+        with self._failures("run_marker"):
+            thread_id = await self.client.hget(f"{self.key_prefix}runs", run_id)
+            if thread_id is None:
+                return None
+            marker = await self.running(text(thread_id))
+        return marker if marker is not None and marker.run_id == run_id else None
+
+    async def all_running(self) -> list[RunMarker]:
+        with self._failures("all_running"):
+            raw = await self.client.hvals(f"{self.key_prefix}running")
+        return [RunMarker(**json.loads(r)) for r in raw]
+
+    # ------------------------------------------------------------ requests
+
+    async def serve(self, handler: Handler) -> None:
+        if self._pubsub is not None:
+            raise RuntimeError("RedisCluster.serve: already serving")
+        self._handler = handler
+        self._pubsub = self.client.pubsub()
+        with self._failures("serve"):
+            await self._pubsub.subscribe(self._channel(self.replica_id))
+        self._listener = asyncio.create_task(self._listen(), name=f"replica {self.replica_id} requests")
+
+    async def _listen(self) -> None:
+        assert self._pubsub is not None
+        while True:
+            try:
+                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            except (RedisError, OSError) as exc:
+                log.warning("replica %s: request channel failed, resubscribing: %s", self.replica_id, exc)
+                await asyncio.sleep(0.2)
+                continue
+            if message is None:
+                continue
+            try:
+                data: dict[str, Any] = cache_codec.decode(message["data"])
+            except Exception:
+                log.warning("replica %s: dropping a malformed request", self.replica_id)
+                continue
+            if "re" in data:
+                waiter = self._waiting.get(str(data["re"]))
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(data)
+                continue
+            task = asyncio.create_task(self._answer(data))
+            self._handling.add(task)
+            task.add_done_callback(self._handling.discard)
+
+    async def _answer(self, data: dict[str, Any]) -> None:
+        assert self._handler is not None
+        reply: dict[str, Any] = {"re": data.get("id")}
+        try:
+            reply["body"] = await self._handler(str(data.get("op")), dict(data.get("body") or {}))
+        except AgentdError as exc:
+            reply["error"] = error_to_wire(exc)
+        except Exception as exc:
+            log.exception("replica %s: request %r failed", self.replica_id, data.get("op"))
+            reply["error"] = {"status": "UNAVAILABLE", "message": f"replica error: {exc}", "reason": "REPLICA_ERROR"}
+        try:
+            await self.client.publish(self._channel(str(data.get("from"))), cache_codec.encode(reply))
+        except (RedisError, OSError) as exc:
+            log.warning("replica %s: could not answer %r: %s", self.replica_id, data.get("op"), exc)
+
+    async def request(self, replica: str, op: str, body: dict[str, Any], answer_within: float) -> dict[str, Any]:
+        if self._pubsub is None:
+            raise RuntimeError("RedisCluster.request: call serve() first (replies come on this replica's channel)")
+        request_id = uuid.uuid4().hex
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = waiter
+        try:
+            message = {"id": request_id, "from": self.replica_id, "op": op, "body": body}
+            with self._failures("request"):
+                receivers = await self.client.publish(self._channel(replica), cache_codec.encode(message))
+            if not receivers:
+                raise PeerGone(f"replica {replica} is not listening")
+            try:
+                async with asyncio.timeout(answer_within):
+                    reply = await waiter
+            except TimeoutError:
+                raise PeerTimeout(f"replica {replica} did not answer {op!r} within {answer_within:.1f}s") from None
+        finally:
+            self._waiting.pop(request_id, None)
+        if "error" in reply:
+            raise error_from_wire(reply["error"])
+        return dict(reply.get("body") or {})
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RedisError, OSError):
+                await self._listener
+        for task in list(self._handling):
+            task.cancel()
+        if self._pubsub is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        with contextlib.suppress(RedisError, OSError):
+            await self._reader.aclose()
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.aclose()

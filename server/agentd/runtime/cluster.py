@@ -1,0 +1,169 @@
+"""What replicas share beside leases: each thread's chunk log, which run is
+where, and requests from one replica to another.
+
+`Cluster` is the interface `ReplicatedThreads` (runtime/replicas.py) talks to;
+`agentd.backends.redis_cluster.RedisCluster` implements it on Redis. Nothing
+here knows about grpc or Redis.
+
+    append(thread, chunks)        the chunks, logged in order; their offsets
+    tail(thread)                  the log's epoch, last offset, last chunk, dropped point
+    read(thread, after)           the logged chunks after an offset
+    read_new({thread: after})     blocks until some followed log grows (or the
+                                  wait ends, or `interrupt_read` is called)
+    mark_running / unmark         which replica runs which run on which thread
+    running(thread) / run_marker(run) / all_running()
+    serve(handler)                answers other replicas' requests
+    request(replica, op, body)    asks one replica; PeerGone when nobody listens
+
+Offsets are assigned by the log itself, so any replica may append (the lease
+holder writes a run's chunks; a replica taking over writes the lost run's end).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentd.runtime import errors as errors_mod
+from agentd.runtime.chunks import Chunk
+from agentd.runtime.errors import AgentdError, FieldViolation
+
+__all__ = [
+    "Cluster",
+    "ClusterError",
+    "Handler",
+    "LogTail",
+    "PeerGone",
+    "PeerTimeout",
+    "RunMarker",
+    "error_from_wire",
+    "error_to_wire",
+]
+
+#: Answers one request from another replica: (op, body) -> reply body.
+Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class ClusterError(Exception):
+    """The shared backend failed (unreachable, timed out): the outcome is unknown."""
+
+
+class PeerGone(ClusterError):
+    """No replica by that id is listening: it stopped or died."""
+
+
+class PeerTimeout(ClusterError):
+    """The replica did not answer in time."""
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """A run in flight: kept while it runs, so that if its replica dies the
+    replica taking over knows which run to end."""
+
+    run_id: str
+    thread_id: str
+    resource_id: str
+    agent_id: str
+    replica: str
+
+
+@dataclass(frozen=True)
+class LogTail:
+    epoch: str
+    #: The last logged offset (0: nothing logged).
+    last_offset: int
+    #: The highest offset trimmed away (0: nothing dropped).
+    dropped_until: int
+    last: Chunk | None = None
+
+
+class Cluster(ABC):
+    #: This replica's id: unique per process start.
+    replica_id: str
+
+    # ------------------------------------------------------------ chunk logs
+
+    @abstractmethod
+    async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> list[int]:
+        """Logs `chunks` in order, after everything already logged; their offsets."""
+
+    @abstractmethod
+    async def tail(self, thread_id: str) -> LogTail: ...
+
+    @abstractmethod
+    async def read(self, thread_id: str, after: int) -> list[Chunk]:
+        """Every logged chunk with an offset above `after`, oldest first."""
+
+    @abstractmethod
+    async def read_new(self, cursors: Mapping[str, int], block_ms: int) -> dict[str, list[Chunk]]:
+        """Chunks logged after each thread's cursor; waits up to `block_ms` for the first."""
+
+    @abstractmethod
+    async def interrupt_read(self) -> None:
+        """Ends a `read_new` in progress at once (a thread was added to follow)."""
+
+    # ------------------------------------------------------------ runs
+
+    @abstractmethod
+    async def mark_running(self, marker: RunMarker) -> None: ...
+
+    @abstractmethod
+    async def unmark(self, thread_id: str, run_id: str) -> None:
+        """Forgets the run's marker, if the thread's marker is still that run's."""
+
+    @abstractmethod
+    async def running(self, thread_id: str) -> RunMarker | None: ...
+
+    @abstractmethod
+    async def run_marker(self, run_id: str) -> RunMarker | None: ...
+
+    @abstractmethod
+    async def all_running(self) -> list[RunMarker]: ...
+
+    # ------------------------------------------------------------ requests
+
+    @abstractmethod
+    async def serve(self, handler: Handler) -> None:
+        """Starts answering requests addressed to this replica."""
+
+    @abstractmethod
+    async def request(self, replica: str, op: str, body: dict[str, Any], answer_within: float) -> dict[str, Any]:
+        """`replica`'s reply; PeerGone when it is not listening, PeerTimeout after `answer_within` seconds."""
+
+    async def close(self) -> None:
+        return None
+
+
+# ------------------------------------------------------------ errors on the wire
+
+
+def error_to_wire(error: AgentdError) -> dict[str, Any]:
+    return {
+        "status": error.status,
+        "message": error.message,
+        "reason": error.reason,
+        "metadata": dict(error.metadata),
+        "violations": [[v.field, v.description] for v in error.violations],
+    }
+
+
+def _error_classes() -> dict[str, type[AgentdError]]:
+    found: dict[str, type[AgentdError]] = {}
+    for value in vars(errors_mod).values():
+        if isinstance(value, type) and issubclass(value, AgentdError) and value is not AgentdError:
+            found.setdefault(value.status, value)
+    return found
+
+
+def error_from_wire(wire: dict[str, Any]) -> AgentdError:
+    """The same error the other replica raised, to raise here."""
+    cls = _error_classes().get(str(wire.get("status")), errors_mod.Unavailable)
+    return cls(
+        str(wire.get("message", "")),
+        str(wire.get("reason", "")),
+        {str(k): str(v) for k, v in dict(wire.get("metadata") or {}).items()},
+        [FieldViolation(str(f), str(d)) for f, d in wire.get("violations") or []],
+    )

@@ -1,0 +1,371 @@
+"""Three `agentd serve` processes on one real redis-server, over loopback: a
+thread behaves as one conversation whichever replica a caller reaches.
+
+Leases are short (TTL_MS) so takeover is quick; no test sleeps longer than
+the TTL it configures (they poll)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+
+from agentd_proto.v1 import chunk_pb2 as cpb
+from agentd_proto.v1 import options_pb2 as opb
+from agentd_proto.v1 import signal_pb2 as spb
+from agentd_proto.v1 import signal_service_pb2 as sspb
+from agentd_proto.v1 import signal_service_pb2_grpc, thread_service_pb2_grpc
+from agentd_proto.v1 import thread_service_pb2 as tpb
+
+from .serverproc import ServerProcess, start_server
+
+TTL_MS = 1000
+POLL = TTL_MS / 1000 / 10
+
+CONFIG = """
+[coordination]
+backend = "redis"
+redis_url = "{url}"
+lease_ttl_ms = {ttl}
+key_prefix = "{prefix}lease:"
+cluster_key_prefix = "{prefix}cluster:"
+
+[storage]
+key_prefix = "{prefix}store:"
+
+[cache]
+key_prefix = "{prefix}cache:"
+
+[[agents]]
+id = "held"
+model = "local/scripted"
+memory = {{ last_messages = 20 }}
+default_options = {{ provider_options = {{ local = {{ script = [
+  {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
+  {{ text = "noted" }},
+] }} }} }}
+
+[[agents]]
+id = "slow"
+model = "local/scripted"
+memory = {{ last_messages = 20 }}
+default_options = {{ provider_options = {{ local = {{ script = [
+  {{ deltas = ["one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight"], delayMs = 300 }},
+] }} }} }}
+"""
+
+
+@dataclass
+class Replicas:
+    servers: dict[str, ServerProcess]
+    release: Path
+    redis_url: str
+    prefix: str
+
+    def addr(self, name: str) -> str:
+        return self.servers[name].addr
+
+
+def start_replicas(tmp_path: Path, redis_url: str, names: tuple[str, ...] = ("a", "b", "c")) -> Replicas:
+    prefix = f"replicas-{uuid.uuid4().hex[:8]}:"
+    release = tmp_path / "release"
+    cfg = tmp_path / "agentd.toml"
+    cfg.write_text(CONFIG.format(url=redis_url, ttl=TTL_MS, prefix=prefix, release=release))
+    servers = {name: start_server(config=cfg, log_dir=tmp_path / name) for name in names}
+    for server in servers.values():
+        server.wait_serving(timeout=30)
+    return Replicas(servers, release, redis_url, prefix)
+
+
+def stop_replicas(replicas: Replicas) -> None:
+    for server in replicas.servers.values():
+        if server.proc.poll() is None:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory, redis_server: object) -> Iterator[Replicas]:
+    started = start_replicas(tmp_path_factory.mktemp("replicas"), redis_server.url)  # type: ignore[attr-defined]
+    try:
+        yield started
+    finally:
+        stop_replicas(started)
+
+
+def target(thread_id: str) -> spb.SignalTarget:
+    return spb.SignalTarget(resource_id="u1", thread_id=thread_id)
+
+
+async def send(addr: str, agent: str, thread_id: str, text: str, **extra: object) -> sspb.SendMessageResponse:
+    async with grpc.aio.insecure_channel(addr) as channel:
+        reply: sspb.SendMessageResponse = await signal_service_pb2_grpc.SignalServiceStub(channel).SendMessage(
+            sspb.SendMessageRequest(
+                agent_id=agent, target=target(thread_id), message=spb.MessageInput(text=text), **extra
+            ),
+            timeout=30,
+        )
+        return reply
+
+
+def decision(reply: sspb.SendMessageResponse | sspb.QueueMessageResponse) -> tuple[str, str]:
+    action = reply.decision.WhichOneof("action")
+    assert action is not None
+    return action, getattr(reply.decision, action).run_id
+
+
+class Subscription:
+    """A Subscribe stream read in the background: the snapshot, then every chunk."""
+
+    def __init__(self, addr: str, thread_id: str, resume: tpb.ResumePoint | None = None) -> None:
+        self.channel = grpc.aio.insecure_channel(addr)
+        stub = thread_service_pb2_grpc.ThreadServiceStub(self.channel)
+        self.call = stub.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id=thread_id, resume=resume))
+        self.snapshot: tpb.ThreadSnapshot | None = None
+        self.chunks: list[cpb.Chunk] = []
+        self._task = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for response in self.call:
+            if response.HasField("snapshot"):
+                self.snapshot = response.snapshot
+            elif response.HasField("chunks"):
+                self.chunks.extend(response.chunks.chunks)
+
+    async def started(self) -> tpb.ThreadSnapshot:
+        await self.until(lambda: self.snapshot is not None)
+        assert self.snapshot is not None
+        return self.snapshot
+
+    async def until(self, condition: object, within: float = 10 * TTL_MS / 1000) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while not condition():  # type: ignore[operator]
+            if loop.time() > deadline:
+                raise AssertionError(f"timed out; chunks so far: {[kind(c) for c in self.chunks]}")
+            if self._task.done():
+                self._task.result()
+                raise AssertionError("the subscription ended")
+            await asyncio.sleep(POLL / 4)
+
+    def of(self, run_id: str) -> list[cpb.Chunk]:
+        return [c for c in self.chunks if c.run_id == run_id]
+
+    async def close(self) -> None:
+        self.call.cancel()
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        await self.channel.close()
+
+
+def kind(chunk: cpb.Chunk) -> str:
+    return chunk.WhichOneof("payload") or ""
+
+
+def ended(chunks: list[cpb.Chunk]) -> bool:
+    return any(kind(c) in ("finish", "error", "abort") for c in chunks)
+
+
+async def subscribed(addr: str, thread_id: str, resume: tpb.ResumePoint | None = None) -> Subscription:
+    subscription = Subscription(addr, thread_id, resume)
+    await subscription.started()
+    return subscription
+
+
+async def active_run(addr: str, thread_id: str) -> str:
+    """The active run as `addr` sees it (a snapshot: the thread may not be saved yet)."""
+    subscription = await subscribed(addr, thread_id)
+    await subscription.close()
+    assert subscription.snapshot is not None
+    return str(subscription.snapshot.active_run_id)
+
+
+# ---------------------------------------------------------------- delivery and fan-out
+
+
+async def test_a_signal_sent_to_b_is_delivered_into_the_run_on_a_and_c_sees_it_in_order(
+    replicas: Replicas, tmp_path: Path
+) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    watcher = await subscribed(replicas.addr("c"), thread)
+    try:
+        action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
+        assert action == "wake"
+        await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+
+        async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
+            reply = await signal_service_pb2_grpc.SignalServiceStub(channel).SendSignal(
+                sspb.SendSignalRequest(
+                    agent_id="held",
+                    target=target(thread),
+                    signal=spb.SignalInput(type="reactive", text="the build is green"),
+                )
+            )
+        assert decision(reply) == ("deliver", run_a)  # A's answer, through B
+        assert await active_run(replicas.addr("b"), thread) == run_a
+
+        replicas.release.touch()
+        await watcher.until(lambda: ended(watcher.of(run_a)))
+        chunks = watcher.of(run_a)
+        assert kind(chunks[-1]) == "finish"
+        echoes = [c.signal.signal.text for c in chunks if kind(c) == "signal"]
+        assert "the build is green" in echoes  # the signal reached A's run
+        assert [c.seq for c in chunks] == sorted(c.seq for c in chunks)  # in run order
+        offsets = [c.offset for c in watcher.chunks]
+        assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
+        assert {c.run_id for c in watcher.chunks} == {run_a}  # one run
+
+        # Resume on B from the middle of what C saw: the same chunks, the same offsets.
+        snapshot = watcher.snapshot
+        assert snapshot is not None
+        middle = watcher.chunks[len(watcher.chunks) // 2]
+        resumed = await subscribed(
+            replicas.addr("b"), thread, tpb.ResumePoint(log_epoch=snapshot.log_epoch, after_offset=middle.offset)
+        )
+        try:
+            expected = [(c.offset, c.seq, kind(c)) for c in watcher.chunks if c.offset > middle.offset]
+            await resumed.until(lambda: len(resumed.chunks) >= len(expected))
+            assert [(c.offset, c.seq, kind(c)) for c in resumed.chunks] == expected
+        finally:
+            await resumed.close()
+    finally:
+        replicas.release.unlink(missing_ok=True)
+        await watcher.close()
+
+
+async def test_an_abort_sent_to_any_replica_stops_the_run(replicas: Replicas) -> None:
+    for sent_to in ("b", "c", "a"):
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        watcher = await subscribed(replicas.addr("b"), thread)
+        try:
+            action, run_id = decision(await send(replicas.addr("a"), "held", thread, "hold on"))
+            assert action == "wake"
+            await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_id)))  # noqa: B023
+            async with grpc.aio.insecure_channel(replicas.addr(sent_to)) as channel:
+                reply = await thread_service_pb2_grpc.ThreadServiceStub(channel).AbortRun(
+                    tpb.AbortRunRequest(resource_id="u1", thread_id=thread)
+                )
+            assert (reply.aborted, reply.run_id) == (True, run_id)
+            await watcher.until(lambda: ended(watcher.of(run_id)))  # noqa: B023
+            last = watcher.of(run_id)[-1]
+            assert kind(last) == "abort" and last.abort.reason == "ABORTED"
+            for name in ("a", "b", "c"):
+                assert await active_run(replicas.addr(name), thread) == ""
+        finally:
+            await watcher.close()
+
+
+async def test_two_replicas_racing_to_wake_one_thread_start_one_run_50_times(
+    replicas: Replicas, tmp_path: Path
+) -> None:
+    for i in range(50):
+        thread = f"race-{uuid.uuid4().hex[:8]}"
+        release = tmp_path / f"release-{i}"
+        script = {"script": [{"deltas": ["go ", "on"], "holdAfterDeltas": 1, "releaseFile": str(release)}]}
+        options = opb.ExecutionOptions()
+        options.provider_options.update({"local": script})
+        idle = spb.IfIdle(stream_options=options)
+        first, second = ("a", "b") if i % 2 == 0 else ("b", "a")
+        replies = await asyncio.gather(
+            send(replicas.addr(first), "held", thread, f"from {first}", if_idle=idle),
+            send(replicas.addr(second), "held", thread, f"from {second}", if_idle=idle),
+        )
+        decisions = sorted(decision(r) for r in replies)
+        assert [action for action, _ in decisions] == ["deliver", "wake"], decisions
+        assert decisions[0][1] == decisions[1][1]  # the loser answers with the winner's run id
+        run_id = decisions[1][1]
+        watcher = await subscribed(replicas.addr("c"), thread)
+        try:
+            release.touch()
+            await watcher.until(lambda: ended(watcher.of(run_id)))  # noqa: B023
+            assert kind(watcher.of(run_id)[-1]) == "finish"
+        finally:
+            await watcher.close()
+        async with grpc.aio.insecure_channel(replicas.addr("c")) as channel:
+            listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
+                tpb.ListMessagesRequest(thread_id=thread)
+            )
+        texts = sorted(p.signal.signal.text for m in listed.messages for p in m.parts if p.HasField("signal"))
+        assert texts == ["from a", "from b"]  # both in the one run's history
+
+
+async def test_lease_renewal_keeps_a_run_longer_than_the_ttl_alive(replicas: Replicas) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    watcher = await subscribed(replicas.addr("c"), thread)
+    try:
+        action, run_id = decision(await send(replicas.addr("a"), "slow", thread, "count"))  # ~2.4 s: over 2 TTLs
+        assert action == "wake"
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        seen_after_ttl = 0
+        while not ended(watcher.of(run_id)):
+            if loop.time() - started > 1.5 * TTL_MS / 1000:
+                # Past the TTL the lease is still A's: B delivers into the same run.
+                assert await active_run(replicas.addr("b"), thread) in (run_id, "")
+                seen_after_ttl += 1
+            assert loop.time() - started < 10 * TTL_MS / 1000
+            await asyncio.sleep(POLL)
+        assert seen_after_ttl > 0
+        chunks = watcher.of(run_id)
+        assert kind(chunks[-1]) == "finish"
+        text = "".join(c.text_delta.text for c in chunks if kind(c) == "text_delta")
+        assert text == "one two three four five six seven eight"
+        assert {c.run_id for c in watcher.chunks} == {run_id}
+    finally:
+        await watcher.close()
+
+
+# ---------------------------------------------------------------- takeover
+
+
+async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_queued_work_runs_once_elsewhere(
+    tmp_path: Path, redis_server: object
+) -> None:
+    replicas = start_replicas(tmp_path, redis_server.url)  # type: ignore[attr-defined]
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        watcher = await subscribed(replicas.addr("c"), thread)
+        try:
+            action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
+            assert action == "wake"
+            await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+            async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
+                queued = await signal_service_pb2_grpc.SignalServiceStub(channel).QueueMessage(
+                    sspb.QueueMessageRequest(
+                        agent_id="held", target=target(thread), message=spb.MessageInput(text="queued for later")
+                    )
+                )
+            assert decision(queued)[0] == "deliver"
+
+            killed = replicas.servers["a"]
+            killed.proc.send_signal(signal.SIGKILL)
+            killed.proc.wait(timeout=10)
+            replicas.release.touch()  # the replayed runs may finish
+
+            await watcher.until(lambda: ended(watcher.of(run_a)), within=10 * TTL_MS / 1000)
+            last = watcher.of(run_a)[-1]
+            assert kind(last) == "abort" and last.abort.reason == "REPLICA_LOST"
+
+            def queued_run_finished() -> bool:
+                return any(
+                    kind(c) == "signal" and c.signal.signal.text == "queued for later" for c in watcher.chunks
+                ) and all(ended(watcher.of(r)) for r in {c.run_id for c in watcher.chunks})
+
+            await watcher.until(queued_run_finished, within=10 * TTL_MS / 1000)
+        finally:
+            await watcher.close()
+        async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
+            listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
+                tpb.ListMessagesRequest(thread_id=thread)
+            )
+        texts = [p.signal.signal.text for m in listed.messages for p in m.parts if p.HasField("signal")]
+        assert texts.count("queued for later") == 1  # once
+        for name in ("b", "c"):
+            assert await active_run(replicas.addr(name), thread) == ""
+    finally:
+        stop_replicas(replicas)
