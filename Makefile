@@ -67,6 +67,7 @@ test: setup tools
 bench: setup
 	$(PY) bench/stream.py
 	$(PY) bench/cache.py
+	$(PY) bench/replicas.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build

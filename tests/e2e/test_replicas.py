@@ -15,6 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import struct_pb2
 
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
@@ -49,6 +50,15 @@ memory = {{ last_messages = 20 }}
 default_options = {{ provider_options = {{ local = {{ script = [
   {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
   {{ text = "noted" }},
+] }} }} }}
+
+[[agents]]
+id = "asker"
+model = "local/scripted"
+memory = {{ last_messages = 20 }}
+default_options = {{ provider_options = {{ local = {{ script = [
+  {{ toolCalls = [ {{ id = "call-1", name = "pick_color", args = {{}} }} ] }},
+  {{ text = "done" }},
 ] }} }} }}
 
 [[agents]]
@@ -236,6 +246,114 @@ async def test_a_signal_sent_to_b_is_delivered_into_the_run_on_a_and_c_sees_it_i
     finally:
         replicas.release.unlink(missing_ok=True)
         await watcher.close()
+
+
+async def test_a_signal_aimed_at_a_run_id_alone_reaches_it_from_any_replica(replicas: Replicas) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    watcher = await subscribed(replicas.addr("b"), thread)
+    try:
+        action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
+        assert action == "wake"
+        await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+        async with grpc.aio.insecure_channel(replicas.addr("c")) as channel:
+            stub = signal_service_pb2_grpc.SignalServiceStub(channel)
+            reply = await stub.SendSignal(
+                sspb.SendSignalRequest(
+                    agent_id="held",
+                    target=spb.SignalTarget(run_id=run_a),
+                    signal=spb.SignalInput(type="reactive", text="by run id"),
+                )
+            )
+            assert decision(reply) == ("deliver", run_a)
+            with pytest.raises(grpc.aio.AioRpcError) as missing:
+                await stub.SendSignal(
+                    sspb.SendSignalRequest(
+                        agent_id="held",
+                        target=spb.SignalTarget(run_id="no-such-run"),
+                        signal=spb.SignalInput(type="reactive", text="lost"),
+                    )
+                )
+            assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+        replicas.release.touch()
+        await watcher.until(lambda: ended(watcher.of(run_a)))
+        assert "by run id" in [c.signal.signal.text for c in watcher.of(run_a) if kind(c) == "signal"]
+    finally:
+        replicas.release.unlink(missing_ok=True)
+        await watcher.close()
+
+
+async def test_a_client_tool_result_sent_through_another_replica_reaches_the_run(replicas: Replicas) -> None:
+    """A Connect stream on A starts a run that calls a client tool; a Connect
+    stream on B sees the call (fan-out) and answers it (forwarded to A)."""
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    options = opb.ExecutionOptions(client_tools=[opb.ClientTool(name="pick_color")])
+    streams: dict[str, tuple[asyncio.Queue[tpb.ConnectRequest], object]] = {}
+    channels = {name: grpc.aio.insecure_channel(replicas.addr(name)) for name in ("a", "b")}
+    try:
+        for name, channel in channels.items():
+            frames: asyncio.Queue[tpb.ConnectRequest] = asyncio.Queue()
+
+            async def outgoing(frames: asyncio.Queue[tpb.ConnectRequest] = frames) -> object:
+                while True:
+                    yield await frames.get()
+
+            call = thread_service_pb2_grpc.ThreadServiceStub(channel).Connect(outgoing())
+            open_ = tpb.ConnectOpen(agent_id="asker", resource_id="u1", thread_id=thread, stream_options=options)
+            await frames.put(tpb.ConnectRequest(request_id="open", open=open_))
+            assert (await call.read()).HasField("snapshot")
+            streams[name] = (frames, call)
+
+        frames_a = streams["a"][0]
+        await frames_a.put(
+            tpb.ConnectRequest(
+                request_id="m", send_message=tpb.ConnectSendMessage(message=spb.MessageInput(text="pick"))
+            )
+        )
+        frames_b, call_b = streams["b"]
+        run_id = ""
+        while True:  # B sees A's run call the tool
+            message = await asyncio.wait_for(call_b.read(), 10)  # type: ignore[attr-defined]
+            calls = [c for c in message.chunks.chunks if c.HasField("tool_call")] if message.HasField("chunks") else []
+            if calls:
+                run_id = calls[0].run_id
+                break
+        result = struct_pb2.Value(string_value="teal")
+        await frames_b.put(
+            tpb.ConnectRequest(
+                request_id="answer",
+                tool_result=tpb.ConnectToolResult(run_id=run_id, tool_call_id="call-1", result=result),
+            )
+        )
+        seen: list[cpb.Chunk] = []
+        acked = False
+        while not ended([c for c in seen if c.run_id == run_id]):
+            message = await asyncio.wait_for(call_b.read(), 10)  # type: ignore[attr-defined]
+            if message.request_id == "answer":
+                assert message.HasField("tool_result_ack"), message
+                acked = True
+            if message.HasField("chunks"):
+                seen.extend(message.chunks.chunks)
+        assert acked
+        results = [c.tool_result for c in seen if kind(c) == "tool_result"]
+        assert results and results[0].result.string_value == "teal"
+        assert kind(seen[-1]) == "finish"
+
+        await frames_b.put(
+            tpb.ConnectRequest(
+                request_id="again",
+                tool_result=tpb.ConnectToolResult(run_id=run_id, tool_call_id="call-1", result=result),
+            )
+        )
+        while True:
+            message = await asyncio.wait_for(call_b.read(), 10)  # type: ignore[attr-defined]
+            if message.request_id == "again":
+                break
+        assert message.HasField("error") and message.error.code == grpc.StatusCode.NOT_FOUND.value[0]
+    finally:
+        for _, call in streams.values():
+            call.cancel()  # type: ignore[attr-defined]
+        for channel in channels.values():
+            await channel.close()
 
 
 async def test_an_abort_sent_to_any_replica_stops_the_run(replicas: Replicas) -> None:
