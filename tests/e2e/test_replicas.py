@@ -463,6 +463,8 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
             killed = replicas.servers["a"]
             killed.proc.send_signal(signal.SIGKILL)
             killed.proc.wait(timeout=10)
+            # Sent while A's lease still lives: C waits for it to expire, never answers with A's run.
+            late = asyncio.ensure_future(send(replicas.addr("c"), "held", thread, "after the loss"))
             replicas.release.touch()  # the replayed runs may finish
 
             await watcher.until(lambda: ended(watcher.of(run_a)), within=10 * TTL_MS / 1000)
@@ -475,6 +477,11 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
                 ) and all(ended(watcher.of(r)) for r in {c.run_id for c in watcher.chunks})
 
             await watcher.until(queued_run_finished, within=10 * TTL_MS / 1000)
+
+            action, run_id = decision(await late)
+            assert action in ("wake", "deliver") and run_id != run_a
+            await watcher.until(lambda: ended(watcher.of(run_id)), within=10 * TTL_MS / 1000)
+            assert kind(watcher.of(run_id)[-1]) == "finish"
         finally:
             await watcher.close()
         async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
@@ -483,6 +490,7 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
             )
         texts = [p.signal.signal.text for m in listed.messages for p in m.parts if p.HasField("signal")]
         assert texts.count("queued for later") == 1  # once
+        assert texts.count("after the loss") == 1
         for name in ("b", "c"):
             assert await active_run(replicas.addr(name), thread) == ""
     finally:

@@ -12,8 +12,9 @@ Keys (default prefix `agentd:cluster:`):
 
 Offsets are assigned inside the append script: one past the last entry, or
 the server clock in microseconds for a new log, so they only ever grow and any
-replica may append. A resuming subscriber's point is gone when it is at or
-below the stream's `max-deleted-entry-id` (Redis 7).
+replica may append. A resuming subscriber's point is gone when it is before
+the stream's first entry and entries were trimmed (Redis 7's `entries-added`
+is then above the stream's length).
 
 Requests between replicas go over pub/sub: PUBLISH reports how many
 subscribers got the message, so a request to a replica that is not listening
@@ -87,7 +88,8 @@ return string.format('%.0f', first)
 """
 
 # KEYS[1] the log, KEYS[2] its epoch; ARGV[1] an epoch for a new log, ARGV[2] ttl ms.
-# Returns {epoch, last id or '', last body or '', max deleted id}.
+# Returns {epoch, last id or '', last body or '', first id or '', 1 when entries were trimmed}.
+# (Trimming leaves `max-deleted-entry-id` alone; more entries added than held means some were.)
 _TAIL = """
 if redis.call('SET', KEYS[2], ARGV[1], 'NX') then
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -95,14 +97,16 @@ end
 local epoch = redis.call('GET', KEYS[2])
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #top == 0 then
-  return {epoch, '', '', '0-0'}
+  return {epoch, '', '', '', 0}
 end
+local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
-local deleted = '0-0'
+local added, length = 0, 0
 for i = 1, #info, 2 do
-  if info[i] == 'max-deleted-entry-id' then deleted = info[i + 1] end
+  if info[i] == 'entries-added' then added = info[i + 1] end
+  if info[i] == 'length' then length = info[i + 1] end
 end
-return {epoch, top[1][1], top[1][2][2], deleted}
+return {epoch, top[1][1], top[1][2][2], first[1][1], added > length and 1 or 0}
 """
 
 # KEYS[1] running, KEYS[2] runs; ARGV[1] thread, ARGV[2] run id.
@@ -156,7 +160,10 @@ class RedisCluster(Cluster):
             single_connection_client=True,
         )
         self._reader_id: int | None = None
+        #: Counts read_new calls; the one in progress when `_reading`.
+        self._reads = 0
         self._reading = False
+        self._interrupted = False
         self._append = self.client.register_script(_APPEND)
         self._tail = self.client.register_script(_TAIL)
         self._unmark = self.client.register_script(_UNMARK)
@@ -208,10 +215,13 @@ class RedisCluster(Cluster):
     async def tail(self, thread_id: str) -> LogTail:
         keys = [self._log_key(thread_id), self._epoch_key(thread_id)]
         with self._failures("tail"):
-            epoch, last_id, body, deleted = await self._tail(keys=keys, args=[uuid.uuid4().hex, self.log_ttl_ms])
+            epoch, last_id, body, first_id, trimmed = await self._tail(
+                keys=keys, args=[uuid.uuid4().hex, self.log_ttl_ms]
+            )
         if not text(last_id):
             return LogTail(text(epoch), 0, 0)
-        return LogTail(text(epoch), _offset(last_id), _offset(deleted), self._decode(last_id, body))
+        dropped_until = _offset(first_id) - 1 if int(trimmed) else 0
+        return LogTail(text(epoch), _offset(last_id), dropped_until, self._decode(last_id, body))
 
     async def read(self, thread_id: str, after: int) -> list[Chunk]:
         with self._failures("read"):
@@ -226,9 +236,13 @@ class RedisCluster(Cluster):
         with self._failures("read_new"):
             if self._reader_id is None:
                 self._reader_id = int(await self._reader.client_id())
+            self._reads += 1
             self._reading = True
+            # An interrupt that came before this read began: do not block at all.
+            block = None if self._interrupted else block_ms
+            self._interrupted = False
             try:
-                replies: Any = await self._reader.xread(streams, block=block_ms)  # type: ignore[arg-type]
+                replies: Any = await self._reader.xread(streams, block=block)  # type: ignore[arg-type]
             except BaseException:
                 self._reader_id = None  # the connection may be a new one next time
                 raise
@@ -240,9 +254,19 @@ class RedisCluster(Cluster):
         return out
 
     async def interrupt_read(self) -> None:
-        if self._reading and self._reader_id is not None:
+        if not self._reading or self._reader_id is None:
+            self._interrupted = True  # the next read_new returns at once
+            return
+        read = self._reads
+        # CLIENT UNBLOCK travels on another connection and may overtake the XREAD
+        # it means to end: retry while that same read is still in progress.
+        for _ in range(20):
             with contextlib.suppress(RedisError, OSError):
-                await self.client.client_unblock(self._reader_id)
+                if await self.client.client_unblock(self._reader_id):
+                    return
+            await asyncio.sleep(0.005)
+            if not self._reading or self._reads != read:
+                return
 
     # ------------------------------------------------------------ runs
 
@@ -285,9 +309,10 @@ class RedisCluster(Cluster):
         if self._pubsub is not None:
             raise RuntimeError("RedisCluster.serve: already serving")
         self._handler = handler
-        self._pubsub = self.client.pubsub()
+        pubsub = self.client.pubsub()
         with self._failures("serve"):
-            await self._pubsub.subscribe(self._channel(self.replica_id))
+            await pubsub.subscribe(self._channel(self.replica_id))
+        self._pubsub = pubsub
         self._listener = asyncio.create_task(self._listen(), name=f"replica {self.replica_id} requests")
 
     async def _listen(self) -> None:
@@ -360,6 +385,7 @@ class RedisCluster(Cluster):
                 await self._listener
         for task in list(self._handling):
             task.cancel()
+        await asyncio.gather(*self._handling, return_exceptions=True)
         if self._pubsub is not None:
             with contextlib.suppress(RedisError, OSError):
                 await self._pubsub.aclose()  # type: ignore[no-untyped-call]

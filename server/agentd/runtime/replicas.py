@@ -25,6 +25,7 @@ A caller may reach any replica; a thread still behaves as one conversation:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections import deque
@@ -185,6 +186,8 @@ class ReplicatedThreads(ThreadRuntime):
         active = self.active_run(resource_id, thread_id)
         if active is not None:
             raise thread_busy(thread_id, active.run_id)
+        if not self.runs.accepting:
+            raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         run_id = run_id or new_id()
         if state.keeper is None or state.lease_run != run_id:
             if state.keeper is not None and state.keeper.held:
@@ -203,6 +206,8 @@ class ReplicatedThreads(ThreadRuntime):
             await self.cluster.mark_running(RunMarker(run_id, thread_id, resource_id, agent.id, self.replica_id))
             handle = self._launch(agent, run_input, options, run_id=run_id, opening=opening)
         except BaseException as exc:
+            with contextlib.suppress(ClusterError):
+                await self.cluster.unmark(thread_id, run_id)
             await self._let_go(state)
             if isinstance(exc, ClusterError):
                 raise _cluster_unavailable(exc) from exc
@@ -252,7 +257,8 @@ class ReplicatedThreads(ThreadRuntime):
                 log.warning("thread %s: could not clear run %s's marker: %s", state.key[1], handle.run_id, exc)
             if state.lease_run != handle.run_id:
                 return  # the lease was never this run's (or is gone already)
-            if state.queue and not self._closed and await self._hand_on(state, state.queue[0].run_id):
+            running = not self._closed and self.runs.accepting
+            if state.queue and running and await self._hand_on(state, state.queue[0].run_id):
                 await self._next(state)
                 return
             await self._let_go(state)

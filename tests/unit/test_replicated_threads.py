@@ -1,0 +1,257 @@
+"""ReplicatedThreads in one process: two or three Hosts, each a replica with its
+own RedisCoordination, RedisCluster and RedisStorage on one real redis-server.
+The three-process tests are in tests/e2e/test_replicas.py; these reach the
+cases a test can only provoke from inside (a stolen lease, a handover, a
+shutdown with queued work, trimming)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentd.backends.redis_cluster import RedisCluster
+from agentd.backends.redis_coordination import RedisCoordination
+from agentd.backends.redis_storage import RedisStorage
+from agentd.runtime import Agent, AgentRegistry, ExecutionOptions
+from agentd.runtime.chunks import Chunk
+from agentd.runtime.errors import FailedPrecondition, OutOfRange
+from agentd.runtime.host import Host
+from agentd.runtime.options import MemoryOptions, ThreadRef
+from agentd.runtime.replicas import ReplicatedThreads
+from agentd.runtime.signals import create_message_signal
+from agentd.runtime.threads import Subscriber, follow
+from redis_server import RedisServer
+
+TTL_MS = 600
+
+
+class RecordingCoordination(RedisCoordination):
+    """Leases on Redis, with every transfer and release written down."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[str, ...]] = []
+
+    async def transfer(self, thread_id: str, owner: str, new_owner: str, ttl_ms: int) -> bool:
+        self.calls.append(("transfer", owner, new_owner))
+        return await super().transfer(thread_id, owner, new_owner, ttl_ms)
+
+    async def release(self, thread_id: str, owner: str) -> bool:
+        self.calls.append(("release", owner))
+        return await super().release(thread_id, owner)
+
+
+def agents(release: Path) -> list[Agent]:
+    held = {"local": {"script": [{"deltas": ["good ", "morning"], "holdAfterDeltas": 1, "releaseFile": str(release)}]}}
+    return [
+        Agent(id="held", model="local/scripted", default_options=ExecutionOptions(provider_options=held)),
+        Agent(id="echo", model="local/echo"),
+    ]
+
+
+@pytest.fixture
+async def replicas(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    prefix = f"rt-{uuid.uuid4().hex[:8]}:"
+    made: list[Host] = []
+
+    async def make(*, log_retention: int = 10_000) -> Host:
+        url = redis_server.url
+        host = Host(
+            agents=AgentRegistry(agents(tmp_path / "release")),
+            storage=RedisStorage(url, key_prefix=f"{prefix}store:"),
+            coordination=RecordingCoordination(url, key_prefix=f"{prefix}lease:"),
+            cluster=RedisCluster(url, key_prefix=f"{prefix}cluster:", log_retention=log_retention),
+            lease_ttl_ms=TTL_MS,
+        )
+        await host.storage.open()
+        await host.threads.recover()
+        made.append(host)
+        return host
+
+    try:
+        yield make
+    finally:
+        for host in made:
+            await host.runs.shutdown(0)
+            await host.threads.shutdown()
+            await host.coordination.close()
+            assert host.cluster is not None
+            await host.cluster.close()
+            await host.storage.close()
+
+
+def thread_options(thread_id: str) -> ExecutionOptions:
+    return ExecutionOptions(memory=MemoryOptions("u1", ThreadRef(thread_id)))
+
+
+async def wake(host: Host, thread_id: str, text: str = "hello", agent: str = "held") -> str:
+    routing = await host.threads.route(
+        host.agents.get(agent), create_message_signal(text), resource_id="u1", thread_id=thread_id
+    )
+    assert routing.action == "wake" and routing.run_id
+    return routing.run_id
+
+
+async def until(condition: Callable[[], Any], within: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        assert loop.time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+async def collect(subscriber: Subscriber, into: list[Chunk]) -> None:
+    async for batch in follow(subscriber):
+        into.extend(batch)
+
+
+def threads_of(host: Host) -> ReplicatedThreads:
+    assert isinstance(host.threads, ReplicatedThreads)
+    return host.threads
+
+
+async def test_a_run_whose_lease_is_taken_away_is_aborted_with_lease_lost(replicas: Callable[..., Any]) -> None:
+    a = await replicas()
+    run_id = await wake(a, "t1")
+    handle = a.runs.get(run_id)
+    assert handle is not None
+    owner = await a.coordination.owner("t1")
+    assert owner == f"{threads_of(a).replica_id}/{run_id}"
+    assert await a.coordination.transfer("t1", owner, "someone-else/r9", 60_000)  # stolen
+    result = await asyncio.wait_for(handle.result(), 5)
+    assert result.aborted is not None and result.aborted.reason == "LEASE_LOST"
+    assert await a.coordination.owner("t1") == "someone-else/r9"  # the loser never touches it again
+
+
+async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(
+    replicas: Callable[..., Any], tmp_path: Path
+) -> None:
+    a = await replicas()
+    first = await wake(a, "t1")
+    queued = await a.threads.route(
+        a.agents.get("held"), create_message_signal("next"), resource_id="u1", thread_id="t1", queue=True
+    )
+    assert queued.action == "deliver" and queued.run_id != first
+    (tmp_path / "release").touch()
+    assert queued.run_id is not None
+    await asyncio.wait_for(a.runs.wait_finished(queued.run_id), 5)  # it ran
+    replica = threads_of(a).replica_id
+    calls = a.coordination.calls  # type: ignore[attr-defined]
+    assert ("transfer", f"{replica}/{first}", f"{replica}/{queued.run_id}") in calls
+    assert ("release", f"{replica}/{first}") not in calls  # handed on, not released
+    await until(lambda: ("release", f"{replica}/{queued.run_id}") in calls)
+    assert await a.coordination.owner("t1") is None
+
+
+async def test_a_thread_bound_run_on_another_replica_is_thread_busy_with_that_run_id(
+    replicas: Callable[..., Any],
+) -> None:
+    a, b = await replicas(), await replicas()
+    run_id = await wake(a, "t1")
+    with pytest.raises(FailedPrecondition) as busy:
+        await b.threads.start_run(b.agents.get("echo"), "hi", thread_options("t1"))
+    assert busy.value.reason == "THREAD_BUSY" and busy.value.metadata["run_id"] == run_id
+    assert await b.threads.active_run_id("u1", "t1") == run_id
+    assert await b.threads.thread_of_run(run_id) == ("u1", "t1")
+
+
+async def test_work_queued_on_a_replica_that_shuts_down_runs_on_another(
+    replicas: Callable[..., Any], tmp_path: Path
+) -> None:
+    a, b = await replicas(), await replicas()
+    _, _, subscriber = await b.threads.subscribe("u1", "t1")
+    seen: list[Chunk] = []
+    reader = asyncio.ensure_future(collect(subscriber, seen))
+    try:
+        first = await wake(a, "t1")
+        queued = await b.threads.route(  # through B, held by A
+            b.agents.get("held"), create_message_signal("later"), resource_id="u1", thread_id="t1", queue=True
+        )
+        assert queued.action == "deliver"
+        await a.runs.shutdown(0)  # A's run is aborted: SERVER_SHUTDOWN; the queued run cannot start there
+        await a.threads.shutdown()
+        (tmp_path / "release").touch()
+
+        def echoes() -> list[Chunk]:
+            return [c for c in seen if c.type == "signal" and c.payload.signal.text == "later"]  # type: ignore[union-attr]
+
+        await until(lambda: echoes() and any(c.type == "finish" and c.run_id == echoes()[0].run_id for c in seen))
+        assert [c.payload.reason for c in seen if c.run_id == first and c.type == "abort"] == ["SERVER_SHUTDOWN"]  # type: ignore[union-attr]
+        replayed = echoes()[0].run_id
+        assert b.runs.get(replayed) is None and replayed != first
+        assert len(echoes()) == 1  # once
+        assert await b.storage.list_pending() == []
+    finally:
+        b.threads.unsubscribe("u1", "t1", subscriber)
+        reader.cancel()
+
+
+async def test_a_signal_persisted_on_an_idle_thread_reaches_subscribers_on_other_replicas(
+    replicas: Callable[..., Any],
+) -> None:
+    a, b = await replicas(), await replicas()
+    _, _, subscriber = await b.threads.subscribe("u1", "t1")
+    seen: list[Chunk] = []
+    reader = asyncio.ensure_future(collect(subscriber, seen))
+    try:
+        routing = await a.threads.route(
+            a.agents.get("echo"), create_message_signal("note"), resource_id="u1", thread_id="t1", if_idle="persist"
+        )
+        assert routing.action == "persist"
+        await until(lambda: [c.type for c in seen] == ["start", "signal", "finish"])
+        assert seen[1].payload.signal.text == "note"  # type: ignore[union-attr]
+    finally:
+        b.threads.unsubscribe("u1", "t1", subscriber)
+        reader.cancel()
+
+
+async def test_a_resume_from_a_foreign_epoch_or_a_trimmed_offset_is_out_of_range(
+    replicas: Callable[..., Any], tmp_path: Path
+) -> None:
+    a = await replicas(log_retention=5)
+    (tmp_path / "release").touch()
+    for i in range(4):
+        run_id = await wake(a, "t1", f"message {i} " + "word " * 60, agent="echo")
+        await a.runs.wait_finished(run_id)
+        await until(lambda: a.threads.active_run("u1", "t1") is None)
+    snapshot, _, subscriber = await a.threads.subscribe("u1", "t1")
+    a.threads.unsubscribe("u1", "t1", subscriber)
+    with pytest.raises(OutOfRange) as foreign:
+        await a.threads.subscribe("u1", "t1", resume_epoch="not-this-one", after_offset=snapshot.last_offset)
+    assert foreign.value.reason == "RESUME_OFFSET_EXPIRED"
+    with pytest.raises(OutOfRange) as trimmed:
+        await a.threads.subscribe("u1", "t1", resume_epoch=snapshot.log_epoch, after_offset=1)
+    assert int(trimmed.value.metadata["dropped_until"]) > 1
+    _, replay, subscriber = await a.threads.subscribe(
+        "u1", "t1", resume_epoch=snapshot.log_epoch, after_offset=snapshot.last_offset - 2
+    )
+    a.threads.unsubscribe("u1", "t1", subscriber)
+    assert [c.offset for c in replay] == [snapshot.last_offset - 1, snapshot.last_offset]
+
+
+async def test_two_subscribers_joining_while_a_run_streams_see_every_chunk_once(replicas: Callable[..., Any]) -> None:
+    a, b = await replicas(), await replicas()
+    seen: dict[str, list[Chunk]] = {"early": [], "late": []}
+    _, _, early = await b.threads.subscribe("u1", "t1")
+    readers = [asyncio.ensure_future(collect(early, seen["early"]))]
+    try:
+        run_id = await wake(a, "t1", "one two three four five six seven eight nine ten " * 20, agent="echo")
+        snapshot, replay, late = await b.threads.subscribe("u1", "t1")  # mid-run, same feed
+        seen["late"].extend(replay)
+        readers.append(asyncio.ensure_future(collect(late, seen["late"])))
+        await until(
+            lambda: any(c.type == "finish" for c in seen["early"]) and any(c.type == "finish" for c in seen["late"])
+        )
+        early_offsets = [c.offset for c in seen["early"] if c.run_id == run_id]
+        late_offsets = [c.offset for c in seen["late"]]
+        assert early_offsets == sorted(set(early_offsets))  # in order, no duplicate
+        assert late_offsets == [o for o in early_offsets if o > snapshot.last_offset]  # no gap, no duplicate
+    finally:
+        b.threads.unsubscribe("u1", "t1", early)
+        for reader in readers:
+            reader.cancel()
