@@ -478,7 +478,7 @@ def load(
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         config.caches = build_caches(config.cache)
-        registry = with_response_cache(registry, config.caches, config.pricing)
+        registry = with_response_cache(registry, config.caches, config.pricing, config.cache.backend)
         ids: set[str] = set()
         for i, table in enumerate(data.get("agents", [])):
             agent = _agent(table, i, registry, config.storage)

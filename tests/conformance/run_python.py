@@ -388,9 +388,19 @@ async def run_scenario(client: AgentdClient, scenario: dict[str, Any]) -> None:
         await ctx.close()
 
 
+def channel_target(addr: str) -> tuple[str, list[tuple[str, Any]]]:
+    """One HOST:PORT, or several separated by commas: replicas, called round robin
+    (each call may land on another replica, as behind a gRPC load balancer)."""
+    if "," not in addr:
+        return addr, []
+    config = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+    return f"ipv4:{addr}", [("grpc.service_config", config)]
+
+
 async def run_all(addr: str, scenarios: list[dict[str, Any]]) -> tuple[int, int]:
     passed = failed = 0
-    async with AgentdClient(addr, timeout=READ_TIMEOUT_S) as client:
+    target, options = channel_target(addr)
+    async with AgentdClient(target, timeout=READ_TIMEOUT_S, channel_options=options) as client:
         for scenario in scenarios:
             name = scenario.get("name", "?")
             started = time.monotonic()
@@ -414,7 +424,11 @@ async def run_all(addr: str, scenarios: list[dict[str, Any]]) -> tuple[int, int]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="agentd client conformance, Python client")
-    parser.add_argument("--addr", required=True, help="HOST:PORT of a server running the conformance config")
+    parser.add_argument(
+        "--addr",
+        required=True,
+        help="HOST:PORT of a server running the conformance config (or several, comma-separated: replicas)",
+    )
     parser.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS, help="the scenario file")
     args = parser.parse_args(argv)
     scenarios = json.loads(args.scenarios.read_text(encoding="utf-8"))["scenarios"]

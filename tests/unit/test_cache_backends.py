@@ -522,3 +522,28 @@ async def test_redis_a_server_that_never_answers_times_out() -> None:
             assert cache.stats.errors == 1
         finally:
             await cache.close()
+
+
+async def test_redis_stats_are_shared_by_every_process_using_the_cache(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    one, other = (RedisServerCache(redis_server.url, key_prefix=prefix) for _ in range(2))
+    try:
+        await one.set("k", 1)
+        assert await other.get("k") == 1
+        assert await other.get("missing") is None
+        for cache in (one, other):
+            assert await cache.shared_stats() == CacheStats(hits=1, misses=1, writes=1, errors=0)
+        assert (one.stats.hits, other.stats.hits) == (0, 1)  # and each process still counts its own
+        assert await one.keys() == ["k"] and await one.size() == 1  # the counters are not a cache key
+        await one.clear()
+        assert (await other.shared_stats()).writes == 1
+    finally:
+        await one.close()
+        await other.close()
+
+
+async def test_memory_shared_stats_are_the_process_counters() -> None:
+    cache = InMemoryServerCache()
+    await cache.set("k", 1)
+    await cache.get("k")
+    assert await cache.shared_stats() == CacheStats(hits=1, misses=0, writes=1, errors=0)

@@ -796,6 +796,8 @@ def test_response_cache_factory(cache: InMemoryServerCache) -> None:
         "a",
     )
     assert build({"scope": "org"}).scope == "org"
+    # A server whose [cache] backend is redis (replicas) defaults to it.
+    assert response_cache_factory({"memory": cache, "redis": redis}, "redis")({}).cache is redis
 
     memory_only = response_cache_factory({"memory": cache})
     with pytest.raises(ValueError, match="not configured"):

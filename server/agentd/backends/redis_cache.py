@@ -5,6 +5,10 @@ tagged JSON (bytes, tuples, datetimes and the runtime's dataclasses round-trip;
 nothing is ever unpickled). TTLs are seconds, rounded up to whole seconds with a
 minimum of one (SET ... EX); pinned keys and counters without a ttl never expire.
 
+Hits, misses and writes are counted twice: in `stats` (this process) and in a
+hash beside the cache (`shared_stats`, what GetCacheStats reports: replicas
+sharing the cache share its counters).
+
 Every failure (unreachable server, timeout, a command error, a value that cannot
 be decoded) is counted in `stats.errors` and raised as CacheError, so callers
 can fall through to working without the cache. Timeouts bound every call: the
@@ -24,7 +28,7 @@ from redis.exceptions import RedisError
 
 from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client
 from agentd.runtime import cache_codec
-from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, ServerCache
+from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, CacheStats, ServerCache
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisServerCache", "expire_seconds", "match_pattern"]
 
@@ -40,6 +44,13 @@ local ttl = tonumber(ARGV[2])
 if created and ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
 end
+return value
+"""
+
+# KEYS[1] the entry, KEYS[2] the shared counters: a read and its hit or miss in one round trip.
+_GET = """
+local value = redis.call('GET', KEYS[1])
+redis.call('HINCRBY', KEYS[2], value and 'hits' or 'misses', 1)
 return value
 """
 
@@ -93,6 +104,9 @@ class RedisServerCache(ServerCache):
         self.ttl = ttl
         self._prefix = self._encode_key(key_prefix)
         self._increment = self.client.register_script(_INCREMENT)
+        self._get = self.client.register_script(_GET)
+        # Outside key_prefix, so keys(), size() and clear() never see it.
+        self._stats_key = b"agentd:cache-stats:" + self._prefix
 
     def __repr__(self) -> str:
         return f"RedisServerCache(key_prefix={self.key_prefix!r}, ttl={self.ttl!r})"
@@ -148,7 +162,7 @@ class RedisServerCache(ServerCache):
 
     async def get(self, key: str) -> Any | None:
         with self._failures("get", key):
-            raw = await self.client.get(self._key(key))
+            raw = await self._get(keys=[self._key(key), self._stats_key])
             if raw is None:
                 self.stats.misses += 1
                 return None
@@ -160,7 +174,10 @@ class RedisServerCache(ServerCache):
         with self._failures("set", key):
             data = cache_codec.encode(value)
             seconds = None if pinned else self._seconds(ttl)
-            await self.client.set(self._key(key), data, ex=seconds)
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.set(self._key(key), data, ex=seconds)
+                pipe.hincrby(self._stats_key, "writes", 1)
+                await pipe.execute()
         self.stats.writes += 1
 
     async def delete(self, key: str) -> bool:
@@ -207,6 +224,14 @@ class RedisServerCache(ServerCache):
         seconds = 0 if ttl is None or ttl <= 0 else expire_seconds(ttl)
         with self._failures("increment", key):
             return int(await self._increment(keys=[self._key(key)], args=[by, seconds]))
+
+    async def shared_stats(self) -> CacheStats:
+        """Hits, misses and writes of every process using this cache (they are
+        counted in Redis beside it); errors are this process's."""
+        with self._failures("stats"):
+            counts = await self.client.hgetall(self._stats_key)
+        shared = {(k.decode() if isinstance(k, bytes) else str(k)): int(v) for k, v in counts.items()}
+        return CacheStats(shared.get("hits", 0), shared.get("misses", 0), shared.get("writes", 0), self.stats.errors)
 
     async def size(self) -> int:
         with self._failures("size"):

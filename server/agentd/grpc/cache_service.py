@@ -95,8 +95,8 @@ class CacheService:
             raise unavailable(exc) from exc
 
     async def GetCacheStats(self, request: pb.GetCacheStatsRequest, context: Context) -> Any:
-        stats = self.cache.stats
         try:
+            stats = await self.cache.shared_stats()
             size = await self.cache.size()
         except CacheError as exc:
             raise unavailable(exc) from exc

@@ -12,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 Clock = Callable[[], float]
@@ -40,6 +40,11 @@ class ServerCache(ABC):
 
     def __init__(self) -> None:
         self.stats = CacheStats()
+
+    async def shared_stats(self) -> CacheStats:
+        """The counters GetCacheStats reports: this process's, or, for a cache
+        that several processes share, all of theirs (the backend says which)."""
+        return replace(self.stats)
 
     def record_error(self) -> None:
         """Counts a failure a caller detected (e.g. an entry it could not use)."""

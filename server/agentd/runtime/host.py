@@ -75,7 +75,7 @@ class Host:
                 "is each replica's own: use RedisStorage, or LocalCoordination for a single replica"
             )
         # `response-cache` and `token-cost-control` need the server's cache instances, so they are bound here.
-        self.processors = with_response_cache(self.processors, self.caches, self.prices)
+        self.processors = with_response_cache(self.processors, self.caches, self.prices, self.cache_backend)
 
     @property
     def cache(self) -> ServerCache:
@@ -104,10 +104,14 @@ class Host:
 
 
 def with_response_cache(
-    registry: ProcessorRegistry, caches: dict[str, ServerCache], prices: Mapping[str, Any] | None = None
+    registry: ProcessorRegistry,
+    caches: dict[str, ServerCache],
+    prices: Mapping[str, Any] | None = None,
+    default_backend: str = "memory",
 ) -> ProcessorRegistry:
     """Binds the processors that need the server's caches: `response-cache`, and
-    `token-cost-control` (also bound to the `[pricing]` table)."""
+    `token-cost-control` (also bound to the `[pricing]` table). Both use
+    `default_backend` (the server's `[cache] backend`) unless told otherwise."""
     from agentd.runtime.processors.builtins.response_cache import response_cache_factory
     from agentd.runtime.processors.builtins.token_cost_control import token_cost_control_factory
 
@@ -122,7 +126,7 @@ def with_response_cache(
 
     return registry.extended(
         {
-            "response-cache": checked(response_cache_factory(caches)),
-            "token-cost-control": checked(token_cost_control_factory(caches, prices)),
+            "response-cache": checked(response_cache_factory(caches, default_backend)),
+            "token-cost-control": checked(token_cost_control_factory(caches, prices, default_backend)),
         }
     )

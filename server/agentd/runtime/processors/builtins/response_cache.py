@@ -651,9 +651,12 @@ def _find_step(steps: list[Any], current: Any, step_number: int) -> Any:
 # ---------------------------------------------------------------- agentd.toml / per-call specs
 
 
-def response_cache_factory(caches: Mapping[str, ServerCache]) -> Callable[[dict[str, Any]], ResponseCache]:
+def response_cache_factory(
+    caches: Mapping[str, ServerCache], default_backend: str = "memory"
+) -> Callable[[dict[str, Any]], ResponseCache]:
     """A processor factory bound to the server's caches (by backend name), taking
-    camelCase options `{backend: "memory"|"redis" = "memory", ttl, scope (string
+    camelCase options `{backend: "memory"|"redis" = default_backend (the server's
+    `[cache] backend`: Redis for replicas), ttl, scope (string
     or null), key (string), bust, agentId}`. Raises ValueError for an unknown
     option or backend, or a backend the server has no cache for."""
 
@@ -667,7 +670,7 @@ def response_cache_factory(caches: Mapping[str, ServerCache]) -> Callable[[dict[
             if python_name in kwargs:
                 raise ValueError(f"response-cache: option {_FACTORY_OPTIONS[python_name]!r} given twice")
             kwargs[python_name] = value
-        backend = kwargs.pop("backend", "memory")
+        backend = kwargs.pop("backend", default_backend)
         if backend not in _BACKENDS:
             raise ValueError(f"response-cache: unknown backend {backend!r} (takes: {', '.join(_BACKENDS)})")
         cache = caches.get(backend)

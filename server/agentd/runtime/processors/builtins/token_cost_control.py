@@ -498,12 +498,12 @@ _FACTORY_OPTIONS = {
 
 
 def token_cost_control_factory(
-    caches: Mapping[str, ServerCache], prices: Mapping[str, Any] | None = None
+    caches: Mapping[str, ServerCache], prices: Mapping[str, Any] | None = None, default_backend: str = "memory"
 ) -> Callable[[dict[str, Any]], TokenCostControl]:
     """A processor factory bound to the server's caches (by backend name) and its
     price table (`[pricing]`), taking camelCase options `{backend: "memory"|"redis"
-    = "memory", maxCost, maxTokens, scope, window, windowKind, strategy}`. Raises
-    ValueError for an unknown option or backend, a backend the server has no
+    = default_backend (the server's `[cache] backend`), maxCost, maxTokens, scope,
+    window, windowKind, strategy}`. Raises ValueError for an unknown option or backend, a backend the server has no
     cache for, or an invalid value."""
     table = parse_prices(prices)
 
@@ -517,7 +517,7 @@ def token_cost_control_factory(
             if python_name in kwargs:
                 raise ValueError(f"token-cost-control: option {_FACTORY_OPTIONS[python_name]!r} given twice")
             kwargs[python_name] = value
-        backend = kwargs.pop("backend", "memory")
+        backend = kwargs.pop("backend", default_backend)
         if backend not in _BACKENDS:
             raise ValueError(f"token-cost-control: unknown backend {backend!r} (takes: {', '.join(_BACKENDS)})")
         cache = caches.get(backend)
