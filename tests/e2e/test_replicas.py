@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -112,12 +113,11 @@ def target(thread_id: str) -> spb.SignalTarget:
     return spb.SignalTarget(resource_id="u1", thread_id=thread_id)
 
 
-async def send(addr: str, agent: str, thread_id: str, text: str, **extra: object) -> sspb.SendMessageResponse:
+async def send(addr: str, agent: str, thread_id: str, text: str, **extra: Any) -> sspb.SendMessageResponse:
+    extra.setdefault("message", spb.MessageInput(text=text))
     async with grpc.aio.insecure_channel(addr) as channel:
         reply: sspb.SendMessageResponse = await signal_service_pb2_grpc.SignalServiceStub(channel).SendMessage(
-            sspb.SendMessageRequest(
-                agent_id=agent, target=target(thread_id), message=spb.MessageInput(text=text), **extra
-            ),
+            sspb.SendMessageRequest(agent_id=agent, target=target(thread_id), **extra),
             timeout=30,
         )
         return reply
@@ -354,6 +354,30 @@ async def test_a_client_tool_result_sent_through_another_replica_reaches_the_run
             call.cancel()  # type: ignore[attr-defined]
         for channel in channels.values():
             await channel.close()
+
+
+async def test_a_retried_message_gets_the_first_answer_on_any_replica(replicas: Replicas) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    message_id = f"m-{uuid.uuid4().hex[:8]}"
+    watcher = await subscribed(replicas.addr("c"), thread)
+    try:
+        copies = await asyncio.gather(  # two copies at once, on two replicas
+            send(replicas.addr("a"), "slow", thread, "count", message=spb.MessageInput(id=message_id, text="count")),
+            send(replicas.addr("b"), "slow", thread, "count", message=spb.MessageInput(id=message_id, text="count")),
+        )
+        first = decision(copies[0])
+        assert first[0] == "wake" and decision(copies[1]) == first
+        await watcher.until(lambda: ended(watcher.of(first[1])))
+        # The thread is idle now; a late retry on a third replica must not wake it again.
+        late = await send(
+            replicas.addr("c"), "slow", thread, "count", message=spb.MessageInput(id=message_id, text="count")
+        )
+        assert decision(late) == first
+        assert {c.run_id for c in watcher.chunks} == {first[1]}
+        echoes = [c for c in watcher.chunks if kind(c) == "signal"]
+        assert len(echoes) <= 1
+    finally:
+        await watcher.close()
 
 
 async def test_an_abort_sent_to_any_replica_stops_the_run(replicas: Replicas) -> None:

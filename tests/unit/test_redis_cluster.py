@@ -347,6 +347,28 @@ def marker(run_id: str, thread_id: str, replica: str = "replica-a") -> RunMarker
     return RunMarker(run_id, thread_id, "user-1", "support", replica)
 
 
+async def test_only_the_first_copy_of_a_request_claims_its_answer(make: Make) -> None:
+    one, two = make(), make()
+    signal = create_signal("user", "hi")
+    assert await one.recall_answer("k") is None
+    assert await one.claim_answer("k", 5_000) is True
+    assert await two.claim_answer("k", 5_000) is False  # a retry on another replica
+    assert await two.recall_answer("k") == {}  # being worked out
+    await one.store_answer("k", {"action": "wake", "run_id": "r1", "signal": signal}, 5_000)
+    assert await two.recall_answer("k") == {"action": "wake", "run_id": "r1", "signal": signal}
+    assert await two.claim_answer("k", 5_000) is False
+
+
+async def test_a_dropped_or_expired_claim_lets_a_retry_answer(make: Make) -> None:
+    one = make()
+    assert await one.claim_answer("k", 5_000)
+    await one.drop_answer("k")  # the first copy failed
+    assert await one.recall_answer("k") is None and await one.claim_answer("k", 5_000)
+    assert await one.claim_answer("short", 100)
+    await asyncio.sleep(0.2)
+    assert await one.recall_answer("short") is None
+
+
 async def test_markers_round_trip(make: Make) -> None:
     one, two = make(), make()
     a, b = thread(), thread()
@@ -543,6 +565,10 @@ async def test_an_unreachable_redis_raises_cluster_error() -> None:
             cluster.running("t"),
             cluster.run_marker("run-1"),
             cluster.all_running(),
+            cluster.claim_answer("k", 1_000),
+            cluster.store_answer("k", {}, 1_000),
+            cluster.recall_answer("k"),
+            cluster.drop_answer("k"),
         ):
             with pytest.raises(ClusterError, match="redis cluster"):
                 await call

@@ -6,6 +6,8 @@ Keys (default prefix `agentd:cluster:`):
                         trimmed to about `log_retention` entries, expiring
                         `log_ttl_ms` after the last append
     log-epoch:<thread>  the log's epoch (new when the log starts over)
+    answer:<key>        a routing answer, for retries of the same request (empty
+                        while the replica that claimed it works it out)
     running             hash thread -> the marker (JSON) of the run in flight
     runs                hash run id -> thread id
     replica:<id>        the pub/sub channel a replica answers requests on
@@ -267,6 +269,33 @@ class RedisCluster(Cluster):
             await asyncio.sleep(0.005)
             if not self._reading or self._reads != read:
                 return
+
+    # ------------------------------------------------------------ answers to retried requests
+
+    def _answer_key(self, key: str) -> str:
+        return f"{self.key_prefix}answer:{key}"
+
+    async def claim_answer(self, key: str, ttl_ms: int) -> bool:
+        with self._failures("claim_answer"):
+            return bool(await self.client.set(self._answer_key(key), b"", nx=True, px=ttl_ms))
+
+    async def store_answer(self, key: str, answer: dict[str, Any], ttl_ms: int) -> None:
+        with self._failures("store_answer"):
+            await self.client.set(self._answer_key(key), cache_codec.encode(answer), px=ttl_ms)
+
+    async def recall_answer(self, key: str) -> dict[str, Any] | None:
+        with self._failures("recall_answer"):
+            raw = await self.client.get(self._answer_key(key))
+        if raw is None:
+            return None
+        if not raw:
+            return {}
+        answer: dict[str, Any] = cache_codec.decode(raw)
+        return answer
+
+    async def drop_answer(self, key: str) -> None:
+        with self._failures("drop_answer"):
+            await self.client.delete(self._answer_key(key))
 
     # ------------------------------------------------------------ runs
 

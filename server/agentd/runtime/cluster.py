@@ -10,6 +10,8 @@ here knows about grpc or Redis.
     read(thread, after)           the logged chunks after an offset
     read_new({thread: after})     blocks until some followed log grows (or the
                                   wait ends, or `interrupt_read` is called)
+    claim_answer / store_answer   one routing answer per retried request, whichever
+    recall_answer / drop_answer   replica the retry reaches
     mark_running / unmark         which replica runs which run on which thread
     running(thread) / run_marker(run) / all_running()
     serve(handler)                answers other replicas' requests
@@ -104,6 +106,23 @@ class Cluster(ABC):
     @abstractmethod
     async def interrupt_read(self) -> None:
         """Ends a `read_new` in progress at once (a thread was added to follow)."""
+
+    # ------------------------------------------------------------ answers to retried requests
+
+    @abstractmethod
+    async def claim_answer(self, key: str, ttl_ms: int) -> bool:
+        """True when nobody answered (or is answering) `key` yet: the caller answers it."""
+
+    @abstractmethod
+    async def store_answer(self, key: str, answer: dict[str, Any], ttl_ms: int) -> None: ...
+
+    @abstractmethod
+    async def recall_answer(self, key: str) -> dict[str, Any] | None:
+        """The stored answer; {} while it is being worked out; None when unknown."""
+
+    @abstractmethod
+    async def drop_answer(self, key: str) -> None:
+        """Forgets a claim whose request failed, so a retry is routed afresh."""
 
     # ------------------------------------------------------------ runs
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import uuid
 from collections import deque
@@ -54,6 +55,7 @@ from agentd.runtime.threads import (
     ThreadRuntime,
     _Queued,
     _Thread,
+    idempotency_key,
     thread_busy,
 )
 
@@ -70,6 +72,8 @@ log = logging.getLogger("agentd.replicas")
 _CLAIM = "~claim-"
 #: How long one blocking read of the followed logs waits (a new log interrupts it).
 _FOLLOW_BLOCK_MS = 1000
+#: How long a routing answer is kept for retries of its request.
+_ANSWER_TTL_MS = 10 * 60 * 1000
 
 
 @dataclass
@@ -383,9 +387,69 @@ class ReplicatedThreads(ThreadRuntime):
         run_id: str | None = None,
         queue: bool = False,
     ) -> Routing:
-        here = ThreadRuntime.route
+        """Routes here, or on the replica that holds the thread. A retry of the
+        same request (same signal id and target) gets the first answer, on
+        whichever replica it lands: the first copy claims the answer in Redis."""
         if self._closed:
             raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        key = hashlib.sha256(
+            "\x1f".join(idempotency_key(agent.id, resource_id, thread_id, run_id, signal.id, queue)).encode()
+        ).hexdigest()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.patience + self.request_timeout
+        while True:
+            try:
+                if await self.cluster.claim_answer(key, _ANSWER_TTL_MS):
+                    break
+                earlier = await self.cluster.recall_answer(key)
+            except ClusterError as exc:
+                raise _cluster_unavailable(exc) from exc
+            if earlier:
+                return Routing(earlier["action"], earlier.get("run_id"), earlier.get("signal"))
+            if loop.time() > deadline:
+                raise Unavailable("an earlier copy of this request is still being routed", "REPLICA_UNREACHABLE")
+            await asyncio.sleep(0.01)  # the first copy is being routed (or failed and let go)
+        try:
+            routing = await self._route_anywhere(
+                agent,
+                signal,
+                resource_id=resource_id,
+                thread_id=thread_id,
+                if_active=if_active,
+                if_idle=if_idle,
+                active_attributes=active_attributes,
+                idle_attributes=idle_attributes,
+                stream_options=stream_options,
+                run_id=run_id,
+                queue=queue,
+            )
+        except BaseException:
+            with contextlib.suppress(ClusterError):
+                await self.cluster.drop_answer(key)
+            raise
+        answer = {"action": routing.action, "run_id": routing.run_id, "signal": routing.signal}
+        try:
+            await self.cluster.store_answer(key, answer, _ANSWER_TTL_MS)
+        except ClusterError as exc:
+            log.warning("could not record a routing answer for retries: %s", exc)
+        return routing
+
+    async def _route_anywhere(
+        self,
+        agent: Agent,
+        signal: Signal,
+        *,
+        resource_id: str,
+        thread_id: str,
+        if_active: ActiveBehavior,
+        if_idle: IdleBehavior,
+        active_attributes: Any,
+        idle_attributes: Any,
+        stream_options: ExecutionOptions | None,
+        run_id: str | None,
+        queue: bool,
+    ) -> Routing:
+        here = ThreadRuntime.route
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.patience
         kwargs: dict[str, Any] = dict(

@@ -115,6 +115,13 @@ class _Thread:
         return self.log[-1].offset if self.log else 0
 
 
+def idempotency_key(
+    agent_id: str, resource_id: str, thread_id: str, run_id: str | None, signal_id: str, queue: bool
+) -> tuple[str, ...]:
+    """What makes two routing requests the same request (a retry)."""
+    return (agent_id, resource_id, thread_id, run_id or "", signal_id, "q" if queue else "s")
+
+
 def thread_busy(thread_id: str, run_id: str) -> FailedPrecondition:
     return FailedPrecondition(
         f"thread {thread_id!r} has an active run; queue the message or subscribe to the thread",
@@ -342,7 +349,7 @@ class ThreadRuntime:
         (and, for deliver and persist of a stored signal, once it is committed)."""
         if self._closed:
             raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
-        idem = (agent.id, resource_id, thread_id, run_id or "", signal.id, "q" if queue else "s")
+        idem = idempotency_key(agent.id, resource_id, thread_id, run_id, signal.id, queue)
         if idem in self._idempotent:
             return self._idempotent[idem]
         state = self._thread(resource_id, thread_id)
