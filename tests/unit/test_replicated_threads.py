@@ -105,6 +105,14 @@ async def until(condition: Callable[[], Any], within: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
+async def until_released(host: Host, thread_id: str, within: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while await host.coordination.owner(thread_id) is not None:
+        assert loop.time() < deadline, "the lease was not released"
+        await asyncio.sleep(0.02)
+
+
 async def collect(subscriber: Subscriber, into: list[Chunk]) -> None:
     async for batch in follow(subscriber):
         into.extend(batch)
@@ -216,9 +224,8 @@ async def test_a_resume_from_a_foreign_epoch_or_a_trimmed_offset_is_out_of_range
     a = await replicas(log_retention=5)
     (tmp_path / "release").touch()
     for i in range(4):
-        run_id = await wake(a, "t1", f"message {i} " + "word " * 60, agent="echo")
-        await a.runs.wait_finished(run_id)
-        await until(lambda: a.threads.active_run("u1", "t1") is None)
+        await wake(a, "t1", f"message {i} " + "word " * 60, agent="echo")
+        await until_released(a, "t1")  # every chunk logged (the lease goes last)
     snapshot, _, subscriber = await a.threads.subscribe("u1", "t1")
     a.threads.unsubscribe("u1", "t1", subscriber)
     with pytest.raises(OutOfRange) as foreign:
@@ -234,24 +241,32 @@ async def test_a_resume_from_a_foreign_epoch_or_a_trimmed_offset_is_out_of_range
     assert [c.offset for c in replay] == [snapshot.last_offset - 1, snapshot.last_offset]
 
 
-async def test_two_subscribers_joining_while_a_run_streams_see_every_chunk_once(replicas: Callable[..., Any]) -> None:
+async def test_two_subscribers_joining_while_a_run_streams_see_every_chunk_once(
+    replicas: Callable[..., Any], tmp_path: Path
+) -> None:
     a, b = await replicas(), await replicas()
     seen: dict[str, list[Chunk]] = {"early": [], "late": []}
     _, _, early = await b.threads.subscribe("u1", "t1")
     readers = [asyncio.ensure_future(collect(early, seen["early"]))]
+    late: Subscriber | None = None
     try:
-        run_id = await wake(a, "t1", "one two three four five six seven eight nine ten " * 20, agent="echo")
-        snapshot, replay, late = await b.threads.subscribe("u1", "t1")  # mid-run, same feed
+        run_id = await wake(a, "t1")  # holds after its first delta
+        await until(lambda: any(c.type == "text-delta" for c in seen["early"]))
+        snapshot, replay, late = await b.threads.subscribe("u1", "t1")  # mid-run, on the same feed
+        assert snapshot.active_run_id == run_id and replay == []
         seen["late"].extend(replay)
         readers.append(asyncio.ensure_future(collect(late, seen["late"])))
-        await until(
-            lambda: any(c.type == "finish" for c in seen["early"]) and any(c.type == "finish" for c in seen["late"])
-        )
-        early_offsets = [c.offset for c in seen["early"] if c.run_id == run_id]
+        (tmp_path / "release").touch()
+        await until(lambda: all(any(c.type == "finish" for c in chunks) for chunks in seen.values()))
+        early_offsets = [c.offset for c in seen["early"]]
         late_offsets = [c.offset for c in seen["late"]]
+        assert {c.run_id for c in seen["early"]} == {run_id}
         assert early_offsets == sorted(set(early_offsets))  # in order, no duplicate
         assert late_offsets == [o for o in early_offsets if o > snapshot.last_offset]  # no gap, no duplicate
+        assert late_offsets  # it did join mid-run
     finally:
         b.threads.unsubscribe("u1", "t1", early)
+        if late is not None:
+            b.threads.unsubscribe("u1", "t1", late)
         for reader in readers:
             reader.cancel()

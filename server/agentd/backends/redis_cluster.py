@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Any
 
-from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
@@ -157,9 +157,8 @@ class RedisCluster(Cluster):
             close_client=True,
         )
         # Blocking reads wait longer than any socket timeout: their own connection.
-        self._reader = Redis(
-            connection_pool=ConnectionPool.from_url(url, socket_timeout=None, socket_connect_timeout=socket_timeout),
-            single_connection_client=True,
+        self._reader = Redis.from_url(
+            url, socket_timeout=None, socket_connect_timeout=socket_timeout, single_connection_client=True
         )
         self._reader_id: int | None = None
         #: Counts read_new calls; the one in progress when `_reading`.

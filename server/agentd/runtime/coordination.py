@@ -25,6 +25,7 @@ Owner tokens must be unique per holder, e.g. "<replica id>:<run id>".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -231,6 +232,7 @@ class LeaseKeeper:
         self._task: asyncio.Task[None] | None = None
         self._handed_on = False
         self._stopping = False
+        self._renewing = False
 
     def __repr__(self) -> str:
         state = "lost" if self.lost.is_set() else "held" if self._task is not None else "idle"
@@ -305,6 +307,13 @@ class LeaseKeeper:
         task = self._task
         if task is None or task.done():
             return
+        if self._renewing:
+            # Let a renewal in flight finish (bounded by the lease's expiry): a
+            # Redis command cancelled while it connects leaks its connection.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(task), self._ttl)
+            if task.done():
+                return
         task.cancel()
         try:
             await task
@@ -322,11 +331,13 @@ class LeaseKeeper:
                 return
             sent = loop.time()
             remaining = self._expires_at - sent
+            self._renewing = True
             try:
                 # A renewal still pending when the lease would expire is as good as refused.
                 async with asyncio.timeout(max(remaining, 0.0)):
                     ok = await self.coordination.renew(self.thread_id, self.owner, self.ttl_ms)
             except Exception as error:  # CoordinationError, a timeout, or anything else: unconfirmed
+                self._renewing = False
                 if self._stopping:
                     return
                 remaining = self._expires_at - loop.time()
@@ -337,6 +348,7 @@ class LeaseKeeper:
                 log.info("thread %s: lease renewal failed, retrying: %s", self.thread_id, error)
                 delay = min(self.renew_interval, remaining - self._margin)
                 continue
+            self._renewing = False
             if self._stopping:
                 return
             if not ok:

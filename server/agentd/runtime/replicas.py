@@ -120,6 +120,7 @@ class ReplicatedThreads(ThreadRuntime):
         self._reader: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._wake_sweeper = asyncio.Event()
 
     def __repr__(self) -> str:
         return f"ReplicatedThreads(replica_id={self.replica_id!r}, threads={len(self._threads)})"
@@ -161,11 +162,19 @@ class ReplicatedThreads(ThreadRuntime):
             await self.cluster.serve(self._answer)
         except ClusterError as exc:
             raise _cluster_unavailable(exc) from exc
-        self._sweeper = self._spawn(self._sweep_forever(), "replica sweeper")
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="replica sweeper")
         return await self.sweep()
 
-    async def shutdown(self) -> None:
-        await super().shutdown()
+    async def shutdown(self, grace: float = 5.0) -> None:
+        await super().shutdown(grace)
+        # The sweeper stops between sweeps (a Redis command cut off mid-connect
+        # would leave its connection outside the pool); the rest is cancelled.
+        if self._sweeper is not None:
+            self._wake_sweeper.set()
+            try:
+                await asyncio.wait_for(self._sweeper, 2.0)
+            except (TimeoutError, Exception):
+                pass
         for task in list(self._background):
             task.cancel()
         if self._reader is not None:
@@ -309,7 +318,10 @@ class ReplicatedThreads(ThreadRuntime):
 
     async def _sweep_forever(self) -> None:
         while not self._closed:
-            await asyncio.sleep(self.sweep_interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_sweeper.wait(), self.sweep_interval)
+            if self._closed:
+                return
             try:
                 await self.sweep()
             except Exception:

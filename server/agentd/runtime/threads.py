@@ -155,6 +155,8 @@ class ThreadRuntime:
         self._commits: dict[str, asyncio.Task[None]] = {}
         #: Agents by id, for runs recovered after a restart.
         self.agents: Any = None
+        #: Each thread-bound run's logging task (it ends after the run, and its hand-over).
+        self._pumps: set[asyncio.Task[None]] = set()
 
     def _thread(self, resource_id: str, thread_id: str) -> _Thread:
         # Keyed by thread id alone: storage keeps thread ids unique across
@@ -223,7 +225,9 @@ class ThreadRuntime:
         if opening is not None:
             handle.opening_signals.append(opening)
         state.active, state.agent, state.options = handle, agent, options
-        asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
+        pump = asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
+        self._pumps.add(pump)
+        pump.add_done_callback(self._pumps.discard)
         return handle
 
     async def _pump(self, state: _Thread, handle: RunHandle) -> None:
@@ -477,13 +481,17 @@ class ThreadRuntime:
             state.subscribers.discard(subscriber)
         subscriber.close()
 
-    async def shutdown(self) -> None:
-        """Ends every subscription (their streams answer UNAVAILABLE)."""
+    async def shutdown(self, grace: float = 5.0) -> None:
+        """Ends every subscription (their streams answer UNAVAILABLE), and waits
+        up to `grace` seconds for the runs' logs to be written (the runs were
+        ended first: RunRegistry.shutdown)."""
         self._closed = True
         for state in self._threads.values():
             state.queue.clear()
             for subscriber in list(state.subscribers):
                 subscriber.close()
+        if self._pumps:
+            await asyncio.wait(list(self._pumps), timeout=grace)
 
 
 async def follow(subscriber: Subscriber) -> AsyncIterator[list[Chunk]]:
