@@ -44,6 +44,9 @@ key_prefix = "{prefix}store:"
 [cache]
 key_prefix = "{prefix}cache:"
 
+[threads]
+notification_dispatch_interval_seconds = 0.2
+
 [[agents]]
 id = "held"
 model = "local/scripted"
@@ -483,6 +486,22 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
                     )
                 )
             assert decision(queued)[0] == "deliver"
+            async with grpc.aio.insecure_channel(replicas.addr("c")) as channel:
+                notified = await signal_service_pb2_grpc.SignalServiceStub(channel).SendNotification(
+                    sspb.SendNotificationRequest(
+                        agent_id="held",
+                        resource_id="u1",
+                        thread_id=thread,
+                        notification=spb.NotificationInput(
+                            source="ci",
+                            kind="deploy",
+                            summary="deploy finished",
+                            priority=spb.NOTIFICATION_PRIORITY_HIGH,
+                        ),
+                    )
+                )
+            # High on an active thread: a summary now, the full notification once the thread is idle.
+            assert notified.decision.reason == "active-high-summary-then-full"
 
             killed = replicas.servers["a"]
             killed.proc.send_signal(signal.SIGKILL)
@@ -501,6 +520,17 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
                 ) and all(ended(watcher.of(r)) for r in {c.run_id for c in watcher.chunks})
 
             await watcher.until(queued_run_finished, within=10 * TTL_MS / 1000)
+
+            def full_notification() -> list[cpb.Chunk]:
+                return [
+                    c
+                    for c in watcher.chunks
+                    if kind(c) == "signal" and c.signal.signal.tag_name == "notification" and c.run_id != run_a
+                ]
+
+            # The deferred full delivery goes out from a live replica once the thread is idle.
+            await watcher.until(lambda: full_notification(), within=10 * TTL_MS / 1000)
+            assert "deploy finished" in full_notification()[0].signal.signal.text
 
             action, run_id = decision(await late)
             assert action in ("wake", "deliver") and run_id != run_a
