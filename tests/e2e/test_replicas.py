@@ -531,6 +531,7 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
             # The deferred full delivery goes out from a live replica once the thread is idle.
             await watcher.until(lambda: full_notification(), within=10 * TTL_MS / 1000)
             assert "deploy finished" in full_notification()[0].signal.signal.text
+            await watcher.until(lambda: ended(watcher.of(full_notification()[0].run_id)), within=10 * TTL_MS / 1000)
 
             action, run_id = decision(await late)
             assert action in ("wake", "deliver") and run_id != run_a
@@ -545,7 +546,10 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
         texts = [p.signal.signal.text for m in listed.messages for p in m.parts if p.HasField("signal")]
         assert texts.count("queued for later") == 1  # once
         assert texts.count("after the loss") == 1
-        for name in ("b", "c"):
-            assert await active_run(replicas.addr(name), thread) == ""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10 * TTL_MS / 1000
+        while any([await active_run(replicas.addr(name), thread) for name in ("b", "c")]):  # it settles: idle
+            assert loop.time() < deadline, "the thread never became idle"
+            await asyncio.sleep(POLL)
     finally:
         stop_replicas(replicas)

@@ -421,20 +421,19 @@ class ReplicatedThreads(ThreadRuntime):
             if loop.time() > deadline:
                 raise Unavailable("an earlier copy of this request is still being routed", "REPLICA_UNREACHABLE")
             await asyncio.sleep(0.01)  # the first copy is being routed (or failed and let go)
+        request: dict[str, Any] = dict(
+            resource_id=resource_id,
+            thread_id=thread_id,
+            if_active=if_active,
+            if_idle=if_idle,
+            active_attributes=active_attributes,
+            idle_attributes=idle_attributes,
+            stream_options=stream_options,
+            run_id=run_id,
+            queue=queue,
+        )
         try:
-            routing = await self._route_anywhere(
-                agent,
-                signal,
-                resource_id=resource_id,
-                thread_id=thread_id,
-                if_active=if_active,
-                if_idle=if_idle,
-                active_attributes=active_attributes,
-                idle_attributes=idle_attributes,
-                stream_options=stream_options,
-                run_id=run_id,
-                queue=queue,
-            )
+            routing = await self._route_anywhere(agent, signal, request)
         except BaseException:
             with contextlib.suppress(ClusterError):
                 await self.cluster.drop_answer(key)
@@ -446,35 +445,12 @@ class ReplicatedThreads(ThreadRuntime):
             log.warning("could not record a routing answer for retries: %s", exc)
         return routing
 
-    async def _route_anywhere(
-        self,
-        agent: Agent,
-        signal: Signal,
-        *,
-        resource_id: str,
-        thread_id: str,
-        if_active: ActiveBehavior,
-        if_idle: IdleBehavior,
-        active_attributes: Any,
-        idle_attributes: Any,
-        stream_options: ExecutionOptions | None,
-        run_id: str | None,
-        queue: bool,
-    ) -> Routing:
+    async def _route_anywhere(self, agent: Agent, signal: Signal, kwargs: dict[str, Any]) -> Routing:
+        """`route` without the retry bookkeeping; `kwargs` are route's keywords."""
         here = ThreadRuntime.route
+        resource_id, thread_id, run_id = kwargs["resource_id"], kwargs["thread_id"], kwargs["run_id"]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.patience
-        kwargs: dict[str, Any] = dict(
-            resource_id=resource_id,
-            thread_id=thread_id,
-            if_active=if_active,
-            if_idle=if_idle,
-            active_attributes=active_attributes,
-            idle_attributes=idle_attributes,
-            stream_options=stream_options,
-            run_id=run_id,
-            queue=queue,
-        )
         while True:
             state = self._thread(resource_id, thread_id)
             async with state.lock:
@@ -503,16 +479,10 @@ class ReplicatedThreads(ThreadRuntime):
             replica = self._replica_of(holder)
             answer: dict[str, Any] | None = None
             if replica != self.replica_id:
-                body = {
-                    "agent_id": agent.id,
-                    "signal": signal,
-                    "resource_id": resource_id,
-                    "thread_id": thread_id,
-                    "if_active": if_active,
-                    "active_attributes": active_attributes,
-                    "run_id": run_id,
-                    "queue": queue,
-                }
+                # What the holder needs to act on an active thread (no idle behaviour:
+                # when idle it answers not_here and this replica looks again).
+                forwarded = ("resource_id", "thread_id", "if_active", "active_attributes", "run_id", "queue")
+                body = {"agent_id": agent.id, "signal": signal, **{k: kwargs[k] for k in forwarded}}
                 try:
                     answer = await self.cluster.request(replica, "route", body, self.request_timeout)
                 except PeerGone:
