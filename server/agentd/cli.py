@@ -16,9 +16,13 @@ from typing import Any
 from agentd import config as config_mod
 from agentd.grpc.server import AgentdServer
 from agentd.runtime.agent import Agent
+from agentd.runtime.cluster import ClusterError
+from agentd.runtime.coordination import CoordinationError
+from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import Host
 from agentd.runtime.processors.registry import default_registry
 from agentd.runtime.registry import AgentRegistry
+from agentd.runtime.storage import StorageError
 
 log = logging.getLogger("agentd")
 
@@ -123,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as exc:
         print(f"agentd: {exc}", file=sys.stderr)
+        return 1
+    except (AgentdError, StorageError, ClusterError, CoordinationError) as exc:
+        # A backend that is down at start-up (Redis, the SQLite file): say which, no traceback.
+        print(f"agentd: cannot start: {exc}", file=sys.stderr)
         return 1
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -553,3 +554,22 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
             await asyncio.sleep(POLL)
     finally:
         stop_replicas(replicas)
+
+
+def test_a_replica_whose_redis_is_down_refuses_to_start_with_a_clear_message(tmp_path: Path) -> None:
+    from redis_server import free_port
+
+    from .serverproc import agentd_executable
+
+    cfg = tmp_path / "agentd.toml"
+    cfg.write_text(f'[coordination]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:{free_port()}/0"\n')
+    done = subprocess.run(
+        [str(agentd_executable()), "serve", "--config", str(cfg), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("agentd: cannot start: the replicas' shared state")
+    assert "Traceback" not in done.stderr
