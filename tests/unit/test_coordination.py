@@ -588,3 +588,12 @@ def test_one_replica_has_no_cluster(tmp_path: Path) -> None:
     path.write_text('[storage]\nbackend = "memory"\n')
     loaded = config.load(path, env={})
     assert loaded.cluster is None and isinstance(loaded.coordination, LocalCoordination)
+
+
+async def test_owners_answers_for_several_threads_at_once(coordination: Coordination) -> None:
+    assert await coordination.owners([]) == {}
+    assert await coordination.acquire("t1", "a", 60_000)
+    assert await coordination.acquire("t3", "c", 60_000)
+    assert await coordination.owners(["t1", "t2", "t3"]) == {"t1": "a", "t2": None, "t3": "c"}
+    with pytest.raises(ValueError):
+        await coordination.owners(["t1", ""])

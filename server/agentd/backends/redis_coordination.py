@@ -8,7 +8,7 @@ with a millisecond expiry (PX) that Redis enforces:
     renew     Lua: GET == owner -> PEXPIRE key ttl
     release   Lua: GET == owner -> DEL key
     transfer  Lua: GET == owner -> SET key new_owner PX ttl
-    owner     GET key
+    owner     GET key (owners: MGET)
 
 The owner check and the change are one script, so they are atomic: a token
 that no longer holds the lease never touches it. `acquire` is idempotent for
@@ -27,7 +27,7 @@ replication a failover can lose a just-written lease.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from redis.asyncio import Redis
@@ -151,6 +151,15 @@ class RedisCoordination(Coordination):
         with self._failures("owner", thread_id):
             raw = await self.client.get(self.key(thread_id))
         return None if raw is None else text(raw)
+
+    async def owners(self, thread_ids: Sequence[str]) -> dict[str, str | None]:
+        if not all(thread_ids):
+            raise ValueError("thread ids must be non-empty strings")
+        if not thread_ids:
+            return {}
+        with self._failures("owners", thread_ids[0]):
+            raw = await self.client.mget([self.key(t) for t in thread_ids])
+        return {t: None if r is None else text(r) for t, r in zip(thread_ids, raw, strict=True)}
 
     async def ping(self) -> bool:
         """True when the server answers (CoordinationError when it does not)."""

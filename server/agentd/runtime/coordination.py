@@ -10,6 +10,7 @@ took it) can never extend, release or hand on someone else's.
     release(thread, owner)                     gone, when `owner` holds it
     transfer(thread, owner, new_owner, ttl_ms) to the next run, with a fresh ttl
     owner(thread)                              the holder's token, or None
+    owners(threads)                            the same for several, at once
 
 Backends: `LocalCoordination` (here: one process, the default) and
 `agentd.backends.redis_coordination.RedisCoordination` (several replicas on one
@@ -29,7 +30,7 @@ import contextlib
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -107,6 +108,10 @@ class Coordination(ABC):
     @abstractmethod
     async def owner(self, thread_id: str) -> str | None:
         """The holder's token, or None when the lease is free (or expired)."""
+
+    async def owners(self, thread_ids: Sequence[str]) -> dict[str, str | None]:
+        """`owner` of several threads (backends answer in one round trip)."""
+        return {thread_id: await self.owner(thread_id) for thread_id in thread_ids}
 
     async def close(self) -> None:
         """Releases the backend's resources (connections); leases are left to expire."""

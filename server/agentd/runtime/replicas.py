@@ -204,7 +204,7 @@ class ReplicatedThreads(ThreadRuntime):
         run_id = run_id or new_id()
         if state.keeper is None or state.lease_run != run_id:
             if state.keeper is not None and state.keeper.held:
-                raise thread_busy(thread_id, self._run_of(self._token(state.lease_run or "")))  # a handover
+                raise thread_busy(thread_id, self._run_of(f"/{state.lease_run}"))  # mid-handover, or a takeover
             keeper = LeaseKeeper(self.coordination, thread_id, self._token(run_id), self.lease_ttl_ms)
             try:
                 await keeper.__aenter__()
@@ -335,14 +335,14 @@ class ReplicatedThreads(ThreadRuntime):
         threads = {m.thread_id: m.resource_id for m in markers}
         for entry in pending:
             threads.setdefault(entry.thread_id, entry.resource_id)
+        owners = await self.coordination.owners(list(threads))
         replayed = 0
         for thread_id, resource_id in threads.items():
             state = self._threads.get(thread_id)
             if state is not None and (state.keeper is not None or state.lock.locked() or state.active is not None):
                 continue
-            if await self.coordination.owner(thread_id) is not None:
-                continue
-            replayed += await self._take_over(resource_id, thread_id)
+            if owners[thread_id] is None:
+                replayed += await self._take_over(resource_id, thread_id)
         return replayed
 
     async def _take_over(self, resource_id: str, thread_id: str) -> int:
