@@ -439,11 +439,15 @@ class ReplicatedThreads(ThreadRuntime):
                 await self.cluster.drop_answer(key)
             raise
         answer = {"action": routing.action, "run_id": routing.run_id, "signal": routing.signal}
+        # Off the answer's path: a retry arriving meanwhile waits on the claim.
+        self._spawn(self._store_answer(key, answer), "store routing answer")
+        return routing
+
+    async def _store_answer(self, key: str, answer: dict[str, Any]) -> None:
         try:
             await self.cluster.store_answer(key, answer, _ANSWER_TTL_MS)
         except ClusterError as exc:
             log.warning("could not record a routing answer for retries: %s", exc)
-        return routing
 
     async def _route_anywhere(self, agent: Agent, signal: Signal, kwargs: dict[str, Any]) -> Routing:
         """`route` without the retry bookkeeping; `kwargs` are route's keywords."""
