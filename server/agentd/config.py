@@ -468,7 +468,10 @@ def load(
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
         )
         cache_table, storage_table = data.get("cache", {}), data.get("storage", {})
-        config.coordination_settings = _coordination_settings(data.get("coordination", {}), storage_table, cache_table)
+        coordination = data.get("coordination", {})
+        if isinstance(coordination, str):  # `coordination = "redis"`: the table's backend alone
+            coordination = {"backend": coordination}
+        config.coordination_settings = _coordination_settings(coordination, storage_table, cache_table)
         config.cache = _cache_settings(cache_table)
         config.storage_settings = _storage_settings(storage_table)
         config.storage = build_storage(config.storage_settings, config.path.parent)

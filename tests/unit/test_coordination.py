@@ -597,3 +597,19 @@ async def test_owners_answers_for_several_threads_at_once(coordination: Coordina
     assert await coordination.owners(["t1", "t2", "t3"]) == {"t1": "a", "t2": None, "t3": "c"}
     with pytest.raises(ValueError):
         await coordination.owners(["t1", ""])
+
+
+def test_coordination_may_be_given_as_a_bare_backend_name(tmp_path: Path, redis_server: RedisServer) -> None:
+    from agentd import config
+
+    path = tmp_path / "agentd.toml"
+    path.write_text(f'coordination = "redis"\n\n[storage]\nredis_url = "{redis_server.url}"\n')
+    loaded = config.load(path, env={})
+    assert loaded.coordination_settings.backend == "redis"
+    assert loaded.coordination_settings.redis_url == redis_server.url
+    assert loaded.storage_settings.backend == "redis"
+    path.write_text('coordination = "local"\n\n[storage]\nbackend = "memory"\n')
+    assert isinstance(config.load(path, env={}).coordination, LocalCoordination)
+    path.write_text('coordination = "zookeeper"\n')
+    with pytest.raises(config.ConfigError, match="not local or redis"):
+        config.load(path, env={})
