@@ -222,6 +222,11 @@ async def test_a_signal_sent_to_b_is_delivered_into_the_run_on_a_and_c_sees_it_i
             )
         assert decision(reply) == ("deliver", run_a)  # A's answer, through B
         assert await active_run(replicas.addr("b"), thread) == run_a
+        async with grpc.aio.insecure_channel(replicas.addr("c")) as channel:
+            found = await thread_service_pb2_grpc.ThreadServiceStub(channel).GetThread(
+                tpb.GetThreadRequest(resource_id="u1", thread_id=thread)
+            )
+        assert found.active_run_id == run_a  # stored when its first run began, seen from any replica
 
         replicas.release.touch()
         await watcher.until(lambda: ended(watcher.of(run_a)))

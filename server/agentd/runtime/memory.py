@@ -59,12 +59,14 @@ class Memory:
     ) -> MemoryThread:
         """The run's thread: an existing one (its metadata replaced when the call
         brings different metadata; its title never changed here), or a new one,
-        stored when the run saves its first messages."""
+        stored now, so GetThread finds the thread while its first run is going."""
         from agentd.runtime.errors import InvalidArgument
 
         thread = await self.storage.get_thread(thread_id)
         if thread is None:
-            return MemoryThread(Thread(thread_id, resource_id, title or "", dict(metadata or {})), existed=False)
+            created = Thread(thread_id, resource_id, title or "", dict(metadata or {}))
+            await self.storage.save_thread(created)
+            return MemoryThread(created, existed=False)
         if thread.resource_id != resource_id:
             raise InvalidArgument.field(
                 "options.memory.resource",
