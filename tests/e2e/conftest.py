@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from .serverproc import ServerNotServingError, ServerProcess, start_server
+from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
 
 STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 20.0
@@ -52,3 +54,34 @@ def ts_client() -> tuple[str, str]:
     npm_ci_and_build(npm, TS_GEN_DIR)  # clients/ts installs a copy of gen/ts, dist/ included
     npm_ci_and_build(npm, TS_CLIENT_DIR)
     return node, npm
+
+
+@pytest.fixture(scope="session")
+def conformance_replicas(tmp_path_factory: pytest.TempPathFactory, redis_server: Any) -> Iterator[list[ServerProcess]]:
+    """Three replicas of the conformance server (tests/conformance/agentd.toml
+    with redis coordination instead of memory storage) on one redis-server."""
+    tmp = tmp_path_factory.mktemp("agentd-conformance-replicas")
+    config = tmp / "agentd.toml"
+    text = (REPO_ROOT / "tests" / "conformance" / "agentd.toml").read_text(encoding="utf-8")
+    assert '[storage]\nbackend = "memory"\n' in text
+    prefix = f"conformance-{uuid.uuid4().hex[:8]}:"
+    coordination = (
+        f'[coordination]\nbackend = "redis"\nredis_url = "{redis_server.url}"\nlease_ttl_ms = 2000\n'
+        f'key_prefix = "{prefix}lease:"\ncluster_key_prefix = "{prefix}cluster:"\n\n'
+        f'[storage]\nkey_prefix = "{prefix}store:"\n\n[cache]\nkey_prefix = "{prefix}cache:"\n'
+    )
+    config.write_text(text.replace('[storage]\nbackend = "memory"\n', coordination, 1), encoding="utf-8")
+    servers: list[ServerProcess] = []
+    try:
+        for i in range(3):
+            servers.append(
+                start_server(
+                    extra_args=["--app", "tests.conformance.app"], config=config, log_dir=tmp / str(i), cwd=REPO_ROOT
+                )
+            )
+        for server in servers:
+            server.wait_serving(timeout=STARTUP_TIMEOUT_S)
+        yield servers
+    finally:
+        for server in servers:
+            server.stop(timeout=SHUTDOWN_TIMEOUT_S)

@@ -103,6 +103,19 @@ def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
 def test_go_client_passes_every_conformance_scenario(
     conformance_runner: Path, conformance_server: ServerProcess
 ) -> None:
+    run_conformance(conformance_runner, conformance_server)
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_go_client_passes_every_conformance_scenario_on_a_replica(
+    conformance_runner: Path, conformance_replicas: list[ServerProcess]
+) -> None:
+    """The same scenarios against one of three replicas on Redis (the Python
+    runner calls all three round robin)."""
+    run_conformance(conformance_runner, conformance_replicas[1])
+
+
+def run_conformance(conformance_runner: Path, conformance_server: ServerProcess) -> None:
     args = [str(conformance_runner), "-addr", conformance_server.addr, "-scenarios", str(SCENARIOS)]
     try:
         result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)

@@ -79,32 +79,6 @@ def tiny_buffer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
     yield from _serve(tmp, config)
 
 
-@pytest.fixture(scope="module")
-def replicated_servers(tmp_path_factory: pytest.TempPathFactory, redis_server: Any) -> Iterator[list[ServerProcess]]:
-    """Three replicas of the conformance server on one redis-server (redis coordination)."""
-    tmp = tmp_path_factory.mktemp("agentd-conformance-replicas")
-    config = tmp / "agentd.toml"
-    text = CONFIG.read_text(encoding="utf-8")
-    assert '[storage]\nbackend = "memory"\n' in text
-    prefix = f"conformance-{uuid.uuid4().hex[:8]}:"
-    coordination = (
-        f'[coordination]\nbackend = "redis"\nredis_url = "{redis_server.url}"\nlease_ttl_ms = 2000\n'
-        f'key_prefix = "{prefix}lease:"\ncluster_key_prefix = "{prefix}cluster:"\n\n'
-        f'[storage]\nkey_prefix = "{prefix}store:"\n\n[cache]\nkey_prefix = "{prefix}cache:"\n'
-    )
-    config.write_text(text.replace('[storage]\nbackend = "memory"\n', coordination, 1), encoding="utf-8")
-    servers = []
-    try:
-        for i in range(3):
-            servers.append(start_server(extra_args=APP_ARGS, config=config, log_dir=tmp / str(i), cwd=REPO_ROOT))
-        for server in servers:
-            server.wait_serving(timeout=30)
-        yield servers
-    finally:
-        for server in servers:
-            server.stop()
-
-
 @pytest.fixture
 async def client(conformance_server: ServerProcess) -> AsyncIterator[AgentdClient]:
     async with AgentdClient(conformance_server.addr, timeout=READ_TIMEOUT_S) as c:
@@ -124,10 +98,10 @@ def test_conformance_runner(conformance_server: ServerProcess) -> None:
 
 
 @pytest.mark.timeout(RUNNER_TIMEOUT_S + 60)
-def test_conformance_runner_round_robin_over_three_replicas(replicated_servers: list[ServerProcess]) -> None:
+def test_conformance_runner_round_robin_over_three_replicas(conformance_replicas: list[ServerProcess]) -> None:
     """Every call of every scenario may land on another replica: threads,
     subscriptions, signals and the cache still behave as on one server."""
-    run_conformance(",".join(s.addr for s in replicated_servers), *replicated_servers)
+    run_conformance(",".join(s.addr for s in conformance_replicas), *conformance_replicas)
 
 
 def run_conformance(addr: str, *servers: ServerProcess) -> None:

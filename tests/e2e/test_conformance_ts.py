@@ -58,6 +58,16 @@ def _scenario_count() -> int:
 
 @pytest.mark.timeout(2 * 2 * BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
 def test_ts_conformance(ts_client: tuple[str, str], conformance_server: ServerProcess) -> None:
+    run_conformance(ts_client, conformance_server)
+
+
+@pytest.mark.timeout(2 * 2 * BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_ts_conformance_on_a_replica(ts_client: tuple[str, str], conformance_replicas: list[ServerProcess]) -> None:
+    """The same scenarios against one of three replicas on Redis."""
+    run_conformance(ts_client, conformance_replicas[2])
+
+
+def run_conformance(ts_client: tuple[str, str], conformance_server: ServerProcess) -> None:
     node, _ = ts_client
     args = [node, "dist/conformance.js", "--addr", conformance_server.addr, "--scenarios", str(SCENARIOS)]
     result = run(args, TS_CLIENT_DIR, RUN_TIMEOUT_S)
