@@ -19,6 +19,8 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
@@ -56,6 +58,11 @@ default_options = {{ provider_options = {{ local = {{ script = [
   {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
   {{ text = "noted" }},
 ] }} }} }}
+
+[[agents]]
+id = "chat"
+model = "local/echo"
+memory = {{ last_messages = 20 }}
 
 [[agents]]
 id = "asker"
@@ -387,6 +394,27 @@ async def test_a_retried_message_gets_the_first_answer_on_any_replica(replicas: 
         assert len(echoes) <= 1
     finally:
         await watcher.close()
+
+
+async def test_a_thread_bound_generate_answered_on_one_replica_leaves_the_thread_free_on_every_other(
+    replicas: Replicas,
+) -> None:
+    """Back-to-back Generate calls on one thread, each on the next replica: the
+    answer comes once the thread is let go, so the next call never meets THREAD_BUSY."""
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id=thread))
+    names = ("a", "b", "c")
+    for i in range(30):
+        async with grpc.aio.insecure_channel(replicas.addr(names[i % 3])) as channel:
+            reply = await agent_service_pb2_grpc.AgentServiceStub(channel).Generate(
+                apb.GenerateRequest(agent_id="chat", text=f"turn {i}", options=options), timeout=30
+            )
+        assert reply.text == f"turn {i}"
+    async with grpc.aio.insecure_channel(replicas.addr("a")) as channel:
+        listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
+            tpb.ListMessagesRequest(thread_id=thread, page_size=100)
+        )
+    assert len(listed.messages) == 60  # every turn and its answer, once
 
 
 async def test_an_abort_sent_to_any_replica_stops_the_run(replicas: Replicas) -> None:

@@ -137,6 +137,7 @@ class AgentService:
         try:
             await handle.ready()
             result: RunResult = await handle.result()
+            await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when we answer
         except asyncio.CancelledError:
             handle.abort("CALLER_CANCELLED", "the caller cancelled the call")
             raise
@@ -158,6 +159,7 @@ class AgentService:
             async for batch in handle.buffer.batches(max_batch=MAX_BATCH):
                 for response in batch_responses(batch):
                     yield response
+            await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends
         finally:
             if not handle.done and not request.keep_running:
                 handle.abort("CALLER_CANCELLED", "the caller cancelled the call")

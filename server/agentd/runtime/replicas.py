@@ -202,6 +202,14 @@ class ReplicatedThreads(ThreadRuntime):
         if not self.runs.accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         run_id = run_id or new_id()
+        pump = state.pump
+        if state.keeper is not None and state.lease_run != run_id and pump not in (None, asyncio.current_task()):
+            assert pump is not None
+            # The previous run is over but still logging its end and letting go: wait for that.
+            await asyncio.wait([pump], timeout=self.lease_ttl_ms / 1000)
+            active = self.active_run(resource_id, thread_id)
+            if active is not None:
+                raise thread_busy(thread_id, active.run_id)
         if state.keeper is None or state.lease_run != run_id:
             if state.keeper is not None and state.keeper.held:
                 raise thread_busy(thread_id, self._run_of(f"/{state.lease_run}"))  # mid-handover, or a takeover

@@ -109,6 +109,8 @@ class _Thread:
     #: Replicas only: the thread's lease while this process holds it, and the run it names.
     keeper: Any = None
     lease_run: str | None = None
+    #: The logging task of the thread's latest run.
+    pump: asyncio.Task[None] | None = None
 
     @property
     def last_offset(self) -> int:
@@ -155,8 +157,8 @@ class ThreadRuntime:
         self._commits: dict[str, asyncio.Task[None]] = {}
         #: Agents by id, for runs recovered after a restart.
         self.agents: Any = None
-        #: Each thread-bound run's logging task (it ends after the run, and its hand-over).
-        self._pumps: set[asyncio.Task[None]] = set()
+        #: Each thread-bound run's logging task, by run id (it ends after the run and its hand-over).
+        self._pumps: dict[str, asyncio.Task[None]] = {}
 
     def _thread(self, resource_id: str, thread_id: str) -> _Thread:
         # Keyed by thread id alone: storage keeps thread ids unique across
@@ -181,6 +183,14 @@ class ThreadRuntime:
         if state is None or state.active is None or state.active.done:
             return None
         return state.active
+
+    async def settled(self, run_id: str) -> None:
+        """Returns once a thread-bound run's chunks are logged and its thread is
+        handed on (to the next queued run) or free: what the run's caller waits
+        for before answering, so its next call on the thread finds it idle."""
+        pump = self._pumps.get(run_id)
+        if pump is not None:
+            await asyncio.shield(pump)
 
     async def active_run_id(self, resource_id: str, thread_id: str) -> str | None:
         """The id of the thread's active run, wherever it runs."""
@@ -226,8 +236,9 @@ class ThreadRuntime:
             handle.opening_signals.append(opening)
         state.active, state.agent, state.options = handle, agent, options
         pump = asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
-        self._pumps.add(pump)
-        pump.add_done_callback(self._pumps.discard)
+        self._pumps[handle.run_id] = pump
+        state.pump = pump
+        pump.add_done_callback(lambda _: self._pumps.pop(handle.run_id, None))
         return handle
 
     async def _pump(self, state: _Thread, handle: RunHandle) -> None:
@@ -491,7 +502,7 @@ class ThreadRuntime:
             for subscriber in list(state.subscribers):
                 subscriber.close()
         if self._pumps:
-            await asyncio.wait(list(self._pumps), timeout=grace)
+            await asyncio.wait(list(self._pumps.values()), timeout=grace)
 
 
 async def follow(subscriber: Subscriber) -> AsyncIterator[list[Chunk]]:
