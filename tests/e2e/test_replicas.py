@@ -20,12 +20,11 @@ import pytest
 from google.protobuf import struct_pb2
 
 from agentd_proto.v1 import agent_service_pb2 as apb
-from agentd_proto.v1 import agent_service_pb2_grpc
+from agentd_proto.v1 import agent_service_pb2_grpc, signal_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
-from agentd_proto.v1 import signal_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
 
 from .serverproc import ServerProcess, start_server
