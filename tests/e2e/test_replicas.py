@@ -205,6 +205,14 @@ async def active_run(addr: str, thread_id: str) -> str:
     return str(subscription.snapshot.active_run_id)
 
 
+async def hold_a_run(replicas: Replicas, watcher: Subscription, thread_id: str, text: str) -> str:
+    """Wakes the `held` agent on replica A; its run id once its first delta is out (it then holds)."""
+    action, run_id = decision(await send(replicas.addr("a"), "held", thread_id, text))
+    assert action == "wake"
+    await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_id)))
+    return run_id
+
+
 # ---------------------------------------------------------------- delivery and fan-out
 
 
@@ -214,9 +222,7 @@ async def test_a_signal_sent_to_b_is_delivered_into_the_run_on_a_and_c_sees_it_i
     thread = f"t-{uuid.uuid4().hex[:8]}"
     watcher = await subscribed(replicas.addr("c"), thread)
     try:
-        action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
-        assert action == "wake"
-        await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+        run_a = await hold_a_run(replicas, watcher, thread, "hello")
 
         async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
             reply = await signal_service_pb2_grpc.SignalServiceStub(channel).SendSignal(
@@ -267,9 +273,7 @@ async def test_a_signal_aimed_at_a_run_id_alone_reaches_it_from_any_replica(repl
     thread = f"t-{uuid.uuid4().hex[:8]}"
     watcher = await subscribed(replicas.addr("b"), thread)
     try:
-        action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
-        assert action == "wake"
-        await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+        run_a = await hold_a_run(replicas, watcher, thread, "hello")
         async with grpc.aio.insecure_channel(replicas.addr("c")) as channel:
             stub = signal_service_pb2_grpc.SignalServiceStub(channel)
             reply = await stub.SendSignal(
@@ -421,9 +425,7 @@ async def test_an_abort_sent_to_any_replica_stops_the_run(replicas: Replicas) ->
         thread = f"t-{uuid.uuid4().hex[:8]}"
         watcher = await subscribed(replicas.addr("b"), thread)
         try:
-            action, run_id = decision(await send(replicas.addr("a"), "held", thread, "hold on"))
-            assert action == "wake"
-            await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_id)))  # noqa: B023
+            run_id = await hold_a_run(replicas, watcher, thread, "hold on")
             async with grpc.aio.insecure_channel(replicas.addr(sent_to)) as channel:
                 reply = await thread_service_pb2_grpc.ThreadServiceStub(channel).AbortRun(
                     tpb.AbortRunRequest(resource_id="u1", thread_id=thread)
@@ -509,9 +511,7 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
     try:
         watcher = await subscribed(replicas.addr("c"), thread)
         try:
-            action, run_a = decision(await send(replicas.addr("a"), "held", thread, "hello"))
-            assert action == "wake"
-            await watcher.until(lambda: any(kind(c) == "text_delta" for c in watcher.of(run_a)))
+            run_a = await hold_a_run(replicas, watcher, thread, "hello")
             async with grpc.aio.insecure_channel(replicas.addr("b")) as channel:
                 queued = await signal_service_pb2_grpc.SignalServiceStub(channel).QueueMessage(
                     sspb.QueueMessageRequest(
