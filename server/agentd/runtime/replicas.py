@@ -202,10 +202,9 @@ class ReplicatedThreads(ThreadRuntime):
         if not self.runs.accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         run_id = run_id or new_id()
-        pump = state.pump
-        if state.keeper is not None and state.lease_run != run_id and pump not in (None, asyncio.current_task()):
-            assert pump is not None
-            # The previous run is over but still logging its end and letting go: wait for that.
+        # The lease's run is over but still logging its end and letting go: wait for that.
+        pump = self._pumps.get(state.lease_run or "") if state.lease_run != run_id else None
+        if pump is not None and pump is not asyncio.current_task():
             await asyncio.wait([pump], timeout=self.lease_ttl_ms / 1000)
             active = self.active_run(resource_id, thread_id)
             if active is not None:

@@ -109,8 +109,6 @@ class _Thread:
     #: Replicas only: the thread's lease while this process holds it, and the run it names.
     keeper: Any = None
     lease_run: str | None = None
-    #: The logging task of the thread's latest run.
-    pump: asyncio.Task[None] | None = None
 
     @property
     def last_offset(self) -> int:
@@ -190,7 +188,7 @@ class ThreadRuntime:
         for before answering, so its next call on the thread finds it idle."""
         pump = self._pumps.get(run_id)
         if pump is not None:
-            await asyncio.shield(pump)
+            await asyncio.wait([pump])  # its failures are logged there, not the caller's
 
     async def active_run_id(self, resource_id: str, thread_id: str) -> str | None:
         """The id of the thread's active run, wherever it runs."""
@@ -237,7 +235,6 @@ class ThreadRuntime:
         state.active, state.agent, state.options = handle, agent, options
         pump = asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
         self._pumps[handle.run_id] = pump
-        state.pump = pump
         pump.add_done_callback(lambda _: self._pumps.pop(handle.run_id, None))
         return handle
 
