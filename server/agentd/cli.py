@@ -15,6 +15,7 @@ from typing import Any
 
 from agentd import config as config_mod
 from agentd.grpc.server import AgentdServer
+from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
 from agentd.runtime.coordination import CoordinationError
@@ -71,6 +72,7 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
         cluster=cfg.cluster,
         lease_ttl_ms=cfg.coordination_settings.lease_ttl_ms,
     )
+    attachments.ALLOW_PRIVATE_NETWORKS = cfg.attachments.allow_private_networks  # process-wide, like the limits
     host.threads.client_tool_timeout = cfg.threads.client_tool_timeout_seconds
     host.threads.subscriber_buffer = cfg.threads.subscriber_buffer
     host.threads.log_retention = cfg.threads.log_retention

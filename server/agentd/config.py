@@ -101,12 +101,20 @@ class ThreadSettings:
 
 
 @dataclass
+class AttachmentSettings:
+    #: Let attachment downloads reach loopback, private and link-local addresses
+    #: (off: a caller's URL cannot make agentd fetch from inside its network).
+    allow_private_networks: bool = False
+
+
+@dataclass
 class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     storage_settings: StorageSettings = field(default_factory=StorageSettings)
     coordination_settings: CoordinationSettings = field(default_factory=CoordinationSettings)
     threads: ThreadSettings = field(default_factory=ThreadSettings)
+    attachments: AttachmentSettings = field(default_factory=AttachmentSettings)
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
     notification_store: NotificationStore | None = None
@@ -452,7 +460,9 @@ def load(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{config.path}: {exc}") from None
         _check_keys(
-            data, {"server", "cache", "storage", "coordination", "threads", "pricing", "agents"}, str(config.path)
+            data,
+            {"server", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
+            str(config.path),
         )
         threads = data.get("threads", {})
         _check_keys(threads, set(ThreadSettings.__dataclass_fields__), "threads")
@@ -460,6 +470,12 @@ def load(
             config.threads = ThreadSettings(**threads)
         except TypeError as exc:
             raise ConfigError(f"threads: {exc}") from None
+        attachments = data.get("attachments", {})
+        _check_keys(attachments, set(AttachmentSettings.__dataclass_fields__), "attachments")
+        allow = attachments.get("allow_private_networks", False)
+        if not isinstance(allow, bool):
+            raise ConfigError(f"attachments.allow_private_networks: {allow!r} is not true or false")
+        config.attachments = AttachmentSettings(allow)
         server = data.get("server", {})
         _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
         config.server = ServerSettings(

@@ -40,7 +40,10 @@ PLACEHOLDER = "[Attachment unavailable: cat.png]"
 
 
 @pytest.fixture
-def files() -> Iterator[FileServer]:
+def files(monkeypatch: pytest.MonkeyPatch) -> Iterator[FileServer]:
+    """A file server on loopback, which agentd may download from only when told
+    (`[attachments] allow_private_networks`): these tests tell it."""
+    monkeypatch.setattr(attachments_module, "ALLOW_PRIVATE_NETWORKS", True)
     with FileServer() as server:
         yield server
 
@@ -399,6 +402,20 @@ async def test_download_limits(files: FileServer, monkeypatch: pytest.MonkeyPatc
     assert "timed out" in str(error.details["reason"])
 
 
+async def test_downloads_from_loopback_are_refused_by_default(
+    files: FileServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(attachments_module, "ALLOW_PRIVATE_NETWORKS", False)
+    url = files.add("/cat.png", PNG, "image/png")
+    reason = str((await download_error(url)).details["reason"])
+    assert "is not a public address (127.0.0.1)" in reason
+    by_name = url.replace("127.0.0.1", "localhost")  # a name that resolves there is refused too
+    assert "not a public address" in str((await download_error(by_name)).details["reason"])
+    assert files.hits("/cat.png") == 0  # refused before a request was sent
+    monkeypatch.setattr(attachments_module, "ALLOW_PRIVATE_NETWORKS", True)
+    assert (await prepared_part(url)).data == PNG
+
+
 async def test_only_http_is_downloaded(files: FileServer) -> None:
     assert "cannot download ftp URLs" in (await download_error("ftp://127.0.0.1/a.png")).details["reason"]
     assert "cannot download file URLs" in (await download_error("file:///etc/hostname")).details["reason"]
@@ -434,3 +451,23 @@ async def test_every_first_failure_of_a_call_is_listed_and_the_next_failure_is_a
     again = await prepare_attachments(ModelRequest(prompt=[clone(message)]), FakeModel("local"), message_list, state)
     assert [type(p).__name__ for p in again.prompt[0].parts] == ["TextPart", "TextPart", "FilePart"]
     assert (files.hits("/a.png"), files.hits("/b.png")) == (2, 2)  # no third try
+
+
+def test_agentd_toml_lets_a_deployment_download_from_its_own_network(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentd import cli, config
+
+    monkeypatch.setattr(attachments_module, "ALLOW_PRIVATE_NETWORKS", False)
+    path = tmp_path / "agentd.toml"
+    path.write_text('[storage]\nbackend = "memory"\n')
+    assert config.load(path, env={}).attachments.allow_private_networks is False
+    path.write_text('[storage]\nbackend = "memory"\n\n[attachments]\nallow_private_networks = true\n')
+    cli.build_host(str(path), None)
+    assert attachments_module.ALLOW_PRIVATE_NETWORKS is True
+    path.write_text('[attachments]\nallow_private_networks = "yes"\n')
+    with pytest.raises(config.ConfigError, match="not true or false"):
+        config.load(path, env={})
+    path.write_text("[attachments]\nallow_everything = true\n")
+    with pytest.raises(config.ConfigError, match="unknown key"):
+        config.load(path, env={})

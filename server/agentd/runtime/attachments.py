@@ -28,7 +28,12 @@ Which models fetch URLs themselves
     placeholder: a retry could not fix it.
 
 Downloads
-    http and https only (redirects too), with urllib in a worker thread,
+    http and https only (redirects too), with urllib in a worker thread, and
+    only from public addresses: a connection (a redirect's too) whose peer is
+    loopback, private, link-local or otherwise not global fails, checked on
+    the connected socket so DNS cannot point elsewhere after a check, unless
+    `ALLOW_PRIVATE_NETWORKS` (agentd.toml `[attachments]
+    allow_private_networks = true`) lets a deployment fetch from its own network;
     `DOWNLOAD_TIMEOUT_SECONDS` (10 s) for the whole download and at most
     `MAX_DOWNLOAD_BYTES` (20 MB). The bytes replace the URL in the request copy
     only, and are kept in `state` for the run: a retry or a later step does not
@@ -77,6 +82,8 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import http.client
+import ipaddress
 import logging
 import posixpath
 import urllib.error
@@ -96,9 +103,12 @@ log = logging.getLogger("agentd.attachments")
 DOWNLOAD_ASSETS_FAILED: Final = "DOWNLOAD_ASSETS_FAILED"
 #: Metadata key of a stored message: the URLs of its unavailable attachments.
 UNAVAILABLE_ATTACHMENTS_KEY: Final = "agentd.unavailableAttachments"
-#: Read at call time, so tests may lower them.
+#: Read at call time, so tests may lower them (and the server sets them from agentd.toml).
 DOWNLOAD_TIMEOUT_SECONDS = 10.0
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
+#: False: a caller's URL can never make agentd fetch from loopback, the
+#: private network or cloud metadata addresses.
+ALLOW_PRIVATE_NETWORKS = False
 #: What each provider's models fetch themselves (see the module docstring).
 DEFAULT_FETCHES_URLS: Final[dict[str, frozenset[str]]] = {
     "openai": frozenset({"image/"}),
@@ -246,9 +256,36 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def _public_only(connection: type[http.client.HTTPConnection]) -> type[http.client.HTTPConnection]:
+    class PublicOnly(connection):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            peer = ipaddress.ip_address(self.sock.getpeername()[0].split("%")[0])
+            mapped = getattr(peer, "ipv4_mapped", None)
+            if not (mapped or peer).is_global:
+                self.sock.close()
+                raise _DownloadFailed(f"{self.host} is not a public address ({peer}); downloads from there are off")
+
+    return PublicOnly
+
+
+class _PublicHTTP(urllib.request.HTTPHandler):
+    def http_open(self, req: Any) -> Any:
+        return self.do_open(_public_only(http.client.HTTPConnection), req)
+
+
+class _PublicHTTPS(urllib.request.HTTPSHandler):
+    def https_open(self, req: Any) -> Any:
+        context = getattr(self, "_context", None)  # HTTPSHandler's own (the default TLS context)
+        return self.do_open(_public_only(http.client.HTTPSConnection), req, context=context)
+
+
 def _fetch(url: str, timeout: float, limit: int) -> _Downloaded:
     """One blocking download (runs in a worker thread)."""
-    opener = urllib.request.build_opener(_HttpOnlyRedirects())
+    handlers: list[Any] = [_HttpOnlyRedirects()]
+    if not ALLOW_PRIVATE_NETWORKS:
+        handlers += [_PublicHTTP(), _PublicHTTPS()]
+    opener = urllib.request.build_opener(*handlers)
     request = urllib.request.Request(url, headers={"User-Agent": "agentd", "Accept": "*/*"})
     try:
         with opener.open(request, timeout=timeout) as response:
