@@ -42,7 +42,7 @@ from agentd.runtime.coordination import (
     LeaseKeeper,
     LeaseUnavailable,
 )
-from agentd.runtime.errors import InvalidArgument, NotFound, OutOfRange, Unavailable
+from agentd.runtime.errors import FailedPrecondition, InvalidArgument, OutOfRange, Unavailable
 from agentd.runtime.messages import new_id
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Signal
@@ -56,6 +56,7 @@ from agentd.runtime.threads import (
     _Queued,
     _Thread,
     idempotency_key,
+    run_not_active,
     thread_busy,
 )
 
@@ -424,7 +425,7 @@ class ReplicatedThreads(ThreadRuntime):
             except ClusterError as exc:
                 raise _cluster_unavailable(exc) from exc
             if earlier:
-                return Routing(earlier["action"], earlier.get("run_id"), earlier.get("signal"))
+                return Routing.from_wire(earlier)
             if loop.time() > deadline:
                 raise Unavailable("an earlier copy of this request is still being routed", "REPLICA_UNREACHABLE")
             await asyncio.sleep(0.01)  # the first copy is being routed (or failed and let go)
@@ -445,9 +446,8 @@ class ReplicatedThreads(ThreadRuntime):
             with contextlib.suppress(ClusterError):
                 await self.cluster.drop_answer(key)
             raise
-        answer = {"action": routing.action, "run_id": routing.run_id, "signal": routing.signal}
         # Off the answer's path: a retry arriving meanwhile waits on the claim.
-        self._spawn(self._store_answer(key, answer), "store routing answer")
+        self._spawn(self._store_answer(key, routing.to_wire()), "store routing answer")
         return routing
 
     async def _store_answer(self, key: str, answer: dict[str, Any]) -> None:
@@ -470,23 +470,19 @@ class ReplicatedThreads(ThreadRuntime):
                 holder = await self._holder(thread_id)
                 if holder is None:
                     if run_id:
-                        raise NotFound(
-                            f"run {run_id!r} is not active on thread {thread_id!r}", "RUN_NOT_FOUND", {"run_id": run_id}
-                        )
+                        raise run_not_active(run_id, thread_id)
                     try:
                         # Idle: persist/discard here; wake takes the lease in start_run.
                         return await here(self, agent, signal, **kwargs)
-                    except Exception as exc:
-                        if getattr(exc, "reason", "") != "THREAD_BUSY":
+                    except FailedPrecondition as exc:
+                        if exc.reason != "THREAD_BUSY":
                             raise
                         # Lost the race for the lease: deliver to the winner.
                         holder = await self._holder(thread_id)
                         if holder is None:
                             continue
             if run_id and self._run_of(holder) not in ("", run_id):
-                raise NotFound(
-                    f"run {run_id!r} is not active on thread {thread_id!r}", "RUN_NOT_FOUND", {"run_id": run_id}
-                )
+                raise run_not_active(run_id, thread_id)
             replica = self._replica_of(holder)
             answer: dict[str, Any] | None = None
             if replica != self.replica_id:
@@ -503,7 +499,7 @@ class ReplicatedThreads(ThreadRuntime):
                         f"replica {replica} holding thread {thread_id!r} did not answer: {exc}", "REPLICA_UNREACHABLE"
                     ) from exc
             if answer is not None and answer.get("action") != "not_here":
-                return Routing(answer["action"], answer.get("run_id"), answer.get("signal"))
+                return Routing.from_wire(answer)
             # The thread is changing hands (a run ending, a lease expiring): look again.
             if loop.time() > deadline:
                 raise Unavailable(
@@ -530,7 +526,7 @@ class ReplicatedThreads(ThreadRuntime):
                     run_id=body.get("run_id"),
                     queue=bool(body.get("queue")),
                 )
-            return {"action": routing.action, "run_id": routing.run_id, "signal": routing.signal}
+            return routing.to_wire()
         if op == "abort":
             aborted = await ThreadRuntime.abort(
                 self, str(body["resource_id"]), str(body["thread_id"]), body.get("run_id")

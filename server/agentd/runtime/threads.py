@@ -50,6 +50,14 @@ class Routing:
     run_id: str | None = None
     signal: Signal | None = None
 
+    def to_wire(self) -> dict[str, Any]:
+        """As a plain dict (a stored retry answer, another replica's reply)."""
+        return {"action": self.action, "run_id": self.run_id, "signal": self.signal}
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> Routing:
+        return cls(wire["action"], wire.get("run_id"), wire.get("signal"))
+
 
 @dataclass
 class _Queued:
@@ -120,6 +128,10 @@ def idempotency_key(
 ) -> tuple[str, ...]:
     """What makes two routing requests the same request (a retry)."""
     return (agent_id, resource_id, thread_id, run_id or "", signal_id, "q" if queue else "s")
+
+
+def run_not_active(run_id: str, thread_id: str) -> NotFound:
+    return NotFound(f"run {run_id!r} is not active on thread {thread_id!r}", "RUN_NOT_FOUND", {"run_id": run_id})
 
 
 def thread_busy(thread_id: str, run_id: str) -> FailedPrecondition:
@@ -367,7 +379,7 @@ class ThreadRuntime:
         state = self._thread(resource_id, thread_id)
         active = state.active if state.active is not None and not state.active.done else None
         if run_id and (active is None or active.run_id != run_id):
-            raise NotFound(f"run {run_id!r} is not active on thread {thread_id!r}", "RUN_NOT_FOUND", {"run_id": run_id})
+            raise run_not_active(run_id, thread_id)
         routing: Routing
         if active is not None:
             signal = with_delivery_attributes(signal, active_attributes)
