@@ -24,7 +24,7 @@ from agentd.runtime.host import Host
 from agentd.runtime.options import MemoryOptions, ThreadRef
 from agentd.runtime.replicas import ReplicatedThreads
 from agentd.runtime.signals import create_message_signal
-from agentd.runtime.threads import Subscriber, follow
+from agentd.runtime.threads import RouteRequest, Subscriber, follow
 from redis_server import RedisServer
 
 TTL_MS = 600
@@ -91,7 +91,7 @@ def thread_options(thread_id: str) -> ExecutionOptions:
 
 async def wake(host: Host, thread_id: str, text: str = "hello", agent: str = "held") -> str:
     routing = await host.threads.route(
-        host.agents.get(agent), create_message_signal(text), resource_id="u1", thread_id=thread_id
+        RouteRequest(agent_id=agent, signal=create_message_signal(text), resource_id="u1", thread_id=thread_id)
     )
     assert routing.action == "wake" and routing.run_id
     return routing.run_id
@@ -142,7 +142,9 @@ async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(
     a = await replicas()
     first = await wake(a, "t1")
     queued = await a.threads.route(
-        a.agents.get("held"), create_message_signal("next"), resource_id="u1", thread_id="t1", queue=True
+        RouteRequest(
+            agent_id="held", signal=create_message_signal("next"), resource_id="u1", thread_id="t1", queue=True
+        )
     )
     assert queued.action == "deliver" and queued.run_id != first
     (tmp_path / "release").touch()
@@ -178,7 +180,9 @@ async def test_work_queued_on_a_replica_that_shuts_down_runs_on_another(
     try:
         first = await wake(a, "t1")
         queued = await b.threads.route(  # through B, held by A
-            b.agents.get("held"), create_message_signal("later"), resource_id="u1", thread_id="t1", queue=True
+            RouteRequest(
+                agent_id="held", signal=create_message_signal("later"), resource_id="u1", thread_id="t1", queue=True
+            )
         )
         assert queued.action == "deliver"
         await a.runs.shutdown(0)  # A's run is aborted: SERVER_SHUTDOWN; the queued run cannot start there
@@ -208,7 +212,13 @@ async def test_a_signal_persisted_on_an_idle_thread_reaches_subscribers_on_other
     reader = asyncio.ensure_future(collect(subscriber, seen))
     try:
         routing = await a.threads.route(
-            a.agents.get("echo"), create_message_signal("note"), resource_id="u1", thread_id="t1", if_idle="persist"
+            RouteRequest(
+                agent_id="echo",
+                signal=create_message_signal("note"),
+                resource_id="u1",
+                thread_id="t1",
+                if_idle="persist",
+            )
         )
         assert routing.action == "persist"
         await until(lambda: [c.type for c in seen] == ["start", "signal", "finish"])

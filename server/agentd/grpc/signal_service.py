@@ -19,7 +19,7 @@ from agentd.runtime.errors import InvalidArgument, NotFound
 from agentd.runtime.host import Host
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Signal, create_signal, normalize_attributes
-from agentd.runtime.threads import Routing
+from agentd.runtime.threads import RouteRequest, Routing
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as pb
 
@@ -127,19 +127,20 @@ class SignalRouter:
             return ()
 
     async def route(self, agent_id: str, signal: Signal, delivery: Delivery, *, queue: bool = False) -> Routing:
-        agent = self.host.agents.get(agent_id)
         return await self.host.threads.route(
-            agent,
-            signal,
-            resource_id=delivery.resource_id,
-            thread_id=delivery.thread_id,
-            if_active=delivery.if_active,
-            if_idle=delivery.if_idle,
-            active_attributes=delivery.active_attributes,
-            idle_attributes=delivery.idle_attributes,
-            stream_options=delivery.stream_options,
-            run_id=delivery.run_id,
-            queue=queue,
+            RouteRequest(
+                agent_id=agent_id,
+                signal=signal,
+                resource_id=delivery.resource_id,
+                thread_id=delivery.thread_id,
+                if_active=delivery.if_active,
+                if_idle=delivery.if_idle,
+                active_attributes=delivery.active_attributes,
+                idle_attributes=delivery.idle_attributes,
+                stream_options=delivery.stream_options,
+                run_id=delivery.run_id,
+                queue=queue,
+            )
         )
 
     async def state_signal(self, agent_id: str, state: spb.StateSignalInput, delivery: Delivery, v: Violations) -> Any:

@@ -21,7 +21,7 @@ from agentd.runtime.notifications import (
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
-from agentd.runtime.threads import ThreadRuntime
+from agentd.runtime.threads import RouteRequest, ThreadRuntime
 
 
 @dataclass
@@ -86,12 +86,14 @@ class Host:
     ) -> RouteResult:
         """The notification service's way into a thread: the signal routing path."""
         routing = await self.threads.route(
-            self.agents.get(agent_id),
-            signal,
-            resource_id=resource_id,
-            thread_id=thread_id,
-            if_idle=idle_behavior,
-            stream_options=stream_options,
+            RouteRequest(
+                agent_id=agent_id,
+                signal=signal,
+                resource_id=resource_id,
+                thread_id=thread_id,
+                if_idle=idle_behavior,
+                stream_options=stream_options,
+            )
         )
         return RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]
 

@@ -48,14 +48,12 @@ from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Signal
 from agentd.runtime.storage import Storage
 from agentd.runtime.threads import (
-    ActiveBehavior,
-    IdleBehavior,
+    RouteRequest,
     Routing,
     Subscriber,
     ThreadRuntime,
     _Queued,
     _Thread,
-    idempotency_key,
     run_not_active,
     thread_busy,
 )
@@ -392,29 +390,13 @@ class ReplicatedThreads(ThreadRuntime):
 
     # ------------------------------------------------------------ routing
 
-    async def route(
-        self,
-        agent: Agent,
-        signal: Signal,
-        *,
-        resource_id: str,
-        thread_id: str,
-        if_active: ActiveBehavior = "deliver",
-        if_idle: IdleBehavior = "wake",
-        active_attributes: Any = None,
-        idle_attributes: Any = None,
-        stream_options: ExecutionOptions | None = None,
-        run_id: str | None = None,
-        queue: bool = False,
-    ) -> Routing:
+    async def route(self, request: RouteRequest) -> Routing:
         """Routes here, or on the replica that holds the thread. A retry of the
         same request (same signal id and target) gets the first answer, on
         whichever replica it lands: the first copy claims the answer in Redis."""
         if self._closed:
             raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
-        key = hashlib.sha256(
-            "\x1f".join(idempotency_key(agent.id, resource_id, thread_id, run_id, signal.id, queue)).encode()
-        ).hexdigest()
+        key = hashlib.sha256("\x1f".join(request.idempotency_key).encode()).hexdigest()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.patience + self.request_timeout
         while True:
@@ -429,19 +411,8 @@ class ReplicatedThreads(ThreadRuntime):
             if loop.time() > deadline:
                 raise Unavailable("an earlier copy of this request is still being routed", "REPLICA_UNREACHABLE")
             await asyncio.sleep(0.01)  # the first copy is being routed (or failed and let go)
-        request: dict[str, Any] = dict(
-            resource_id=resource_id,
-            thread_id=thread_id,
-            if_active=if_active,
-            if_idle=if_idle,
-            active_attributes=active_attributes,
-            idle_attributes=idle_attributes,
-            stream_options=stream_options,
-            run_id=run_id,
-            queue=queue,
-        )
         try:
-            routing = await self._route_anywhere(agent, signal, request)
+            routing = await self._route_anywhere(request)
         except BaseException:
             with contextlib.suppress(ClusterError):
                 await self.cluster.drop_answer(key)
@@ -456,24 +427,24 @@ class ReplicatedThreads(ThreadRuntime):
         except ClusterError as exc:
             log.warning("could not record a routing answer for retries: %s", exc)
 
-    async def _route_anywhere(self, agent: Agent, signal: Signal, kwargs: dict[str, Any]) -> Routing:
-        """`route` without the retry bookkeeping; `kwargs` are route's keywords."""
+    async def _route_anywhere(self, request: RouteRequest) -> Routing:
+        """`route` without the retry bookkeeping."""
         here = ThreadRuntime.route
-        resource_id, thread_id, run_id = kwargs["resource_id"], kwargs["thread_id"], kwargs["run_id"]
+        resource_id, thread_id, run_id = request.resource_id, request.thread_id, request.run_id
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.patience
         while True:
             state = self._thread(resource_id, thread_id)
             async with state.lock:
                 if self.active_run(resource_id, thread_id) is not None:
-                    return await here(self, agent, signal, **kwargs)
+                    return await here(self, request)
                 holder = await self._holder(thread_id)
                 if holder is None:
                     if run_id:
                         raise run_not_active(run_id, thread_id)
                     try:
                         # Idle: persist/discard here; wake takes the lease in start_run.
-                        return await here(self, agent, signal, **kwargs)
+                        return await here(self, request)
                     except FailedPrecondition as exc:
                         if exc.reason != "THREAD_BUSY":
                             raise
@@ -489,7 +460,11 @@ class ReplicatedThreads(ThreadRuntime):
                 # What the holder needs to act on an active thread (no idle behaviour:
                 # when idle it answers not_here and this replica looks again).
                 forwarded = ("resource_id", "thread_id", "if_active", "active_attributes", "run_id", "queue")
-                body = {"agent_id": agent.id, "signal": signal, **{k: kwargs[k] for k in forwarded}}
+                body = {
+                    "agent_id": request.agent_id,
+                    "signal": request.signal,
+                    **{k: getattr(request, k) for k in forwarded},
+                }
                 try:
                     answer = await self.cluster.request(replica, "route", body, self.request_timeout)
                 except PeerGone:
@@ -517,14 +492,16 @@ class ReplicatedThreads(ThreadRuntime):
                     return {"action": "not_here"}
                 routing = await ThreadRuntime.route(
                     self,
-                    self.agents.get(str(body["agent_id"])),
-                    body["signal"],
-                    resource_id=resource_id,
-                    thread_id=thread_id,
-                    if_active=body["if_active"],
-                    active_attributes=body.get("active_attributes"),
-                    run_id=body.get("run_id"),
-                    queue=bool(body.get("queue")),
+                    RouteRequest(
+                        agent_id=str(body["agent_id"]),
+                        signal=body["signal"],
+                        resource_id=resource_id,
+                        thread_id=thread_id,
+                        if_active=body["if_active"],
+                        active_attributes=body.get("active_attributes"),
+                        run_id=body.get("run_id"),
+                        queue=bool(body.get("queue")),
+                    ),
                 )
             return routing.to_wire()
         if op == "abort":

@@ -24,7 +24,7 @@ from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usa
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, OutOfRange, Unavailable
 from agentd.runtime.messages import new_id
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
-from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
+from agentd.runtime.signals import AttributesInput, Signal, to_db_message, with_delivery_attributes
 from agentd.runtime.storage import PendingSignal, Storage, Thread
 
 if TYPE_CHECKING:
@@ -57,6 +57,42 @@ class Routing:
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> Routing:
         return cls(wire["action"], wire.get("run_id"), wire.get("signal"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteRequest:
+    """One signal to route into a thread: what SendMessage, QueueMessage,
+    SendSignal, Connect frames and notification delivery all come down to."""
+
+    agent_id: str
+    signal: Signal
+    resource_id: str
+    thread_id: str
+    #: What to do when the thread has an active run.
+    if_active: ActiveBehavior = "deliver"
+    #: What to do when the thread is idle.
+    if_idle: IdleBehavior = "wake"
+    #: Attributes merged into the signal on each path (scalar values only).
+    active_attributes: AttributesInput = None
+    idle_attributes: AttributesInput = None
+    #: Options of the run a wake starts (or of a queued run).
+    stream_options: ExecutionOptions | None = None
+    #: Only into this active run (NOT_FOUND when it is not the thread's active run).
+    run_id: str | None = None
+    #: QueueMessage: always a run of its own, after the active one.
+    queue: bool = False
+
+    @property
+    def idempotency_key(self) -> tuple[str, ...]:
+        """What makes two routing requests the same request (a retry)."""
+        return (
+            self.agent_id,
+            self.resource_id,
+            self.thread_id,
+            self.run_id or "",
+            self.signal.id,
+            "q" if self.queue else "s",
+        )
 
 
 @dataclass
@@ -121,13 +157,6 @@ class _Thread:
     @property
     def last_offset(self) -> int:
         return self.log[-1].offset if self.log else 0
-
-
-def idempotency_key(
-    agent_id: str, resource_id: str, thread_id: str, run_id: str | None, signal_id: str, queue: bool
-) -> tuple[str, ...]:
-    """What makes two routing requests the same request (a retry)."""
-    return (agent_id, resource_id, thread_id, run_id or "", signal_id, "q" if queue else "s")
 
 
 def run_not_active(run_id: str, thread_id: str) -> NotFound:
@@ -354,39 +383,28 @@ class ThreadRuntime:
         # A woken run's memory always comes from the target's ids.
         return replace(options or ExecutionOptions(), memory=MemoryOptions(resource_id, ThreadRef(thread_id)))
 
-    async def route(
-        self,
-        agent: Agent,
-        signal: Signal,
-        *,
-        resource_id: str,
-        thread_id: str,
-        if_active: ActiveBehavior = "deliver",
-        if_idle: IdleBehavior = "wake",
-        active_attributes: Any = None,
-        idle_attributes: Any = None,
-        stream_options: ExecutionOptions | None = None,
-        run_id: str | None = None,
-        queue: bool = False,
-    ) -> Routing:
+    async def route(self, request: RouteRequest) -> Routing:
         """Routes a signal into a thread; the answer is sent once it is decided
         (and, for deliver and persist of a stored signal, once it is committed)."""
         if self._closed:
             raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
-        idem = idempotency_key(agent.id, resource_id, thread_id, run_id, signal.id, queue)
+        idem = request.idempotency_key
         if idem in self._idempotent:
             return self._idempotent[idem]
+        agent = self.agents.get(request.agent_id)
+        signal, resource_id, thread_id, run_id = request.signal, request.resource_id, request.thread_id, request.run_id
+        queue, stream_options = request.queue, request.stream_options
         state = self._thread(resource_id, thread_id)
         active = state.active if state.active is not None and not state.active.done else None
         if run_id and (active is None or active.run_id != run_id):
             raise run_not_active(run_id, thread_id)
         routing: Routing
         if active is not None:
-            signal = with_delivery_attributes(signal, active_attributes)
+            signal = with_delivery_attributes(signal, request.active_attributes)
             if queue:
                 queued = self._queue(state, agent, signal, stream_options or state.options)
                 routing = Routing("deliver", queued.run_id, signal)
-            elif if_active == "deliver":
+            elif request.if_active == "deliver":
                 if state.agent is not None and state.agent.id != agent.id:
                     raise thread_busy(thread_id, active.run_id)
                 if not active.deliver(signal):  # the run is past its last model call: a next turn
@@ -395,14 +413,14 @@ class ThreadRuntime:
                 else:
                     self._hold(active.run_id, signal, agent, resource_id, thread_id)
                     routing = Routing("deliver", active.run_id, signal)
-            elif if_active == "persist":
+            elif request.if_active == "persist":
                 await self._persist(signal, resource_id, thread_id)
                 routing = Routing("persist", None, signal)
             else:
                 routing = Routing("discard", None, signal)
         else:
-            signal = with_delivery_attributes(signal, idle_attributes)
-            behavior: IdleBehavior = "wake" if queue else if_idle
+            signal = with_delivery_attributes(signal, request.idle_attributes)
+            behavior: IdleBehavior = "wake" if queue else request.if_idle
             if behavior == "wake":
                 handle = await self.start_run(
                     agent,
