@@ -64,6 +64,24 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
+def _visit(
+    node: ast.AST, mod: Module, is_package: bool, known: set[str], *, in_function: bool, typing_only: bool
+) -> None:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            for target in _targets(child, mod.name, is_package, known):
+                if in_function:
+                    mod.inner.append((child.lineno, target))
+                elif typing_only:
+                    mod.typing_only.add(target)
+                else:
+                    mod.imports.setdefault(target, child.lineno)
+            continue
+        func = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        tc = isinstance(child, ast.If) and _is_type_checking(child.test)
+        _visit(child, mod, is_package, known, in_function=in_function or func, typing_only=typing_only or tc)
+
+
 def load() -> dict[str, Module]:
     paths = sorted((ROOT / PACKAGE).rglob("*.py"))
     known = {_module_name(p) for p in paths}
@@ -75,22 +93,7 @@ def load() -> dict[str, Module]:
         is_package = path.name == "__init__.py"
         tree = ast.parse(source)
 
-        def visit(node: ast.AST, in_function: bool, typing_only: bool) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.Import | ast.ImportFrom):
-                    for target in _targets(child, name, is_package, known):
-                        if in_function:
-                            mod.inner.append((child.lineno, target))
-                        elif typing_only:
-                            mod.typing_only.add(target)
-                        else:
-                            mod.imports.setdefault(target, child.lineno)
-                    continue
-                func = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-                tc = isinstance(child, ast.If) and _is_type_checking(child.test)
-                visit(child, in_function or func, typing_only or tc)
-
-        visit(tree, False, False)
+        _visit(tree, mod, is_package, known, in_function=False, typing_only=False)
         modules[name] = mod
     return modules
 
