@@ -17,6 +17,7 @@ from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.processors.registry import default_registry
 from agentd.runtime.storage import InMemoryStorage
+from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import (
     agent_service_pb2_grpc,
     cache_service_pb2_grpc,
@@ -67,6 +68,7 @@ async def start_server(
     caches: dict[str, Any] | None = None,
     cache_backend: str = "memory",
     storage: Any = None,
+    thread_settings: ThreadSettings | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -77,6 +79,7 @@ async def start_server(
         caches=caches or {"memory": InMemoryServerCache()},
         cache_backend=cache_backend,
         storage=storage or InMemoryStorage(),
+        thread_settings=thread_settings or ThreadSettings(),
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

@@ -10,8 +10,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from agentd import config as config_mod
 from agentd.grpc.server import AgentdServer
@@ -20,26 +18,17 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
 from agentd.runtime.coordination import CoordinationError
 from agentd.runtime.errors import AgentdError
-from agentd.runtime.host import Host
+from agentd.runtime.host import App, Host
 from agentd.runtime.processors.registry import default_registry
-from agentd.runtime.registry import AgentRegistry
 from agentd.runtime.storage import StorageError
 
 log = logging.getLogger("agentd")
 
 
-@dataclass
-class App:
+def load_app(module_name: str | None) -> App:
     """What a `--app` module contributes: `agents` (a list, or a function
     returning one), `processors` (name → factory taking the options dict) and
     `step_functions` (name → prepare_step callable)."""
-
-    agents: list[Agent] = field(default_factory=list)
-    processors: dict[str, Any] = field(default_factory=dict)
-    step_functions: dict[str, Any] = field(default_factory=dict)
-
-
-def load_app(module_name: str | None) -> App:
     if not module_name:
         return App()
     if os.getcwd() not in sys.path:  # like other app servers: the app lives beside you, not beside agentd
@@ -59,23 +48,8 @@ def build_host(config_path: str | None, app_module: str | None) -> tuple[config_
     app = load_app(app_module)
     registry = default_registry().extended(app.processors)
     cfg = config_mod.load(config_path, registry=registry)
-    host = Host(
-        agents=AgentRegistry([*cfg.agents, *app.agents]),
-        processors=registry,
-        step_functions=app.step_functions,
-        caches=cfg.caches,
-        cache_backend=cfg.cache.backend,
-        prices=dict(cfg.pricing),
-        storage=cfg.storage or config_mod.build_storage(cfg.storage_settings),
-        notification_store=cfg.notification_store or config_mod.build_notification_store(cfg.storage_settings),
-        coordination=cfg.coordination or config_mod.build_coordination(cfg.coordination_settings),
-        cluster=cfg.cluster,
-        lease_ttl_ms=cfg.coordination_settings.lease_ttl_ms,
-    )
+    host = Host.from_config(cfg, app, registry)
     attachments.ALLOW_PRIVATE_NETWORKS = cfg.attachments.allow_private_networks  # process-wide, like the limits
-    host.threads.client_tool_timeout = cfg.threads.client_tool_timeout_seconds
-    host.threads.subscriber_buffer = cfg.threads.subscriber_buffer
-    host.threads.log_retention = cfg.threads.log_retention
     return cfg, host
 
 

@@ -14,7 +14,7 @@ from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemory
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
-from agentd.runtime.host import with_response_cache
+from agentd.runtime.host import check_shareable, with_response_cache
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -30,6 +30,7 @@ from agentd.runtime.options import (
 from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.storage import InMemoryStorage, Storage
+from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50051
@@ -129,6 +130,25 @@ class Config:
     pricing: dict[str, Price] = field(default_factory=dict)
     path: Path | None = None
 
+    @property
+    def cache_backend(self) -> str:
+        return self.cache.backend
+
+    @property
+    def backends(self) -> tuple[Storage, NotificationStore, Coordination, Cluster | None]:
+        """The built backends (`load` builds them all)."""
+        assert self.storage is not None and self.notification_store is not None and self.coordination is not None
+        return self.storage, self.notification_store, self.coordination, self.cluster
+
+    @property
+    def thread_settings(self) -> RuntimeThreadSettings:
+        return RuntimeThreadSettings(
+            log_retention=self.threads.log_retention,
+            subscriber_buffer=self.threads.subscriber_buffer,
+            client_tool_timeout=self.threads.client_tool_timeout_seconds,
+            lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
+        )
+
 
 def _cache_settings(table: Any) -> CacheSettings:
     if not isinstance(table, dict):
@@ -170,22 +190,18 @@ def _coordination_settings(table: Any, storage_table: Any, cache_table: Any) -> 
     if not isinstance(settings.log_ttl_seconds, (int, float)) or settings.log_ttl_seconds <= 0:
         raise ConfigError(f"coordination.log_ttl_seconds: {settings.log_ttl_seconds!r} is not a positive number")
     if settings.backend == "redis" and isinstance(storage_table, dict) and isinstance(cache_table, dict):
-        storage_backend = storage_table.get("backend", "redis")
-        if storage_backend != "redis":
-            raise ConfigError(
-                f"coordination.backend: redis coordinates several replicas, but storage.backend is "
-                f"{storage_backend!r}, which each replica keeps to itself (replicas cannot share a SQLite file): "
-                f'set storage.backend = "redis" (threads shared on Redis), or coordination.backend = "local" '
-                f"for a single replica"
-            )
         url = settings.redis_url or storage_table.get("redis_url") or cache_table.get("redis_url")
-        if not url:
-            raise ConfigError("coordination.redis_url: required when coordination.backend is redis")
         settings.redis_url = url
         for defaults in (storage_table, cache_table):
             if "backend" not in defaults:
                 defaults.update(backend="redis", redis_url=defaults.get("redis_url") or url)
+        if not url and storage_table.get("backend") == "redis":  # else the storage is refused first, below
+            raise _coordination_url_required()
     return settings
+
+
+def _coordination_url_required() -> ConfigError:
+    return ConfigError("coordination.redis_url: required when coordination.backend is redis")
 
 
 def build_coordination(settings: CoordinationSettings) -> Coordination:
@@ -488,9 +504,18 @@ def load(
         if isinstance(coordination, str):  # `coordination = "redis"`: the table's backend alone
             coordination = {"backend": coordination}
         config.coordination_settings = _coordination_settings(coordination, storage_table, cache_table)
-        config.cache = _cache_settings(cache_table)
         config.storage_settings = _storage_settings(storage_table)
         config.storage = build_storage(config.storage_settings, config.path.parent)
+        try:
+            check_shareable(config.storage, coordinated=config.coordination_settings.backend == "redis")
+        except ValueError as exc:
+            raise ConfigError(
+                f'coordination.backend: {exc} (set storage.backend = "redis", or coordination.backend = "local")'
+            ) from None
+        if config.coordination_settings.backend == "redis" and not config.coordination_settings.redis_url:
+            raise _coordination_url_required()
+        config.coordination = build_coordination(config.coordination_settings)
+        config.cache = _cache_settings(cache_table)
         config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
         try:
             config.pricing = parse_prices(data.get("pricing", {}))
@@ -509,9 +534,11 @@ def load(
         config.caches = build_caches(config.cache)
     if config.storage is None:
         config.storage = build_storage(config.storage_settings)
+    if config.notification_store is None:
+        config.notification_store = build_notification_store(config.storage_settings)
     if config.coordination is None:
         config.coordination = build_coordination(config.coordination_settings)
-        config.cluster = build_cluster(config.coordination_settings, config.threads)
+    config.cluster = build_cluster(config.coordination_settings, config.threads)
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

@@ -14,6 +14,7 @@ from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
 from agentd.runtime.models.local import LocalModel
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
+from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
@@ -371,8 +372,11 @@ async def read_to_finish(running: Running, epoch: str, after: int, got: list[Any
 
 async def test_a_slow_subscriber_falls_behind_without_slowing_the_run() -> None:
     storage = InMemoryStorage()
-    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    running.host.threads.subscriber_buffer = 16
+    running = await start_server(
+        [Agent(id="chat", memory=Memory(storage))],
+        storage=storage,
+        thread_settings=ThreadSettings(subscriber_buffer=16),
+    )
     try:
         slow_reader = await subscribe(running)  # A: subscribed, reads nothing while the run goes
         snapshot = (await slow_reader.read()).snapshot
@@ -439,7 +443,7 @@ async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(pro
         assert [e.signal.text for e in await storage.list_pending()] == ["do not lose me"]
         # A second process on the same storage, as after a crash of the first.
         restarted = Host(agents=AgentRegistry([Agent(id="chat", memory=Memory(storage))]), storage=storage)
-        assert await restarted.threads.recover() == 1
+        assert await restarted.threads.open() == 1
         recovered = restarted.threads.active_run("u1", "t1")
         assert recovered is not None and recovered.run_id != run_id
         await recovered.result()

@@ -20,7 +20,7 @@ import pytest
 
 from agentd.backends.redis_cluster import RedisCluster
 from agentd.runtime.chunks import Abort, Chunk, Finish, Start, TextDelta, Usage
-from agentd.runtime.cluster import ClusterError, PeerGone, PeerTimeout, RunMarker
+from agentd.runtime.cluster import PENDING, ClusterError, PeerGone, PeerTimeout, RunMarker
 from agentd.runtime.errors import FailedPrecondition, FieldViolation, InvalidArgument, Unavailable
 from agentd.runtime.signals import create_signal
 from redis_server import RedisServer, free_port
@@ -353,7 +353,7 @@ async def test_only_the_first_copy_of_a_request_claims_its_answer(make: Make) ->
     assert await one.recall_answer("k") is None
     assert await one.claim_answer("k", 5_000) is True
     assert await two.claim_answer("k", 5_000) is False  # a retry on another replica
-    assert await two.recall_answer("k") == {}  # being worked out
+    assert await two.recall_answer("k") is PENDING  # being worked out
     await one.store_answer("k", {"action": "wake", "run_id": "r1", "signal": signal}, 5_000)
     assert await two.recall_answer("k") == {"action": "wake", "run_id": "r1", "signal": signal}
     assert await two.claim_answer("k", 5_000) is False
@@ -437,7 +437,8 @@ class Handler:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.never = asyncio.Event()
 
-    async def __call__(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
+        op, body = message["op"], message["body"]
         self.calls.append((op, body))
         if op == "echo":
             # Later requests answer first: replies come back out of order.
@@ -466,24 +467,24 @@ async def serving(make: Make) -> tuple[RedisCluster, RedisCluster, Handler, Hand
 async def test_request_returns_the_handlers_reply(make: Make) -> None:
     a, b, ha, hb = await serving(make)
     signal = create_signal("user", "hi")
-    reply = await a.request(b.replica_id, "echo", {"signal": signal, "n": 1}, 5.0)
+    reply = await a.request(b.replica_id, {"op": "echo", "body": {"signal": signal, "n": 1}}, 5.0)
     assert reply == {"by": "b", "got": {"signal": signal, "n": 1}}
     assert reply["got"]["signal"] == signal and reply["got"]["signal"].text == "hi"
     assert hb.calls == [("echo", {"signal": signal, "n": 1})] and ha.calls == []
     # And the other way round.
-    assert await b.request(a.replica_id, "echo", {"n": 2}, 5.0) == {"by": "a", "got": {"n": 2}}
+    assert await b.request(a.replica_id, {"op": "echo", "body": {"n": 2}}, 5.0) == {"by": "a", "got": {"n": 2}}
 
 
 async def test_a_handlers_agentd_error_is_raised_on_the_caller(make: Make) -> None:
     a, b, _, _ = await serving(make)
     with pytest.raises(FailedPrecondition) as busy:
-        await a.request(b.replica_id, "busy", {}, 5.0)
+        await a.request(b.replica_id, {"op": "busy", "body": {}}, 5.0)
     assert busy.value.reason == "THREAD_BUSY"
     assert busy.value.metadata == {"run_id": "r1"}
     assert busy.value.message == "busy"
 
     with pytest.raises(InvalidArgument) as invalid:
-        await a.request(b.replica_id, "invalid", {}, 5.0)
+        await a.request(b.replica_id, {"op": "invalid", "body": {}}, 5.0)
     assert invalid.value.reason == "INVALID_REQUEST"
     assert invalid.value.violations == [FieldViolation("thread_id", "required"), FieldViolation("x", "bad")]
 
@@ -491,25 +492,25 @@ async def test_a_handlers_agentd_error_is_raised_on_the_caller(make: Make) -> No
 async def test_a_handler_crash_is_unavailable_replica_error(make: Make) -> None:
     a, b, _, _ = await serving(make)
     with pytest.raises(Unavailable) as crash:
-        await a.request(b.replica_id, "crash", {}, 5.0)
+        await a.request(b.replica_id, {"op": "crash", "body": {}}, 5.0)
     assert crash.value.reason == "REPLICA_ERROR"
     assert "boom" in crash.value.message
     # The replica keeps answering afterwards.
-    assert await a.request(b.replica_id, "echo", {}, 5.0) == {"by": "b", "got": {}}
+    assert await a.request(b.replica_id, {"op": "echo", "body": {}}, 5.0) == {"by": "b", "got": {}}
 
 
 async def test_request_to_a_replica_nobody_serves_is_peer_gone_at_once(make: Make) -> None:
     a, b, _, _ = await serving(make)
     began = time.monotonic()
     with pytest.raises(PeerGone):
-        await a.request("nobody-" + uuid.uuid4().hex[:6], "echo", {}, 5.0)
+        await a.request("nobody-" + uuid.uuid4().hex[:6], {"op": "echo", "body": {}}, 5.0)
     assert time.monotonic() - began < 1.0
     # A replica that stopped serving is gone too.
     gone = b.replica_id
     await b.close()
     began = time.monotonic()
     with pytest.raises(PeerGone):
-        await a.request(gone, "echo", {}, 5.0)
+        await a.request(gone, {"op": "echo", "body": {}}, 5.0)
     assert time.monotonic() - began < 1.0
 
 
@@ -517,20 +518,20 @@ async def test_a_slow_handler_is_peer_timeout(make: Make) -> None:
     a, b, _, hb = await serving(make)
     began = time.monotonic()
     with pytest.raises(PeerTimeout):
-        await a.request(b.replica_id, "slow", {}, 0.2)
+        await a.request(b.replica_id, {"op": "slow", "body": {}}, 0.2)
     elapsed = time.monotonic() - began
     assert 0.15 <= elapsed < 1.5
     assert hb.calls == [("slow", {})]
     # The late answer does not confuse the next request.
     hb.never.set()
-    assert await a.request(b.replica_id, "echo", {"n": 3}, 5.0) == {"by": "b", "got": {"n": 3}}
+    assert await a.request(b.replica_id, {"op": "echo", "body": {"n": 3}}, 5.0) == {"by": "b", "got": {"n": 3}}
 
 
 async def test_concurrent_requests_each_get_their_own_reply(make: Make) -> None:
     a, b, _, _ = await serving(make)
     replies = await asyncio.gather(
-        *(a.request(b.replica_id, "echo", {"n": i}, 5.0) for i in range(20)),
-        *(b.request(a.replica_id, "echo", {"n": i}, 5.0) for i in range(20, 25)),
+        *(a.request(b.replica_id, {"op": "echo", "body": {"n": i}}, 5.0) for i in range(20)),
+        *(b.request(a.replica_id, {"op": "echo", "body": {"n": i}}, 5.0) for i in range(20, 25)),
     )
     assert replies == [{"by": "b", "got": {"n": i}} for i in range(20)] + [
         {"by": "a", "got": {"n": i}} for i in range(20, 25)
@@ -541,7 +542,7 @@ async def test_request_before_serve_is_a_runtime_error(make: Make) -> None:
     a, b = make(), make()
     await b.serve(Handler("b"))
     with pytest.raises(RuntimeError, match="serve"):
-        await a.request(b.replica_id, "echo", {}, 1.0)
+        await a.request(b.replica_id, {"op": "echo", "body": {}}, 1.0)
     with pytest.raises(RuntimeError, match="already serving"):
         await b.serve(Handler("b"))
 

@@ -1,4 +1,4 @@
-"""ReplicatedThreads in one process: two or three Hosts, each a replica with its
+"""Threads under leases (LeasedOwnership, SharedThreadLog) in one process: two or three Hosts, each a replica with its
 own RedisCoordination, RedisCluster and RedisStorage on one real redis-server.
 The three-process tests are in tests/e2e/test_replicas.py; these reach the
 cases a test can only provoke from inside (a stolen lease, a handover, a
@@ -22,9 +22,8 @@ from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
 from agentd.runtime.options import MemoryOptions, ThreadRef
-from agentd.runtime.replicas import ReplicatedThreads
 from agentd.runtime.signals import create_message_signal
-from agentd.runtime.threads import RouteRequest, Subscriber, follow
+from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
 from redis_server import RedisServer
 
 TTL_MS = 600
@@ -66,10 +65,10 @@ async def replicas(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[C
             storage=RedisStorage(url, key_prefix=f"{prefix}store:"),
             coordination=RecordingCoordination(url, key_prefix=f"{prefix}lease:"),
             cluster=RedisCluster(url, key_prefix=f"{prefix}cluster:", log_retention=log_retention),
-            lease_ttl_ms=TTL_MS,
+            thread_settings=ThreadSettings(lease_ttl_ms=TTL_MS, log_retention=log_retention),
         )
         await host.storage.open()
-        await host.threads.recover()
+        await host.threads.open()
         made.append(host)
         return host
 
@@ -118,9 +117,9 @@ async def collect(subscriber: Subscriber, into: list[Chunk]) -> None:
         into.extend(batch)
 
 
-def threads_of(host: Host) -> ReplicatedThreads:
-    assert isinstance(host.threads, ReplicatedThreads)
-    return host.threads
+def threads_of(host: Host) -> LeasedOwnership:
+    assert isinstance(host.threads.ownership, LeasedOwnership)
+    return host.threads.ownership
 
 
 async def test_a_run_whose_lease_is_taken_away_is_aborted_with_lease_lost(replicas: Callable[..., Any]) -> None:

@@ -77,6 +77,7 @@ class RedisServerCache(ServerCache):
     """
 
     backend = "redis"
+    shared = True
 
     def __init__(
         self,

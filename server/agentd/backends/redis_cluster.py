@@ -47,6 +47,7 @@ from agentd.backends.redis_client import DEFAULT_SOCKET_TIMEOUT, pooled_client, 
 from agentd.runtime import cache_codec
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.cluster import (
+    PENDING,
     Cluster,
     ClusterError,
     Handler,
@@ -278,19 +279,18 @@ class RedisCluster(Cluster):
         with self._failures("claim_answer"):
             return bool(await self.client.set(self._answer_key(key), b"", nx=True, px=ttl_ms))
 
-    async def store_answer(self, key: str, answer: dict[str, Any], ttl_ms: int) -> None:
+    async def store_answer(self, key: str, answer: Any, ttl_ms: int) -> None:
         with self._failures("store_answer"):
             await self.client.set(self._answer_key(key), cache_codec.encode(answer), px=ttl_ms)
 
-    async def recall_answer(self, key: str) -> dict[str, Any] | None:
+    async def recall_answer(self, key: str) -> Any:
         with self._failures("recall_answer"):
             raw = await self.client.get(self._answer_key(key))
         if raw is None:
             return None
         if not raw:
-            return {}
-        answer: dict[str, Any] = cache_codec.decode(raw)
-        return answer
+            return PENDING
+        return cache_codec.decode(raw)
 
     async def drop_answer(self, key: str) -> None:
         with self._failures("drop_answer"):
@@ -372,39 +372,41 @@ class RedisCluster(Cluster):
         assert self._handler is not None
         reply: dict[str, Any] = {"re": data.get("id")}
         try:
-            reply["body"] = await self._handler(str(data.get("op")), dict(data.get("body") or {}))
+            reply["body"] = await self._handler(data.get("body"))
         except AgentdError as exc:
             reply["error"] = error_to_wire(exc)
         except Exception as exc:
-            log.exception("replica %s: request %r failed", self.replica_id, data.get("op"))
+            log.exception("replica %s: request %r failed", self.replica_id, type(data.get("body")).__name__)
             reply["error"] = {"status": "UNAVAILABLE", "message": f"replica error: {exc}", "reason": "REPLICA_ERROR"}
         try:
             await self.client.publish(self._channel(str(data.get("from"))), cache_codec.encode(reply))
         except (RedisError, OSError) as exc:
-            log.warning("replica %s: could not answer %r: %s", self.replica_id, data.get("op"), exc)
+            log.warning("replica %s: could not answer %r: %s", self.replica_id, type(data.get("body")).__name__, exc)
 
-    async def request(self, replica: str, op: str, body: dict[str, Any], answer_within: float) -> dict[str, Any]:
+    async def request(self, replica: str, message: Any, answer_within: float) -> Any:
         if self._pubsub is None:
             raise RuntimeError("RedisCluster.request: call serve() first (replies come on this replica's channel)")
         request_id = uuid.uuid4().hex
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = waiter
         try:
-            message = {"id": request_id, "from": self.replica_id, "op": op, "body": body}
+            envelope = {"id": request_id, "from": self.replica_id, "body": message}
             with self._failures("request"):
-                receivers = await self.client.publish(self._channel(replica), cache_codec.encode(message))
+                receivers = await self.client.publish(self._channel(replica), cache_codec.encode(envelope))
             if not receivers:
                 raise PeerGone(f"replica {replica} is not listening")
             try:
                 async with asyncio.timeout(answer_within):
                     reply = await waiter
             except TimeoutError:
-                raise PeerTimeout(f"replica {replica} did not answer {op!r} within {answer_within:.1f}s") from None
+                raise PeerTimeout(
+                    f"replica {replica} did not answer {type(message).__name__} within {answer_within:.1f}s"
+                ) from None
         finally:
             self._waiting.pop(request_id, None)
         if "error" in reply:
             raise error_from_wire(reply["error"])
-        return dict(reply.get("body") or {})
+        return reply.get("body")
 
     async def close(self) -> None:
         if self._listener is not None:

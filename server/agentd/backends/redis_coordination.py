@@ -76,6 +76,7 @@ class RedisCoordination(Coordination):
     """
 
     backend = "redis"
+    shared = True
 
     def __init__(
         self,

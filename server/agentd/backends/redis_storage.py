@@ -124,6 +124,7 @@ class RedisStorage(Storage):
     """
 
     backend = "redis"
+    shared = True
 
     def __init__(
         self,

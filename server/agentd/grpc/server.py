@@ -85,15 +85,15 @@ class AgentdServer:
         self._dispatcher: asyncio.Task[None] | None = None
 
     async def start(self, address: str) -> int:
-        await self.host.storage.open()
-        await self.host.notification_store.open()
-        recovered = await self.host.threads.recover()  # acknowledged signals a stopped process left behind
-        if recovered:
-            log.info("recovered %d acknowledged signal(s) into new runs", recovered)
+        # Bind first: a second process on a taken port stops here, before it
+        # replays (and pays for) acknowledged work that the first one owns.
         try:
             self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way
             raise OSError(f"cannot listen on {address}: address in use or invalid") from exc
+        recovered = await self.host.open()  # replays acknowledged signals a stopped process left behind
+        if recovered:
+            log.info("recovered %d acknowledged signal(s) into new runs", recovered)
         await self.server.start()
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -119,19 +119,12 @@ class AgentdServer:
         if self._dispatcher is not None:
             self._dispatcher.cancel()
         await self.health.enter_graceful_shutdown()
-        await self.host.runs.shutdown(grace)
-        await self.host.threads.shutdown()  # open subscriptions end with UNAVAILABLE
+        await self.host.drain(grace)  # open subscriptions end with UNAVAILABLE
         # Streams of aborted runs are flushing their last chunks; give them a moment.
         await self.server.stop(grace=2.0)
         if self.tracer_provider is not None:
             self.tracer_provider.shutdown()
-        for cache in self.host.caches.values():
-            await cache.close()
-        await self.host.storage.close()
-        await self.host.notification_store.close()
-        await self.host.coordination.close()
-        if self.host.cluster is not None:
-            await self.host.cluster.close()
+        await self.host.close()
         self._stopped.set()
 
     async def wait_stopped(self) -> None:

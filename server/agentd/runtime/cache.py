@@ -37,6 +37,8 @@ class ServerCache(ABC):
 
     #: "memory" or "redis".
     backend: str = ""
+    #: Several processes (replicas) may use it at once.
+    shared: bool = False
 
     def __init__(self) -> None:
         self.stats = CacheStats()

@@ -1,7 +1,8 @@
 """What replicas share beside leases: each thread's chunk log, which run is
 where, and requests from one replica to another.
 
-`Cluster` is the interface `ReplicatedThreads` (runtime/replicas.py) talks to;
+`Cluster` is the interface the replicas' thread log and ownership
+(runtime/threads/shared_log.py, leased.py) talk to;
 `agentd.backends.redis_cluster.RedisCluster` implements it on Redis. Nothing
 here knows about grpc or Redis.
 
@@ -15,7 +16,7 @@ here knows about grpc or Redis.
     mark_running / unmark         which replica runs which run on which thread
     running(thread) / run_marker(run) / all_running()
     serve(handler)                answers other replicas' requests
-    request(replica, op, body)    asks one replica; PeerGone when nobody listens
+    request(replica, message)     asks one replica; PeerGone when nobody listens
 
 Offsets are assigned by the log itself, so any replica may append (the lease
 holder writes a run's chunks; a replica taking over writes the lost run's end).
@@ -33,6 +34,7 @@ from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import AgentdError, FieldViolation
 
 __all__ = [
+    "PENDING",
     "Cluster",
     "ClusterError",
     "Handler",
@@ -44,8 +46,11 @@ __all__ = [
     "error_to_wire",
 ]
 
-#: Answers one request from another replica: (op, body) -> reply body.
-Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+#: Answers one request from another replica (any value the codec carries) with a reply.
+Handler = Callable[[Any], Awaitable[Any]]
+
+#: What `recall_answer` returns while the claimed answer is being worked out.
+PENDING: Any = object()
 
 
 class ClusterError(Exception):
@@ -114,11 +119,11 @@ class Cluster(ABC):
         """True when nobody answered (or is answering) `key` yet: the caller answers it."""
 
     @abstractmethod
-    async def store_answer(self, key: str, answer: dict[str, Any], ttl_ms: int) -> None: ...
+    async def store_answer(self, key: str, answer: Any, ttl_ms: int) -> None: ...
 
     @abstractmethod
-    async def recall_answer(self, key: str) -> dict[str, Any] | None:
-        """The stored answer; {} while it is being worked out; None when unknown."""
+    async def recall_answer(self, key: str) -> Any:
+        """The stored answer; PENDING while it is being worked out; None when unknown."""
 
     @abstractmethod
     async def drop_answer(self, key: str) -> None:
@@ -149,7 +154,7 @@ class Cluster(ABC):
         """Starts answering requests addressed to this replica."""
 
     @abstractmethod
-    async def request(self, replica: str, op: str, body: dict[str, Any], answer_within: float) -> dict[str, Any]:
+    async def request(self, replica: str, message: Any, answer_within: float) -> Any:
         """`replica`'s reply; PeerGone when it is not listening, PeerTimeout after `answer_within` seconds."""
 
     async def close(self) -> None:

@@ -84,6 +84,8 @@ class Coordination(ABC):
 
     #: "local" or "redis".
     backend: str = ""
+    #: Coordinates several processes (replicas), so what they share must be shared too.
+    shared: bool = False
 
     @abstractmethod
     async def acquire(self, thread_id: str, owner: str, ttl_ms: int) -> bool:

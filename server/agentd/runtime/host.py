@@ -1,14 +1,16 @@
-"""Everything one agentd process hosts, wired together once at start-up."""
+"""Everything one agentd process hosts, wired together once at start-up, and
+the order its backends open and close in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
-from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
+from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (
     DispatchResult,
@@ -21,7 +23,55 @@ from agentd.runtime.notifications import (
 from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
-from agentd.runtime.threads import RouteRequest, ThreadRuntime
+from agentd.runtime.threads import (
+    LeasedOwnership,
+    LocalOwnership,
+    LocalThreadLog,
+    RouteRequest,
+    SharedThreadLog,
+    ThreadRuntime,
+    ThreadSettings,
+)
+
+__all__ = ["App", "Host", "HostConfig", "check_shareable", "with_response_cache"]
+
+
+@dataclass
+class App:
+    """What a `--app` module contributes: agents, processors (name → factory
+    taking the options dict) and `prepare_step` functions by name."""
+
+    agents: list[Agent] = field(default_factory=list)
+    processors: dict[str, Any] = field(default_factory=dict)
+    step_functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+
+class HostConfig(Protocol):
+    """What `Host.from_config` reads: a loaded configuration with its backends
+    built (agentd.config.Config is one)."""
+
+    agents: list[Agent]
+    caches: dict[str, ServerCache]
+    pricing: dict[str, Any]
+
+    @property
+    def cache_backend(self) -> str: ...
+
+    @property
+    def backends(self) -> tuple[Storage, NotificationStore, Coordination, Cluster | None]: ...
+
+    @property
+    def thread_settings(self) -> ThreadSettings: ...
+
+
+def check_shareable(storage: Storage, *, coordinated: bool) -> None:
+    """Replicas (`coordinated`) share threads: ValueError when the storage is each process's own."""
+    if coordinated and not storage.shared:
+        raise ValueError(
+            f"coordination shares threads between replicas, but {storage.backend!r} "
+            "storage is what each replica keeps to itself (replicas cannot share a SQLite file): "
+            "use storage on Redis, or local coordination for a single replica"
+        )
 
 
 @dataclass
@@ -44,8 +94,8 @@ class Host:
     coordination: Coordination = field(default_factory=LocalCoordination)
     #: What replicas share besides leases (chunk logs, requests): None for one replica.
     cluster: Cluster | None = None
-    #: How long a thread's lease lives without a renewal.
-    lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
+    #: The thread runtime's settings (log retention, buffers, lease TTL, ...).
+    thread_settings: ThreadSettings = field(default_factory=ThreadSettings)
     #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
     prices: dict[str, Any] = field(default_factory=dict)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
@@ -54,32 +104,76 @@ class Host:
     notifications: Notifications = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.cache_backend not in self.caches:
+            raise ValueError(f"no {self.cache_backend!r} cache is configured")
+        check_shareable(self.storage, coordinated=self.coordination.shared)
+        settings = self.thread_settings
         if self.cluster is not None:
-            from agentd.runtime.replicas import ReplicatedThreads
-
-            self.threads = ReplicatedThreads(
-                self.runs, self.storage, self.coordination, self.cluster, lease_ttl_ms=self.lease_ttl_ms
+            ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
+            log: LocalThreadLog | SharedThreadLog = SharedThreadLog(
+                self.cluster, subscriber_buffer=settings.subscriber_buffer
             )
         else:
-            self.threads = ThreadRuntime(self.runs, self.storage)
-        self.threads.agents = self.agents
+            ownership = LocalOwnership()
+            log = LocalThreadLog(retention=settings.log_retention, subscriber_buffer=settings.subscriber_buffer)
+        self.threads = ThreadRuntime(
+            self.runs, self.storage, self.agents, log=log, ownership=ownership, settings=settings
+        )
         self.notifications = Notifications(
             self.notification_store,
             policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},
         )
-        if self.cache_backend not in self.caches:
-            raise ValueError(f"no {self.cache_backend!r} cache is configured")
-        if self.coordination.backend == "redis" and self.storage.backend != "redis":
-            raise ValueError(
-                f"redis coordination shares threads between replicas, but {self.storage.backend!r} storage "
-                "is each replica's own: use RedisStorage, or LocalCoordination for a single replica"
-            )
         # `response-cache` and `token-cost-control` need the server's cache instances, so they are bound here.
         self.processors = with_response_cache(self.processors, self.caches, self.prices, self.cache_backend)
+
+    @classmethod
+    def from_config(
+        cls, config: HostConfig, app: App | None = None, processors: ProcessorRegistry | None = None
+    ) -> Host:
+        """The host a loaded configuration (and an `--app` module) describe;
+        `processors` is the registry the configuration was loaded with."""
+        app = app or App()
+        storage, notification_store, coordination, cluster = config.backends
+        return cls(
+            agents=AgentRegistry([*config.agents, *app.agents]),
+            processors=processors or default_registry().extended(app.processors),
+            step_functions=dict(app.step_functions),
+            caches=config.caches,
+            cache_backend=config.cache_backend,
+            prices=dict(config.pricing),
+            storage=storage,
+            notification_store=notification_store,
+            coordination=coordination,
+            cluster=cluster,
+            thread_settings=config.thread_settings,
+        )
 
     @property
     def cache(self) -> ServerCache:
         return self.caches[self.cache_backend]
+
+    async def open(self) -> int:
+        """Opens the backends, then starts the thread runtime (which replays the
+        acknowledged signals a stopped process left); how many it replayed."""
+        await self.storage.open()
+        await self.notification_store.open()
+        return await self.threads.open()
+
+    async def drain(self, grace: float) -> None:
+        """Refuses new runs, lets runs finish within `grace` seconds (the rest
+        are aborted, SERVER_SHUTDOWN), then ends the subscriptions."""
+        await self.runs.shutdown(grace)
+        await self.threads.shutdown()
+
+    async def close(self) -> None:
+        """Closes every backend (after `drain`, and after the transport stopped)."""
+        for cache in self.caches.values():
+            await cache.close()
+        await self.storage.close()
+        await self.notification_store.close()
+        await self.coordination.close()
+        if self.cluster is not None:
+            await self.cluster.close()
 
     async def route_notification(
         self, signal: Any, *, agent_id: str, resource_id: str, thread_id: str, idle_behavior: Any, stream_options: Any

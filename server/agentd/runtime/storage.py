@@ -100,6 +100,8 @@ class Storage(ABC):
 
     #: "memory", "sqlite" or "redis".
     backend: str = ""
+    #: Several processes (replicas) may use it at once.
+    shared: bool = False
 
     # ------------------------------------------------------------ threads
 

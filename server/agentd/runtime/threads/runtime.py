@@ -1,0 +1,514 @@
+"""Live threads: which run owns each thread, signal routing, queued runs, the
+thread's chunk log with offsets, and its subscribers.
+
+One ThreadRuntime per process, composed of a ThreadLog (where the chunks go:
+this process, or the replicas' shared log) and a ThreadOwnership (who may
+drive a thread: this process, or whichever replica holds its lease). The
+algorithm is written once; the two parts decide what "here" means.
+
+A decision about one thread that awaits (routing, a run's end, a takeover)
+holds the thread's lock. Starting a run checks and takes the thread with no
+await in between on one replica, so two senders racing on an idle thread
+produce exactly one wake: the second sees the first's run and is delivered
+into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
+from agentd.runtime.cluster import RunMarker
+from agentd.runtime.errors import FailedPrecondition, Unavailable
+from agentd.runtime.messages import new_id
+from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
+from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
+from agentd.runtime.storage import PendingSignal, Storage, Thread
+from agentd.runtime.threads.log import ThreadLog
+from agentd.runtime.threads.ownership import ThreadOwnership
+from agentd.runtime.threads.peers import (
+    AbortAnswer,
+    AbortForward,
+    PeerAnswer,
+    PeerRequest,
+    RouteAnswer,
+    ToolAnswer,
+    ToolForward,
+)
+from agentd.runtime.threads.routing import IdleBehavior, RouteRequest, Routing, run_not_active, thread_busy
+from agentd.runtime.threads.settings import ThreadSettings
+from agentd.runtime.threads.state import LiveThread, Queued
+from agentd.runtime.threads.subscriber import Subscriber
+
+if TYPE_CHECKING:
+    from agentd.runtime.agent import Agent
+    from agentd.runtime.registry import AgentRegistry, RunRegistry
+    from agentd.runtime.run import RunHandle
+
+__all__ = ["Snapshot", "ThreadRuntime"]
+
+log = logging.getLogger("agentd.threads")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    active_run_id: str
+    log_epoch: str
+    last_offset: int
+
+
+class ThreadRuntime:
+    def __init__(
+        self,
+        runs: RunRegistry,
+        storage: Storage,
+        agents: AgentRegistry,
+        *,
+        log: ThreadLog,
+        ownership: ThreadOwnership,
+        settings: ThreadSettings,
+    ) -> None:
+        self.runs = runs
+        self.storage = storage
+        self.agents = agents
+        self.log = log
+        self.ownership = ownership
+        self.settings = settings
+        self._threads: dict[str, LiveThread] = {}
+        self._closed = False
+        #: Acknowledged signals not yet through a finished run, by the run that holds them.
+        self._outbox: dict[str, list[str]] = {}
+        #: Outbox writes in flight, so a run that ends meanwhile waits for them.
+        self._commits: dict[str, asyncio.Task[None]] = {}
+        #: Each thread-bound run's logging task, by run id (it ends after the run and its hand-over).
+        self._pumps: dict[str, asyncio.Task[None]] = {}
+
+    def __repr__(self) -> str:
+        return f"ThreadRuntime({self.ownership!r}, threads={len(self._threads)})"
+
+    def _state(self, resource_id: str, thread_id: str) -> LiveThread:
+        # Keyed by thread id alone: storage keeps thread ids unique across
+        # resources and a run never binds to another resource's thread.
+        state = self._threads.get(thread_id)
+        if state is None:
+            state = self._threads[thread_id] = LiveThread(resource_id, thread_id)
+        return state
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def open(self) -> int:
+        """Starts owning threads: recovers the acknowledged signals a stopped
+        process (or a dead replica) left; how many were replayed."""
+        return await self.ownership.start(self)
+
+    async def shutdown(self, grace: float = 5.0) -> None:
+        """Ends every subscription (their streams answer UNAVAILABLE), and waits
+        up to `grace` seconds for the runs' logs to be written (the runs were
+        ended first: RunRegistry.shutdown)."""
+        self._closed = True
+        for state in self._threads.values():
+            state.queue.clear()
+        await self.log.close()
+        if self._pumps:
+            await asyncio.wait(list(self._pumps.values()), timeout=grace)
+        await self.ownership.close()
+
+    # ------------------------------------------------------------ queries
+
+    def active_run(self, resource_id: str, thread_id: str) -> RunHandle | None:
+        """The thread's active run, when this process runs it."""
+        state = self._threads.get(thread_id)
+        return state.running if state is not None else None
+
+    async def active_run_id(self, resource_id: str, thread_id: str) -> str | None:
+        """The id of the thread's active run, wherever it runs."""
+        active = self.active_run(resource_id, thread_id)
+        if active is not None:
+            return active.run_id
+        holder = await self.ownership.holder(thread_id)
+        return holder.run_id or None if holder is not None else None
+
+    async def thread_of_run(self, run_id: str) -> tuple[str, str] | None:
+        """(resource id, thread id) of an active run, wherever it runs."""
+        for state in self._threads.values():
+            if state.running is not None and state.running.run_id == run_id:
+                return state.resource_id, state.thread_id
+        marker = await self.ownership.locate(run_id)
+        return None if marker is None else (marker.resource_id, marker.thread_id)
+
+    def busy(self, thread_id: str) -> bool:
+        state = self._threads.get(thread_id)
+        return state is not None and (state.lock.locked() or state.active is not None)
+
+    async def settled(self, run_id: str) -> None:
+        """Returns once a thread-bound run's chunks are logged and its thread is
+        handed on (to the next queued run) or free: what the run's caller waits
+        for before answering, so its next call on the thread finds it idle."""
+        pump = self._pumps.get(run_id)
+        if pump is not None:
+            await asyncio.wait([pump])  # its failures are logged there, not the caller's
+
+    # ------------------------------------------------------------ runs
+
+    async def start_run(
+        self,
+        agent: Agent,
+        run_input: Any,
+        options: ExecutionOptions,
+        *,
+        run_id: str | None = None,
+        opening: Signal | None = None,
+    ) -> RunHandle:
+        """Starts a thread-bound run (the thread must be idle) and logs its chunks."""
+        memory = options.memory
+        assert memory is not None and memory.thread is not None
+        state = self._state(memory.resource or "", memory.thread.id)
+        if state.running is not None:
+            raise thread_busy(state.thread_id, state.running.run_id)
+        if not self.runs.accepting:
+            raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
+        run_id = run_id or new_id()
+        # The thread's previous run is over but still logging its end and letting go: wait for that.
+        previous = self.ownership.current_run(state.thread_id)
+        pump = self._pumps.get(previous) if previous is not None and previous != run_id else None
+        if pump is not None and pump is not asyncio.current_task():
+            await asyncio.wait([pump], timeout=self.settings.lease_ttl)
+            if state.running is not None:
+                raise thread_busy(state.thread_id, state.running.run_id)
+        await self.ownership.begin(
+            state, RunMarker(run_id, state.thread_id, state.resource_id, agent.id, self.ownership.replica_id)
+        )
+        try:
+            handle = self._launch(state, agent, run_input, options, run_id, opening)
+        except BaseException:
+            await self.ownership.abandon(state, run_id)
+            raise
+        self.ownership.watch(state, handle)
+        return handle
+
+    def _launch(
+        self,
+        state: LiveThread,
+        agent: Agent,
+        run_input: Any,
+        options: ExecutionOptions,
+        run_id: str,
+        opening: Signal | None,
+    ) -> RunHandle:
+        if state.running is not None:
+            raise thread_busy(state.thread_id, state.running.run_id)
+        handle = self.runs.start(agent, run_input, options, run_id=run_id)
+        handle.client_tool_timeout = self.settings.client_tool_timeout
+        if opening is not None:
+            handle.opening_signals.append(opening)
+        state.active, state.agent, state.options = handle, agent, options
+        pump = asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
+        self._pumps[handle.run_id] = pump
+        pump.add_done_callback(lambda _: self._pumps.pop(handle.run_id, None))
+        return handle
+
+    async def _pump(self, state: LiveThread, handle: RunHandle) -> None:
+        try:
+            async for batch in handle.buffer.batches():
+                await self.log.append(state.thread_id, batch)
+        finally:
+            if state.active is handle:
+                state.active = None
+            # Signals delivered too late for this run get their own run, in order.
+            leftover = list(handle.pending_signals)
+            handle.pending_signals.clear()
+            held = self._outbox.pop(handle.run_id, [])
+            for signal in leftover:
+                self._queue(state, state.agent or handle.agent, signal, state.options)
+            taken = [s for s in held if s not in {x.id for x in leftover}]
+            await self._release(taken)
+            await self._after_run(state, handle)
+
+    async def _after_run(self, state: LiveThread, handle: RunHandle) -> None:
+        """The thread's run ended (its leftovers already queued): the next
+        queued run gets the thread, or it is let go."""
+        async with state.lock:
+            if not await self.ownership.finished(state, handle.run_id):
+                return  # the thread was never this run's (or is gone already)
+            running = not self._closed and self.runs.accepting
+            if state.queue and running and await self.ownership.hand_on(state, state.queue[0].run_id):
+                await self._next(state)
+                return
+            await self.ownership.release(state)
+            self._forget_queue(state)
+
+    def _forget_queue(self, state: LiveThread) -> None:
+        """Queued runs this process can no longer start: their signals stay
+        pending in storage, for whoever takes the thread next."""
+        for item in state.queue:
+            self._outbox.pop(item.run_id, None)
+        state.queue.clear()
+
+    async def _next(self, state: LiveThread) -> None:
+        """Starts the next queued run, one at a time, in order."""
+        while state.queue and state.active is None and not self._closed:
+            item = state.queue.popleft()
+            try:
+                await self.start_run(
+                    item.agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
+                )
+            except Exception:
+                log.exception("queued run %s could not start", item.run_id)
+
+    async def _release(self, signal_ids: list[str]) -> None:
+        """Drops signals from the outbox once the run that took them ended."""
+        if not signal_ids:
+            return
+        await asyncio.gather(*(self._commits[s] for s in signal_ids if s in self._commits), return_exceptions=True)
+        try:
+            await self.storage.delete_pending(signal_ids)
+        except Exception:
+            log.exception("could not clear %d delivered signal(s) from the outbox", len(signal_ids))
+
+    def _hold(
+        self, run_id: str, signal: Signal, agent: Agent, resource_id: str, thread_id: str
+    ) -> asyncio.Task[None] | None:
+        """Marks a signal as held by a run and starts committing it to the outbox
+        (the answer waits for that commit). Transient signals are never stored."""
+        if signal.transient:
+            return None
+        self._outbox.setdefault(run_id, []).append(signal.id)
+        if signal.id not in self._commits:
+            entry = PendingSignal(signal, agent.id, resource_id, thread_id)
+            task = asyncio.get_running_loop().create_task(self.storage.save_pending(entry))
+            self._commits[signal.id] = task
+            task.add_done_callback(lambda _: self._commits.pop(signal.id, None))
+            return task
+        return self._commits[signal.id]
+
+    def _queue(self, state: LiveThread, agent: Agent, signal: Signal, options: ExecutionOptions | None) -> Queued:
+        queued = Queued(agent, signal, new_id(), self._options_for(options, state.resource_id, state.thread_id))
+        state.queue.append(queued)
+        self._hold(queued.run_id, signal, agent, state.resource_id, state.thread_id)
+        return queued
+
+    async def take_over(self, resource_id: str, thread_id: str, entries: list[PendingSignal] | None) -> int:
+        """Replays a thread's acknowledged signals that no finished run took, in
+        order, one run at a time, once the thread is held for it; `entries` as
+        read before, or None to read them once the thread is held."""
+        state = self._state(resource_id, thread_id)
+        async with state.lock:
+            if state.running is not None or not await self.ownership.claim(state):
+                return 0
+            if entries is None:  # read under the claim: a run that just ended cleared its own first
+                entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
+            held = {signal_id for ids in self._outbox.values() for signal_id in ids}
+            for entry in entries:
+                if entry.signal.id in held:
+                    continue
+                try:
+                    agent = self.agents.get(entry.agent_id)
+                except Exception:
+                    log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
+                    await self.storage.delete_pending([entry.signal.id])
+                    continue
+                queued = Queued(agent, entry.signal, new_id(), self._options_for(None, resource_id, thread_id))
+                state.queue.append(queued)
+                self._outbox.setdefault(queued.run_id, []).append(entry.signal.id)
+            if state.queue and await self.ownership.hand_on(state, state.queue[0].run_id):
+                replayed = len(state.queue)
+                log.info("thread %s: took over %d pending signal(s)", thread_id, replayed)
+                await self._next(state)
+                return replayed
+            await self.ownership.release(state)
+            self._forget_queue(state)
+            return 0
+
+    # ------------------------------------------------------------ routing
+
+    def _options_for(self, options: ExecutionOptions | None, resource_id: str, thread_id: str) -> ExecutionOptions:
+        # A woken run's memory always comes from the target's ids.
+        return replace(options or ExecutionOptions(), memory=MemoryOptions(resource_id, ThreadRef(thread_id)))
+
+    async def route(self, request: RouteRequest) -> Routing:
+        """Routes a signal into a thread, here or on the replica that holds it.
+        The answer is sent once it is decided (and, for deliver and wake of a
+        stored signal, once it is committed). A retry of the same request (same
+        signal id and target) gets the first answer."""
+        if self._closed:
+            raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        return await self.ownership.once(request.idempotency_key, lambda: self._route_anywhere(request))
+
+    async def _route_anywhere(self, request: RouteRequest) -> Routing:
+        thread_id, run_id = request.thread_id, request.run_id
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ownership.patience
+        while True:
+            state = self._state(request.resource_id, thread_id)
+            async with state.lock:
+                if state.running is not None:
+                    return await self._route_here(request)
+                holder = await self.ownership.holder(thread_id)
+                if holder is None:
+                    if run_id:
+                        raise run_not_active(run_id, thread_id)
+                    try:
+                        # Idle: persist/discard here; a wake takes the thread in start_run.
+                        return await self._route_here(request)
+                    except FailedPrecondition as exc:
+                        if exc.reason != "THREAD_BUSY":
+                            raise
+                        # Lost the race for the thread: deliver to the winner.
+                        holder = await self.ownership.holder(thread_id)
+                        if holder is None:
+                            continue
+            if run_id and holder.run_id not in ("", run_id):
+                raise run_not_active(run_id, thread_id)
+            answer: PeerAnswer | None = None
+            if holder.replica != self.ownership.replica_id:
+                forwarded = replace(request, if_idle="wake", idle_attributes=None, stream_options=None)
+                answer = await self.ownership.forward(holder.replica, forwarded)
+            if isinstance(answer, RouteAnswer) and answer.routing is not None:
+                return answer.routing
+            # The thread is changing hands (a run ending, a lease expiring): look again.
+            if loop.time() > deadline:
+                raise Unavailable(
+                    f"thread {thread_id!r} is held by replica {holder.replica}, which does not answer",
+                    "REPLICA_UNREACHABLE",
+                )
+            quick = answer is not None or holder.replica == self.ownership.replica_id
+            await asyncio.sleep(0.005 if quick else self.ownership.poll_interval)
+
+    async def _route_here(self, request: RouteRequest) -> Routing:
+        """Routes into this process's view of the thread."""
+        agent = self.agents.get(request.agent_id)
+        signal, resource_id, thread_id, run_id = request.signal, request.resource_id, request.thread_id, request.run_id
+        state = self._state(resource_id, thread_id)
+        active = state.running
+        if run_id and (active is None or active.run_id != run_id):
+            raise run_not_active(run_id, thread_id)
+        routing: Routing
+        if active is not None:
+            signal = with_delivery_attributes(signal, request.active_attributes)
+            if request.queue:
+                queued = self._queue(state, agent, signal, request.stream_options or state.options)
+                routing = Routing("deliver", queued.run_id, signal)
+            elif request.if_active == "deliver":
+                if state.agent is not None and state.agent.id != agent.id:
+                    raise thread_busy(thread_id, active.run_id)
+                if not active.deliver(signal):  # the run is past its last model call: a next turn
+                    queued = self._queue(state, agent, signal, state.options)
+                    routing = Routing("deliver", queued.run_id, signal)
+                else:
+                    self._hold(active.run_id, signal, agent, resource_id, thread_id)
+                    routing = Routing("deliver", active.run_id, signal)
+            elif request.if_active == "persist":
+                await self._persist(signal, resource_id, thread_id)
+                routing = Routing("persist", None, signal)
+            else:
+                routing = Routing("discard", None, signal)
+        else:
+            signal = with_delivery_attributes(signal, request.idle_attributes)
+            behavior: IdleBehavior = "wake" if request.queue else request.if_idle
+            if behavior == "wake":
+                handle = await self.start_run(
+                    agent,
+                    [to_db_message(signal)],
+                    self._options_for(request.stream_options, resource_id, thread_id),
+                    opening=signal,
+                )
+                # Held like a delivered signal: a process killed mid-run replays it
+                # (the run saves its input only when it ends).
+                self._hold(handle.run_id, signal, agent, resource_id, thread_id)
+                await handle.ready()  # a run that cannot start is a routing failure
+                routing = Routing("wake", handle.run_id, signal)
+            elif behavior == "persist":
+                await self._persist(signal, resource_id, thread_id)
+                await self._announce_persisted(state, agent, signal)
+                routing = Routing("persist", None, signal)
+            else:
+                routing = Routing("discard", None, signal)
+        commit = self._commits.get(signal.id)
+        if commit is not None and routing.action in ("deliver", "wake"):
+            await asyncio.shield(commit)  # nothing acknowledged is lost: answer after the commit
+        return routing
+
+    async def _persist(self, signal: Signal, resource_id: str, thread_id: str) -> None:
+        if signal.transient:
+            return  # transient signals are never stored, whatever the behaviour
+        if await self.storage.get_thread(thread_id) is None:
+            await self.storage.save_thread(Thread(thread_id, resource_id))
+        await self.storage.save_messages([to_db_message(signal, thread_id, resource_id)])
+
+    async def _announce_persisted(self, state: LiveThread, agent: Agent, signal: Signal) -> None:
+        """A persisted signal on an idle thread reaches subscribers as a small
+        run with no model call: start, the echo, finish."""
+        run_id = new_id()
+        payloads: tuple[Payload, ...] = (
+            Start(agent.id, state.thread_id, state.resource_id),
+            SignalEcho(signal),
+            Finish("stop", Usage(0, 0, 0), Usage(0, 0, 0)),
+        )
+        chunks = [Chunk(payload, run_id, seq) for seq, payload in enumerate(payloads, start=1)]
+        await self.log.append(state.thread_id, chunks)
+
+    # ------------------------------------------------------------ abort and client tools
+
+    async def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
+        """Aborts the thread's active run, wherever it runs; its id, or None when none was aborted."""
+        if self.active_run(resource_id, thread_id) is not None:
+            return self._abort_here(resource_id, thread_id, run_id)
+        holder = await self.ownership.holder(thread_id)
+        if holder is None or holder.replica == self.ownership.replica_id:
+            return None
+        answer = await self.ownership.forward(holder.replica, AbortForward(resource_id, thread_id, run_id))
+        return answer.run_id if isinstance(answer, AbortAnswer) else None
+
+    def _abort_here(self, resource_id: str, thread_id: str, run_id: str | None) -> str | None:
+        active = self.active_run(resource_id, thread_id)
+        if active is None or (run_id and active.run_id != run_id):
+            return None
+        return active.run_id if active.abort("ABORTED", "aborted by request") else None
+
+    async def answer_tool(self, run_id: str, tool_call_id: str, result: Any, is_error: bool) -> bool:
+        """Hands a client tool's answer to the run waiting for it, wherever it
+        runs; False when none waits."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            return run.answer_tool(tool_call_id, result, is_error)
+        marker = await self.ownership.locate(run_id)
+        if marker is None or marker.replica == self.ownership.replica_id:
+            return False
+        answer = await self.ownership.forward(marker.replica, ToolForward(run_id, tool_call_id, result, is_error))
+        return isinstance(answer, ToolAnswer) and answer.answered
+
+    async def answer_peer(self, request: PeerRequest) -> PeerAnswer:
+        """Another replica's request about a thread (or run) this one holds."""
+        if isinstance(request, RouteRequest):
+            state = self._state(request.resource_id, request.thread_id)
+            async with state.lock:
+                if state.running is None:
+                    return RouteAnswer(None)
+                return RouteAnswer(await self._route_here(request))
+        if isinstance(request, AbortForward):
+            return AbortAnswer(self._abort_here(request.resource_id, request.thread_id, request.run_id))
+        run = self.runs.get(request.run_id)
+        return ToolAnswer(run is not None and run.answer_tool(request.tool_call_id, request.result, request.is_error))
+
+    # ------------------------------------------------------------ subscriptions
+
+    async def subscribe(
+        self, resource_id: str, thread_id: str, *, resume_epoch: str | None = None, after_offset: int | None = None
+    ) -> tuple[Snapshot, list[Chunk], Subscriber]:
+        """The snapshot, the logged chunks to replay, and a live queue, with no
+        gap and no duplicate between the replay and the live chunks."""
+        if self._closed:
+            raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        joined = await self.log.join(thread_id, resume_epoch=resume_epoch, after_offset=after_offset)
+        try:
+            active = await self.active_run_id(resource_id, thread_id)
+        except Unavailable:
+            self.log.leave(thread_id, joined.subscriber)
+            raise
+        return Snapshot(active or "", joined.epoch, joined.last_offset), joined.replay, joined.subscriber
+
+    def unsubscribe(self, resource_id: str, thread_id: str, subscriber: Subscriber) -> None:
+        self.log.leave(thread_id, subscriber)

@@ -1,0 +1,47 @@
+"""The thread runtime's settings, fixed when it is built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
+from agentd.runtime.threads.subscriber import DEFAULT_SUBSCRIBER_BUFFER
+
+__all__ = ["DEFAULT_LOG_RETENTION", "ThreadSettings"]
+
+#: Chunks kept per thread for resuming subscribers.
+DEFAULT_LOG_RETENTION = 10_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThreadSettings:
+    #: Chunks kept per thread for resuming subscribers.
+    log_retention: int = DEFAULT_LOG_RETENTION
+    #: Chunks a subscriber may lag before it is told it fell behind.
+    subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER
+    #: How long a run waits for a client tool's answer before the model sees a tool error.
+    client_tool_timeout: float = 120.0
+    #: Replicas: how long a thread's lease lives without a renewal.
+    lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
+    #: Replicas: how often to look for threads a dead replica left (None: half a lease).
+    sweep_interval: float | None = None
+    #: Replicas: how long a forwarded request waits for the other replica's answer.
+    request_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("log_retention", "subscriber_buffer", "lease_ttl_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive whole number, not {value!r}")
+        for name in ("client_tool_timeout", "request_timeout"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
+
+    @property
+    def lease_ttl(self) -> float:
+        """The lease's lifetime in seconds."""
+        return self.lease_ttl_ms / 1000
+
+    @property
+    def sweep_every(self) -> float:
+        return self.sweep_interval if self.sweep_interval is not None else max(0.05, self.lease_ttl / 2)
