@@ -35,7 +35,6 @@ import copy
 import enum
 import inspect
 import json
-import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -43,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast, overload
 
+from agentd.runtime.durations import parse_duration
 from agentd.runtime.errors import AlreadyExists, FailedPrecondition, FieldViolation, InvalidArgument, NotFound
 from agentd.runtime.messages import utcnow
 from agentd.runtime.signals import JSON, Attributes, AttributesInput, Signal, create_signal, normalize_attributes
@@ -813,28 +813,6 @@ class DecisionInput:
 DecisionLike: TypeAlias = DeliveryDecision | str | Mapping[str, Any]
 #: `decide(DecisionInput)`, sync or async; None (or any falsy answer) falls through to the tables.
 Decider: TypeAlias = Callable[[DecisionInput], DecisionLike | Awaitable[DecisionLike | None] | None]
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(value: str | int | float | timedelta) -> timedelta:
-    """ "30m", "2h", "45s", "1h30m", "500ms", "1d"; a number is seconds. ValueError otherwise."""
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, bool):
-        raise ValueError(f"not a duration: {value!r}")
-    elif isinstance(value, int | float):
-        seconds = float(value)
-    elif isinstance(value, str) and _DURATION.fullmatch(value.strip().lower()):
-        seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(value.strip().lower()))
-    else:
-        raise ValueError(f'not a duration: {value!r} (use e.g. "45s", "30m", "2h", "1h30m")')
-    if seconds < 0:
-        raise ValueError(f"a duration must not be negative: {value!r}")
-    return timedelta(seconds=seconds)
-
 
 def _check_action(value: object, where: str) -> DeliveryAction:
     if value not in DELIVERY_ACTIONS:
