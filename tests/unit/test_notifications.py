@@ -18,6 +18,7 @@ import pytest
 from agentd.backends.redis_notifications import RedisNotificationStore
 from agentd.backends.sqlite_notifications import NOTIFICATION_SCHEMA_VERSION, SQLiteNotificationStore
 from agentd.backends.sqlite_storage import SQLiteStorage
+from agentd.runtime.durations import parse_duration
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
 from agentd.runtime.messages import TextPart
 from agentd.runtime.notifications import (
@@ -43,7 +44,6 @@ from agentd.runtime.notifications import (
     create_notification_inbox_tool,
     default_decision,
     notification_signal,
-    parse_duration,
     summary_signal,
 )
 from agentd.runtime.signals import Signal, render_for_model

@@ -72,16 +72,12 @@ from agentd.backends.redis_storage import (
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.notifications import (
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor, matches_query
+from agentd.runtime.notifications.record import (
     STATUSES,
-    NotificationExists,
     NotificationInput,
-    NotificationNotFound,
-    NotificationPage,
     NotificationPatch,
-    NotificationQuery,
     NotificationRecord,
-    NotificationStore,
     Status,
     apply_delivered,
     apply_patch,
@@ -89,11 +85,10 @@ from agentd.runtime.notifications import (
     checked_input,
     coalesce_record,
     due_at,
-    encode_cursor,
     matches_coalesce,
-    matches_query,
     new_record,
 )
+from agentd.runtime.notifications.store import NotificationExists, NotificationNotFound, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]

@@ -31,16 +31,12 @@ from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, 
 from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import cache_codec
 from agentd.runtime.errors import AgentdError, InvalidArgument
-from agentd.runtime.notifications import (
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor
+from agentd.runtime.notifications.record import (
     STATUSES,
-    NotificationExists,
     NotificationInput,
-    NotificationNotFound,
-    NotificationPage,
     NotificationPatch,
-    NotificationQuery,
     NotificationRecord,
-    NotificationStore,
     Status,
     apply_delivered,
     apply_patch,
@@ -48,9 +44,9 @@ from agentd.runtime.notifications import (
     checked_input,
     coalesce_record,
     due_at,
-    encode_cursor,
     new_record,
 )
+from agentd.runtime.notifications.store import NotificationExists, NotificationNotFound, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
