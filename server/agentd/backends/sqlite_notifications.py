@@ -21,7 +21,6 @@ on insert, kept by updates) breaks ties exactly as the in-memory store does.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -34,19 +33,15 @@ from agentd.runtime.errors import AgentdError, InvalidArgument
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor
 from agentd.runtime.notifications.record import (
     STATUSES,
-    NotificationInput,
     NotificationPatch,
     NotificationRecord,
     Status,
     apply_delivered,
     apply_patch,
     as_of,
-    checked_input,
-    coalesce_record,
     due_at,
-    new_record,
 )
-from agentd.runtime.notifications.store import NotificationExists, NotificationNotFound, NotificationStore
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
@@ -120,61 +115,45 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
 
     # ------------------------------------------------------------ records
 
-    async def create(
-        self,
-        value: NotificationInput,
-        *,
-        thread_id: str,
-        resource_id: str | None = None,
-        agent_id: str | None = None,
-        now: datetime | None = None,
-        id: str | None = None,
-    ) -> NotificationRecord:
-        checked = checked_input(value, thread_id)
-        when = as_of(now)
-        fresh = new_record(
-            checked,
-            id=id or str(uuid.uuid4()),
-            thread_id=thread_id,
-            resource_id=resource_id,
-            agent_id=agent_id,
-            now=when,
-        )
+    async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
+        fresh = creation.record
 
-        def create(connection: sqlite3.Connection) -> NotificationRecord:
+        def insert(connection: sqlite3.Connection) -> NotificationRecord:
+            # The twin search and the write are one transaction (BEGIN IMMEDIATE).
             with write(connection):
                 twin = None
-                if checked.dedupe_key is not None or checked.coalesce_key is not None:
+                if creation.keyed:
+                    # Creation.twin, as a query: the same match, the newest (updated, seq) first.
                     twin = connection.execute(
                         "SELECT body FROM notifications WHERE thread_id = ? AND source = ? AND kind = ? "
                         "AND status = 'pending' AND agent_id IS ? AND resource_id IS ? "
                         "AND ((? IS NOT NULL AND dedupe_key = ?) OR (? IS NOT NULL AND coalesce_key = ?)) "
                         "ORDER BY updated_us DESC, seq DESC LIMIT 1",
                         (
-                            thread_id,
-                            checked.source,
-                            checked.kind,
+                            fresh.thread_id,
+                            fresh.source,
+                            fresh.kind,
                             fresh.agent_id,
                             fresh.resource_id,
-                            checked.dedupe_key,
-                            checked.dedupe_key,
-                            checked.coalesce_key,
-                            checked.coalesce_key,
+                            fresh.dedupe_key,
+                            fresh.dedupe_key,
+                            fresh.coalesce_key,
+                            fresh.coalesce_key,
                         ),
                     ).fetchone()
                 if twin is not None:
-                    record = coalesce_record(_record(twin[0]), checked, when)
+                    record = creation.coalesced(_record(twin[0]))
                 else:
                     record = fresh
                     taken = connection.execute(
-                        "SELECT 1 FROM notifications WHERE thread_id = ? AND id = ?", (thread_id, record.id)
+                        "SELECT 1 FROM notifications WHERE thread_id = ? AND id = ?", (fresh.thread_id, fresh.id)
                     ).fetchone()
                     if taken:
-                        raise NotificationExists(thread_id, record.id)
+                        raise NotificationExists(fresh.thread_id, fresh.id)
                 connection.execute(_UPSERT, _row(record))
             return record
 
-        return await self._call(create)
+        return await self._call(insert)
 
     async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
         def select(connection: sqlite3.Connection) -> NotificationRecord | None:

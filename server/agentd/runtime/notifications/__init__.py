@@ -80,6 +80,7 @@ from agentd.runtime.notifications.service import (
     SendResult,
 )
 from agentd.runtime.notifications.store import (
+    Creation,
     InMemoryNotificationStore,
     NotificationExists,
     NotificationNotFound,
@@ -96,6 +97,7 @@ __all__ = [
     "STATUS_STAMPS",
     "THREAD_STATES",
     "UNSET",
+    "Creation",
     "Decider",
     "DecisionInput",
     "DecisionLike",

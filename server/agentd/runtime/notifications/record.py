@@ -35,7 +35,6 @@ __all__ = [
     "aware",
     "check_priority",
     "check_status",
-    "checked_input",
     "coalesce_record",
     "due_at",
     "matches_coalesce",
@@ -177,14 +176,6 @@ def aware(when: datetime) -> datetime:
 def as_of(now: datetime | None) -> datetime:
     """A store method's `now`: the given time made aware, or the current time."""
     return aware(now) if now is not None else utcnow()
-
-
-def checked_input(value: NotificationInput, thread_id: str) -> NotificationInput:
-    """What every store's `create` validates before anything else."""
-    checked = validate_input(value)
-    if not thread_id:
-        raise InvalidArgument.field("thread_id", "required")
-    return checked
 
 
 def _opt(value: str | None) -> str | None:

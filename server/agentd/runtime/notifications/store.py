@@ -8,10 +8,11 @@ import asyncio
 import copy
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from agentd.runtime.errors import AlreadyExists, FailedPrecondition, NotFound
+from agentd.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor, matches_query
 from agentd.runtime.notifications.record import (
     NotificationInput,
@@ -23,14 +24,15 @@ from agentd.runtime.notifications.record import (
     as_of,
     aware,
     check_status,
-    checked_input,
     coalesce_record,
     due_at,
     matches_coalesce,
     new_record,
+    validate_input,
 )
 
 __all__ = [
+    "Creation",
     "InMemoryNotificationStore",
     "NotificationExists",
     "NotificationNotFound",
@@ -61,15 +63,47 @@ def no_store() -> FailedPrecondition:
     return FailedPrecondition("notifications storage is not configured", "NOTIFICATIONS_UNAVAILABLE")
 
 
+@dataclass(frozen=True)
+class Creation:
+    """One `create`, as `NotificationStore.insert_or_coalesce` stores it."""
+
+    #: The validated input.
+    value: NotificationInput
+    #: The record to insert when no pending twin takes the input (its id random unless given).
+    record: NotificationRecord
+    now: datetime
+
+    @property
+    def keyed(self) -> bool:
+        """Whether the input can coalesce at all (it has a dedupe or a coalesce key)."""
+        return self.value.dedupe_key is not None or self.value.coalesce_key is not None
+
+    def coalesces_into(self, record: NotificationRecord) -> bool:
+        """`matches_coalesce` in the scope (thread, agent, resource) of the new record."""
+        fresh = self.record
+        return matches_coalesce(
+            record, self.value, thread_id=fresh.thread_id, resource_id=fresh.resource_id, agent_id=fresh.agent_id
+        )
+
+    def twin(self, entries: Iterable[tuple[int, NotificationRecord]]) -> tuple[int, NotificationRecord] | None:
+        """Of (insertion sequence, record) entries, the newest (updated_at, then
+        sequence) that the input coalesces into; None when there is none."""
+        matching = [entry for entry in entries if self.coalesces_into(entry[1])]
+        return max(matching, key=lambda entry: (entry[1].updated_at, entry[0])) if matching else None
+
+    def coalesced(self, twin: NotificationRecord) -> NotificationRecord:
+        """`twin` with the input merged in (`coalesce_record`)."""
+        return coalesce_record(twin, self.value, self.now)
+
+
 class NotificationStore(ABC):
     """The "notifications" storage domain. Records are copied at the boundary:
     changing an input or a returned record never changes what is stored. The
     key is (thread_id, id): the same id may exist in two threads."""
 
-    #: "memory" or "sqlite".
+    #: "memory", "sqlite" or "redis".
     backend: str = ""
 
-    @abstractmethod
     async def create(
         self,
         value: NotificationInput,
@@ -82,6 +116,26 @@ class NotificationStore(ABC):
     ) -> NotificationRecord:
         """Coalesces into a matching pending record (`matches_coalesce`), else
         creates one (a random id unless `id` is given; NotificationExists when taken)."""
+        checked = validate_input(value)
+        if not thread_id:
+            raise InvalidArgument.field("thread_id", "required")
+        when = as_of(now)
+        fresh = new_record(
+            checked,
+            id=id or str(uuid.uuid4()),
+            thread_id=thread_id,
+            resource_id=resource_id,
+            agent_id=agent_id,
+            now=when,
+        )
+        return await self.insert_or_coalesce(Creation(checked, fresh, when))
+
+    @abstractmethod
+    async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
+        """`create` once the input is checked, as one atomic step: finds the
+        newest pending twin (`Creation.twin`) and stores `creation.coalesced(twin)`
+        over it; with no twin, inserts `creation.record` (NotificationExists
+        when its (thread_id, id) is taken). Returns the stored record."""
 
     @abstractmethod
     async def get(self, thread_id: str, id: str) -> NotificationRecord | None: ...
@@ -156,40 +210,19 @@ class InMemoryNotificationStore(NotificationStore):
         self._records: dict[tuple[str, str], tuple[int, NotificationRecord]] = {}
         self._sequence = 0
 
-    async def create(
-        self,
-        value: NotificationInput,
-        *,
-        thread_id: str,
-        resource_id: str | None = None,
-        agent_id: str | None = None,
-        now: datetime | None = None,
-        id: str | None = None,
-    ) -> NotificationRecord:
-        checked = checked_input(value, thread_id)
-        when = as_of(now)
-        twins = [
-            (record.updated_at, sequence, record)
-            for sequence, record in self._records.values()
-            if matches_coalesce(record, checked, thread_id=thread_id, resource_id=resource_id, agent_id=agent_id)
-        ]
-        if twins:
-            _, sequence, existing = max(twins, key=lambda t: (t[0], t[1]))
-            merged = coalesce_record(existing, checked, when)
-            self._records[(thread_id, existing.id)] = (sequence, merged)
+    async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
+        # No await between the twin search and the write: atomic on the event loop.
+        record = creation.record
+        twin = creation.twin(self._records.values())
+        if twin is not None:
+            sequence, existing = twin
+            merged = creation.coalesced(existing)
+            self._records[(existing.thread_id, existing.id)] = (sequence, merged)
             return copy.deepcopy(merged)
-        record = new_record(
-            checked,
-            id=id or _new_id(),
-            thread_id=thread_id,
-            resource_id=resource_id,
-            agent_id=agent_id,
-            now=when,
-        )
-        if (thread_id, record.id) in self._records:
-            raise NotificationExists(thread_id, record.id)
+        if (record.thread_id, record.id) in self._records:
+            raise NotificationExists(record.thread_id, record.id)
         self._sequence += 1
-        self._records[(thread_id, record.id)] = (self._sequence, record)
+        self._records[(record.thread_id, record.id)] = (self._sequence, copy.deepcopy(record))
         return copy.deepcopy(record)
 
     async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
@@ -271,7 +304,3 @@ class InMemoryNotificationStore(NotificationStore):
 
     async def clear(self) -> None:
         self._records.clear()
-
-
-def _new_id() -> str:
-    return str(uuid.uuid4())
