@@ -70,16 +70,15 @@ from agentd.backends.redis_storage import (
 )
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
-from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor, matches_query
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
 from agentd.runtime.notifications.record import (
-    STATUSES,
     NotificationPatch,
     NotificationRecord,
     Status,
     apply_delivered,
     apply_patch,
     as_of,
+    check_status,
     due_at,
 )
 from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
@@ -350,11 +349,7 @@ class RedisNotificationStore(NotificationStore):
                 if len(members) < batch:
                     break
                 upper = "(" + members[-1]
-        rows = matched[query.offset :]
-        page = rows if query.limit is None else rows[: query.limit]
-        more = len(page) < len(rows)
-        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
-        return NotificationPage([record for _, record in page], cursor)
+        return page_of(matched[query.offset :], query.limit)
 
     async def list_due(
         self,
@@ -438,8 +433,7 @@ class RedisNotificationStore(NotificationStore):
     async def update_status(
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
-        if status not in STATUSES:
-            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        check_status(status)
         when = as_of(now)
         unique = list(dict.fromkeys(ids))
         if not unique:

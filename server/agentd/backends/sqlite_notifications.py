@@ -29,16 +29,16 @@ from typing import Any
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
 from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import cache_codec
-from agentd.runtime.errors import AgentdError, InvalidArgument
-from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor
+from agentd.runtime.errors import AgentdError
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, page_of
 from agentd.runtime.notifications.record import (
-    STATUSES,
     NotificationPatch,
     NotificationRecord,
     Status,
     apply_delivered,
     apply_patch,
     as_of,
+    check_status,
     due_at,
 )
 from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
@@ -191,11 +191,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
             with read(connection):
                 return [(seq, _record(body)) for seq, body in connection.execute(sql, args)]
 
-        rows = await self._call(select)
-        page = rows if query.limit is None else rows[: query.limit]
-        more = len(page) < len(rows)
-        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
-        return NotificationPage([record for _, record in page], cursor)
+        return page_of(await self._call(select), query.limit)
 
     async def list_due(
         self,
@@ -241,8 +237,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     async def update_status(
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
-        if status not in STATUSES:
-            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        check_status(status)
         when = as_of(now)
         unique = list(dict.fromkeys(ids))
 

@@ -12,18 +12,10 @@ from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications.query import NotificationQuery
 from agentd.runtime.notifications.record import PRIORITIES, STATUSES, NotificationPatch, NotificationRecord, Status
 from agentd.runtime.notifications.render import iso, notification_signal
-from agentd.runtime.notifications.routing import REFUSED_ACTIONS, Refused, Route, describe
+from agentd.runtime.notifications.routing import Route, accepted, describe, route_record
 from agentd.runtime.notifications.service import Notifications
 from agentd.runtime.signals import JSON
 from agentd.runtime.tools import Tool, ToolContext
-
-__all__ = [
-    "INBOX_INPUT_SCHEMA",
-    "INBOX_PAGE_SIZE",
-    "INBOX_TOOL_NAME",
-    "NotificationInbox",
-    "create_notification_inbox_tool",
-]
 
 INBOX_TOOL_NAME = "notification-inbox"
 
@@ -163,16 +155,7 @@ class NotificationInbox:
                 continue
             signal = notification_signal(replace(record, status="seen", seen_at=now), now=now)
             try:
-                routing = await self.route(
-                    signal,
-                    agent_id=record.agent_id,
-                    resource_id=record.resource_id,
-                    thread_id=thread,
-                    idle_behavior="wake",
-                    stream_options=None,
-                )
-                if routing.action in REFUSED_ACTIONS:
-                    raise Refused(routing.action)
+                accepted(await route_record(self.route, record, signal, idle_behavior="wake", stream_options=None))
             except Exception as exc:
                 await self.notifications.attempt_failed(record, describe(exc), now)
                 unavailable += 1

@@ -26,21 +26,6 @@ from typing import Any, Literal, TypeAlias
 from agentd.runtime.durations import parse_duration
 from agentd.runtime.notifications.record import PRIORITIES, NotificationRecord, aware
 
-__all__ = [
-    "DELIVERY_ACTIONS",
-    "THREAD_STATES",
-    "Decider",
-    "DecisionInput",
-    "DecisionLike",
-    "DeliveryAction",
-    "DeliveryDecision",
-    "DeliveryPolicy",
-    "PolicyRule",
-    "ThreadState",
-    "check_state",
-    "default_decision",
-]
-
 DeliveryAction = Literal["deliver", "queue", "defer", "summarize", "persist", "discard"]
 ThreadState = Literal["active", "idle"]
 

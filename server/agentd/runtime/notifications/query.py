@@ -18,8 +18,6 @@ from agentd.runtime.notifications.record import (
     check_status,
 )
 
-__all__ = ["NotificationPage", "NotificationQuery", "decode_cursor", "encode_cursor", "matches_query"]
-
 
 @dataclass(frozen=True)
 class NotificationQuery:
@@ -79,6 +77,16 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         return aware(datetime.fromisoformat(when)), int(sequence)
     except ValueError:
         raise InvalidArgument.field("cursor", "not a cursor from a previous page") from None
+
+
+def page_of(rows: Sequence[tuple[int, NotificationRecord]], limit: int | None) -> NotificationPage:
+    """The page that starts `rows` (matches in listing order past the cursor and
+    the offset, each with its insertion sequence; a store reads one more than
+    `limit` to tell that there is a next page)."""
+    page = rows if limit is None else rows[:limit]
+    more = len(page) < len(rows)
+    cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
+    return NotificationPage([record for _, record in page], cursor)
 
 
 def _contains(haystack: str | None, needle: str) -> bool:

@@ -18,30 +18,6 @@ from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import utcnow
 from agentd.runtime.signals import JSON, Attributes, AttributesInput, normalize_attributes
 
-__all__ = [
-    "PRIORITIES",
-    "PRIORITY_RANK",
-    "STATUSES",
-    "STATUS_STAMPS",
-    "UNSET",
-    "NotificationInput",
-    "NotificationPatch",
-    "NotificationRecord",
-    "Priority",
-    "Status",
-    "apply_delivered",
-    "apply_patch",
-    "as_of",
-    "aware",
-    "check_priority",
-    "check_status",
-    "coalesce_record",
-    "due_at",
-    "matches_coalesce",
-    "new_record",
-    "validate_input",
-]
-
 Priority = Literal["low", "medium", "high", "urgent"]
 Status = Literal["pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed"]
 

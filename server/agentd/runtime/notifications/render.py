@@ -12,15 +12,6 @@ from typing import cast
 from agentd.runtime.notifications.record import PRIORITY_RANK, NotificationRecord, Priority, aware
 from agentd.runtime.signals import JSON, Signal, create_signal
 
-__all__ = [
-    "NO_PENDING_TEXT",
-    "NotificationSummary",
-    "iso",
-    "notification_signal",
-    "summarize_records",
-    "summary_signal",
-]
-
 NO_PENDING_TEXT = "No pending notifications."
 
 

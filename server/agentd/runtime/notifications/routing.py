@@ -9,19 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from agentd.runtime.notifications.policy import ThreadState
+from agentd.runtime.notifications.record import NotificationRecord
 from agentd.runtime.signals import Signal
-
-__all__ = [
-    "DELIVERED_ACTIONS",
-    "REFUSED_ACTIONS",
-    "IdleBehavior",
-    "Refused",
-    "Route",
-    "RouteAction",
-    "RouteResult",
-    "ThreadStateFn",
-    "describe",
-]
 
 IdleBehavior = Literal["wake", "persist"]
 #: What the router did with a signal ("blocked": the thread is held by a suspended run).
@@ -76,3 +65,27 @@ class Refused(Exception):
 def describe(exc: BaseException) -> str:
     """A routing failure as stored in last_delivery_error."""
     return str(exc) or type(exc).__name__
+
+
+async def route_record(
+    route: Route, record: NotificationRecord, signal: Signal, *, idle_behavior: IdleBehavior, stream_options: Any
+) -> RouteResult:
+    """`route(signal)` into the record's thread, for its agent and resource
+    (every record routed has both: send requires them, and the dispatcher and
+    the inbox pass over a record without them)."""
+    assert record.agent_id and record.resource_id
+    return await route(
+        signal,
+        agent_id=record.agent_id,
+        resource_id=record.resource_id,
+        thread_id=record.thread_id,
+        idle_behavior=idle_behavior,
+        stream_options=stream_options,
+    )
+
+
+def accepted(routing: RouteResult) -> RouteResult:
+    """`routing`, unless the router refused the signal (Refused)."""
+    if routing.action in REFUSED_ACTIONS:
+        raise Refused(routing.action)
+    return routing

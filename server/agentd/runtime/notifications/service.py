@@ -30,17 +30,15 @@ from agentd.runtime.notifications.record import (
 from agentd.runtime.notifications.render import notification_signal, summary_signal
 from agentd.runtime.notifications.routing import (
     DELIVERED_ACTIONS,
-    REFUSED_ACTIONS,
-    Refused,
     Route,
     RouteResult,
     ThreadStateFn,
+    accepted,
     describe,
+    route_record,
 )
 from agentd.runtime.notifications.store import NotificationNotFound, NotificationStore, no_store
 from agentd.runtime.signals import Signal
-
-__all__ = ["MAX_DELIVERY_ATTEMPTS", "DispatchFailure", "DispatchResult", "Notifications", "SendResult"]
 
 #: A record whose delivery failed this many times becomes `failed` (no longer due).
 MAX_DELIVERY_ATTEMPTS = 5
@@ -209,17 +207,13 @@ class Notifications:
         decisions = [await policy.decide(record, state, when) for record in records]
         results = []
         for record, decision in zip(records, decisions, strict=True):
-            results.append(
-                await self._apply(record, decision, agent_id, resource_id, thread_id, route, when, stream_options)
-            )
+            results.append(await self._apply(record, decision, thread_id, route, when, stream_options))
         return results[0] if single else results
 
     async def _apply(
         self,
         record: NotificationRecord,
         decision: DeliveryDecision,
-        agent_id: str,
-        resource_id: str,
         thread_id: str,
         route: Route,
         now: datetime,
@@ -262,14 +256,7 @@ class Notifications:
                 return SendResult(record, decision, needs_dispatch=due_at(record) is not None)
             signal = summary_signal([record], now=now)
             try:
-                routing = await route(
-                    signal,
-                    agent_id=agent_id,
-                    resource_id=resource_id,
-                    thread_id=thread_id,
-                    idle_behavior="persist",
-                    stream_options=options,
-                )
+                routing = await route_record(route, record, signal, idle_behavior="persist", stream_options=options)
             except Exception as exc:
                 record = await self.attempt_failed(record, describe(exc), now) or record
                 return SendResult(record, decision, needs_dispatch=due_at(record) is not None)
@@ -281,14 +268,7 @@ class Notifications:
         # deliver, queue: the full notification, routed now.
         signal = notification_signal(replace(record, status="delivered", delivered_at=now), now=now)
         try:
-            routing = await route(
-                signal,
-                agent_id=agent_id,
-                resource_id=resource_id,
-                thread_id=thread_id,
-                idle_behavior="wake",
-                stream_options=options,
-            )
+            routing = await route_record(route, record, signal, idle_behavior="wake", stream_options=options)
         except Exception as exc:
             # Kept pending and scheduled now, so the dispatcher retries it (up
             # to max_attempts) instead of leaving it unscheduled forever.
@@ -389,9 +369,9 @@ class Notifications:
             items.sort(key=lambda item: (PRIORITY_RANK[item.priority], item.created_at))
             for item in items:
                 if item.summary:
-                    await self._dispatch_summary(result, item, group_agent, state, route, when)
+                    await self._dispatch_summary(result, item, state, route, when)
                 else:
-                    await self._dispatch_one(result, item.records[0], group_agent, state, route, when)
+                    await self._dispatch_one(result, item.records[0], state, route, when)
         return result
 
     async def _dispatch_decision(
@@ -408,7 +388,6 @@ class Notifications:
         self,
         result: DispatchResult,
         item: _Item,
-        agent_id: str,
         state: ThreadState,
         route: Route,
         now: datetime,
@@ -423,21 +402,18 @@ class Notifications:
         if not records:
             return
         first = records[0][0]
-        assert first.resource_id is not None
         signal = summary_signal([r for r, _ in records], len(records), now=now)
         everything_low = all(r.priority == "low" for r, _ in records)
         try:
-            routing = await route(
+            routed = route_record(
+                route,
+                first,
                 signal,
-                agent_id=agent_id,
-                resource_id=first.resource_id,
-                thread_id=first.thread_id,
                 # All low: reach subscribers without waking the model loop.
                 idle_behavior="persist" if everything_low else "wake",
                 stream_options=records[0][1].stream_options,
             )
-            if routing.action in REFUSED_ACTIONS:
-                raise Refused(routing.action)
+            accepted(await routed)
         except Exception as exc:
             for record, _ in records:
                 await self._fail(result, record, describe(exc), now)
@@ -460,7 +436,6 @@ class Notifications:
         self,
         result: DispatchResult,
         plan: tuple[NotificationRecord, DeliveryDecision],
-        agent_id: str,
         state: ThreadState,
         route: Route,
         now: datetime,
@@ -479,16 +454,9 @@ class Notifications:
             return
         signal = notification_signal(replace(record, status="delivered", delivered_at=now), now=now)
         try:
-            routing = await route(
-                signal,
-                agent_id=agent_id,
-                resource_id=record.resource_id,
-                thread_id=record.thread_id,
-                idle_behavior="wake",
-                stream_options=decision.stream_options,
+            accepted(
+                await route_record(route, record, signal, idle_behavior="wake", stream_options=decision.stream_options)
             )
-            if routing.action in REFUSED_ACTIONS:
-                raise Refused(routing.action)
         except Exception as exc:
             await self._fail(result, record, describe(exc), now)
             return

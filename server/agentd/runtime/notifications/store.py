@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentd.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
-from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, encode_cursor, matches_query
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
 from agentd.runtime.notifications.record import (
     NotificationInput,
     NotificationPatch,
@@ -30,15 +30,6 @@ from agentd.runtime.notifications.record import (
     new_record,
     validate_input,
 )
-
-__all__ = [
-    "Creation",
-    "InMemoryNotificationStore",
-    "NotificationExists",
-    "NotificationNotFound",
-    "NotificationStore",
-    "no_store",
-]
 
 
 class NotificationNotFound(NotFound):
@@ -238,11 +229,8 @@ class InMemoryNotificationStore(NotificationStore):
         )
         if position is not None:
             rows = [row for row in rows if (row[0], row[1]) < position]
-        rows = rows[query.offset :]
-        page = rows if query.limit is None else rows[: query.limit]
-        more = len(page) < len(rows)
-        cursor = encode_cursor(page[-1][0], page[-1][1]) if more and page else None
-        return NotificationPage([copy.deepcopy(row[2]) for row in page], cursor)
+        page = page_of([(sequence, record) for _, sequence, record in rows[query.offset :]], query.limit)
+        return NotificationPage([copy.deepcopy(record) for record in page.records], page.next_cursor)
 
     async def list_due(
         self,
