@@ -18,6 +18,7 @@ import pytest
 from agentd.backends.redis_notifications import RedisNotificationStore
 from agentd.backends.sqlite_notifications import NOTIFICATION_SCHEMA_VERSION, SQLiteNotificationStore
 from agentd.backends.sqlite_storage import SQLiteStorage
+from agentd.runtime.durations import parse_duration
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
 from agentd.runtime.messages import TextPart
 from agentd.runtime.notifications import (
@@ -43,7 +44,6 @@ from agentd.runtime.notifications import (
     create_notification_inbox_tool,
     default_decision,
     notification_signal,
-    parse_duration,
     summary_signal,
 )
 from agentd.runtime.signals import Signal, render_for_model
@@ -438,6 +438,80 @@ async def test_create_validates_input(store: NotificationStore) -> None:
     with pytest.raises(InvalidArgument):
         await create(store, note(attributes={"bad name": 1}))
     assert (await store.list_notifications(NotificationQuery(THREAD))).records == []
+
+
+async def coalescing_script(store: NotificationStore) -> list[NotificationRecord | str]:
+    """Creates that coalesce, or not, in every way `create` distinguishes; each
+    step's answer (the stored record, or the error's reason), then the listing."""
+    out: list[NotificationRecord | str] = []
+
+    async def step(value: NotificationInput, at: int, **kw: Any) -> None:
+        try:
+            out.append(await create(store, value, now=T0 + at * MINUTE, **kw))
+        except NotificationExists as exc:
+            out.append(exc.reason)
+
+    await step(note("a", dedupe_key="d1", coalesce_key="c1", attributes={"x": 1}), 0, id="n-1")
+    await step(note("b", dedupe_key="d2", coalesce_key="c2", priority="high"), 1, id="n-2")
+    # Dedupe key d1: into n-1 (its given id is ignored).
+    await step(note("a again", dedupe_key="d1", payload={"p": 1}, attributes={"y": 2}), 2, id="n-3")
+    # Matches n-1 by dedupe key and n-2 by coalesce key: the newest update (n-1) takes it.
+    await step(note("both", dedupe_key="d1", coalesce_key="c2", metadata={"m": 1}), 3, id="n-4")
+    # n-2 updated later than n-1: now n-2 is the newest of the two.
+    await store.update(THREAD, "n-2", NotificationPatch(summary="b edited"), now=T0 + 4 * MINUTE)
+    await step(note("both again", dedupe_key="d1", coalesce_key="c2", priority="low"), 5, id="n-5")
+    # Same updated_at on both: the later inserted (n-2) wins the tie.
+    await store.update(THREAD, "n-1", NotificationPatch(summary="a edited"), now=T0 + 5 * MINUTE)
+    await step(note("tie", dedupe_key="d1", coalesce_key="c2"), 5, id="n-6")
+    # Another scope (agent, resource, kind, source) never coalesces; a taken id is refused.
+    await step(note("other agent", dedupe_key="d1"), 6, id="n-7", agent_id="other")
+    await step(note("no agent", dedupe_key="d1"), 6, id="n-8", agent_id=None, resource_id=None)
+    await step(note("no agent again", dedupe_key="d1"), 7, id="n-9", agent_id=None, resource_id=None)
+    await step(note("other kind", kind="deploy", dedupe_key="d1"), 7, id="n-1")
+    # A record no longer pending takes nothing.
+    await store.update(THREAD, "n-1", NotificationPatch(status="seen"), now=T0 + 8 * MINUTE)
+    await store.update(THREAD, "n-2", NotificationPatch(status="dismissed"), now=T0 + 8 * MINUTE)
+    await step(note("after seen", dedupe_key="d1", coalesce_key="c2"), 9, id="n-10")
+    await step(note("no key"), 10, id="n-10")
+    out.extend((await store.list_notifications(NotificationQuery(THREAD))).records)
+    return out
+
+
+async def test_create_coalesces_identically_in_every_store(redis_server: RedisServer, tmp_path: Path) -> None:
+    memory = InMemoryNotificationStore()
+    sqlite = SQLiteNotificationStore(tmp_path / "notifications.db")
+    redis = RedisNotificationStore(redis_server.url, key_prefix=f"agentd-test-notifications:{uuid.uuid4().hex[:12]}:")
+    try:
+        # One create(), written once in NotificationStore, over each backend's insert_or_coalesce.
+        assert all(type(s).create is NotificationStore.create for s in (memory, sqlite, redis))
+        expected = await coalescing_script(memory)
+        assert await coalescing_script(sqlite) == expected
+        assert await coalescing_script(redis) == expected
+    finally:
+        await redis.clear()
+        await redis.close()
+        await sqlite.close()
+    records = [r for r in expected if isinstance(r, NotificationRecord)]
+    steps = [r if isinstance(r, str) else (r.id, r.coalesced_count, r.summary) for r in expected[:12]]
+    assert steps == [
+        ("n-1", 1, "a"),
+        ("n-2", 1, "b"),
+        ("n-1", 2, "a again"),
+        ("n-1", 3, "both"),
+        ("n-2", 2, "both again"),
+        ("n-2", 3, "tie"),
+        ("n-7", 1, "other agent"),
+        ("n-8", 1, "no agent"),
+        ("n-8", 2, "no agent again"),
+        "NOTIFICATION_ALREADY_EXISTS",
+        ("n-10", 1, "after seen"),
+        "NOTIFICATION_ALREADY_EXISTS",
+    ]
+    merged = records[3]
+    assert (merged.attributes, merged.payload, merged.metadata) == ((("x", 1), ("y", 2)), {"p": 1}, {"m": 1})
+    assert (records[4].priority, records[4].created_at, records[4].updated_at) == ("low", T0 + MINUTE, T0 + 5 * MINUTE)
+    # n-1 and n-2 last changed together: the later inserted first.
+    assert [r.id for r in expected[12:]] == ["n-10", "n-2", "n-1", "n-8", "n-7"]
 
 
 # ================================================================ SQLite only

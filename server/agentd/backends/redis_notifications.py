@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -71,29 +70,18 @@ from agentd.backends.redis_storage import (
 )
 from agentd.runtime import cache_codec
 from agentd.runtime.cache import CacheError
-from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.notifications import (
-    STATUSES,
-    NotificationExists,
-    NotificationInput,
-    NotificationNotFound,
-    NotificationPage,
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
+from agentd.runtime.notifications.record import (
     NotificationPatch,
-    NotificationQuery,
     NotificationRecord,
-    NotificationStore,
     Status,
     apply_delivered,
     apply_patch,
     as_of,
-    checked_input,
-    coalesce_record,
+    check_status,
     due_at,
-    encode_cursor,
-    matches_coalesce,
-    matches_query,
-    new_record,
 )
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]
@@ -292,53 +280,28 @@ class RedisNotificationStore(NotificationStore):
 
     # ------------------------------------------------------------ records
 
-    async def create(
-        self,
-        value: NotificationInput,
-        *,
-        thread_id: str,
-        resource_id: str | None = None,
-        agent_id: str | None = None,
-        now: datetime | None = None,
-        id: str | None = None,
-    ) -> NotificationRecord:
-        checked = checked_input(value, thread_id)
-        when = as_of(now)
-        fresh = new_record(
-            checked,
-            id=id or str(uuid.uuid4()),
-            thread_id=thread_id,
-            resource_id=resource_id,
-            agent_id=agent_id,
-            now=when,
-        )
-        records_key = self._records_key(thread_id)
+    async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
+        fresh = creation.record
+        records_key = self._records_key(fresh.thread_id)
         twin_keys = self._twin_keys(fresh)
         with self._failures("create"):
             for _ in range(MAX_ATTEMPTS):
                 async with self._transaction() as pipe:
                     try:
+                        # The twin search and the write commit together, or the
+                        # records hash changed and the whole step is retried.
                         await pipe.watch(records_key)
                         twin: _Entry | None = None
                         if twin_keys:
                             candidates = sorted(text(i) for i in await pipe.sunion(twin_keys))
                             raws = await pipe.hmget(records_key, candidates) if candidates else []
-                            entries = [_decode(raw) for raw in raws if raw is not None]
-                            matching = [
-                                entry
-                                for entry in entries
-                                if matches_coalesce(
-                                    entry[1], checked, thread_id=thread_id, resource_id=resource_id, agent_id=agent_id
-                                )
-                            ]
-                            if matching:
-                                twin = max(matching, key=lambda entry: (entry[1].updated_at, entry[0]))
+                            twin = creation.twin(_decode(raw) for raw in raws if raw is not None)
                         if twin is not None:
-                            sequence, record = twin[0], coalesce_record(twin[1], checked, when)
+                            sequence, record = twin[0], creation.coalesced(twin[1])
                         else:
                             record = fresh
                             if await pipe.hexists(records_key, record.id):
-                                raise NotificationExists(thread_id, record.id)
+                                raise NotificationExists(fresh.thread_id, record.id)
                             sequence = int(await pipe.incr(self._sequence_key))
                         _begin(pipe)
                         self._stage(pipe, twin, sequence, record)
@@ -346,7 +309,7 @@ class RedisNotificationStore(NotificationStore):
                         return record
                     except WatchError:
                         continue
-        raise StorageError(f"redis notification store create in thread {thread_id}: too many concurrent changes")
+        raise StorageError(f"redis notification store create in thread {fresh.thread_id}: too many concurrent changes")
 
     async def _get_entry(self, thread_id: str, id: str) -> _Entry | None:
         raw = await self.client.hget(self._records_key(thread_id), id)
@@ -386,11 +349,7 @@ class RedisNotificationStore(NotificationStore):
                 if len(members) < batch:
                     break
                 upper = "(" + members[-1]
-        rows = matched[query.offset :]
-        page = rows if query.limit is None else rows[: query.limit]
-        more = len(page) < len(rows)
-        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
-        return NotificationPage([record for _, record in page], cursor)
+        return page_of(matched[query.offset :], query.limit)
 
     async def list_due(
         self,
@@ -474,8 +433,7 @@ class RedisNotificationStore(NotificationStore):
     async def update_status(
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
-        if status not in STATUSES:
-            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        check_status(status)
         when = as_of(now)
         unique = list(dict.fromkeys(ids))
         if not unique:

@@ -21,7 +21,6 @@ on insert, kept by updates) breaks ties exactly as the in-memory store does.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -30,27 +29,19 @@ from typing import Any
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
 from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import cache_codec
-from agentd.runtime.errors import AgentdError, InvalidArgument
-from agentd.runtime.notifications import (
-    STATUSES,
-    NotificationExists,
-    NotificationInput,
-    NotificationNotFound,
-    NotificationPage,
+from agentd.runtime.errors import AgentdError
+from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, page_of
+from agentd.runtime.notifications.record import (
     NotificationPatch,
-    NotificationQuery,
     NotificationRecord,
-    NotificationStore,
     Status,
     apply_delivered,
     apply_patch,
     as_of,
-    checked_input,
-    coalesce_record,
+    check_status,
     due_at,
-    encode_cursor,
-    new_record,
 )
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
@@ -124,61 +115,45 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
 
     # ------------------------------------------------------------ records
 
-    async def create(
-        self,
-        value: NotificationInput,
-        *,
-        thread_id: str,
-        resource_id: str | None = None,
-        agent_id: str | None = None,
-        now: datetime | None = None,
-        id: str | None = None,
-    ) -> NotificationRecord:
-        checked = checked_input(value, thread_id)
-        when = as_of(now)
-        fresh = new_record(
-            checked,
-            id=id or str(uuid.uuid4()),
-            thread_id=thread_id,
-            resource_id=resource_id,
-            agent_id=agent_id,
-            now=when,
-        )
+    async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
+        fresh = creation.record
 
-        def create(connection: sqlite3.Connection) -> NotificationRecord:
+        def insert(connection: sqlite3.Connection) -> NotificationRecord:
+            # The twin search and the write are one transaction (BEGIN IMMEDIATE).
             with write(connection):
                 twin = None
-                if checked.dedupe_key is not None or checked.coalesce_key is not None:
+                if creation.keyed:
+                    # Creation.twin, as a query: the same match, the newest (updated, seq) first.
                     twin = connection.execute(
                         "SELECT body FROM notifications WHERE thread_id = ? AND source = ? AND kind = ? "
                         "AND status = 'pending' AND agent_id IS ? AND resource_id IS ? "
                         "AND ((? IS NOT NULL AND dedupe_key = ?) OR (? IS NOT NULL AND coalesce_key = ?)) "
                         "ORDER BY updated_us DESC, seq DESC LIMIT 1",
                         (
-                            thread_id,
-                            checked.source,
-                            checked.kind,
+                            fresh.thread_id,
+                            fresh.source,
+                            fresh.kind,
                             fresh.agent_id,
                             fresh.resource_id,
-                            checked.dedupe_key,
-                            checked.dedupe_key,
-                            checked.coalesce_key,
-                            checked.coalesce_key,
+                            fresh.dedupe_key,
+                            fresh.dedupe_key,
+                            fresh.coalesce_key,
+                            fresh.coalesce_key,
                         ),
                     ).fetchone()
                 if twin is not None:
-                    record = coalesce_record(_record(twin[0]), checked, when)
+                    record = creation.coalesced(_record(twin[0]))
                 else:
                     record = fresh
                     taken = connection.execute(
-                        "SELECT 1 FROM notifications WHERE thread_id = ? AND id = ?", (thread_id, record.id)
+                        "SELECT 1 FROM notifications WHERE thread_id = ? AND id = ?", (fresh.thread_id, fresh.id)
                     ).fetchone()
                     if taken:
-                        raise NotificationExists(thread_id, record.id)
+                        raise NotificationExists(fresh.thread_id, fresh.id)
                 connection.execute(_UPSERT, _row(record))
             return record
 
-        return await self._call(create)
+        return await self._call(insert)
 
     async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
         def select(connection: sqlite3.Connection) -> NotificationRecord | None:
@@ -216,11 +191,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
             with read(connection):
                 return [(seq, _record(body)) for seq, body in connection.execute(sql, args)]
 
-        rows = await self._call(select)
-        page = rows if query.limit is None else rows[: query.limit]
-        more = len(page) < len(rows)
-        cursor = encode_cursor(page[-1][1].updated_at, page[-1][0]) if more and page else None
-        return NotificationPage([record for _, record in page], cursor)
+        return page_of(await self._call(select), query.limit)
 
     async def list_due(
         self,
@@ -266,8 +237,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
     async def update_status(
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
-        if status not in STATUSES:
-            raise InvalidArgument.field("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+        check_status(status)
         when = as_of(now)
         unique = list(dict.fromkeys(ids))
 
