@@ -171,6 +171,7 @@ def error_to_wire(error: AgentdError) -> dict[str, Any]:
         "reason": error.reason,
         "metadata": dict(error.metadata),
         "violations": [[v.field, v.description] for v in error.violations],
+        "retry_after": error.retry_after,
     }
 
 
@@ -190,4 +191,5 @@ def error_from_wire(wire: dict[str, Any]) -> AgentdError:
         str(wire.get("reason", "")),
         {str(k): str(v) for k, v in dict(wire.get("metadata") or {}).items()},
         [FieldViolation(str(f), str(d)) for f, d in wire.get("violations") or []],
+        wire.get("retry_after"),
     )

@@ -23,6 +23,8 @@ class AgentdError(Exception):
     reason: str
     metadata: dict[str, str] = field(default_factory=dict)
     violations: list[FieldViolation] = field(default_factory=list)
+    #: Seconds the caller should wait before trying again (RetryInfo on the wire).
+    retry_after: float | None = None
     #: Canonical status name (grpc.StatusCode member name).
     status = "INTERNAL"
 
@@ -72,6 +74,15 @@ class Unimplemented(AgentdError):
 
 class ResourceExhausted(AgentdError):
     status = "RESOURCE_EXHAUSTED"
+
+
+#: How long a caller should wait before retrying when a backend is down.
+BACKEND_RETRY_SECONDS = 1.0
+
+
+def storage_unavailable(error: Exception) -> Unavailable:
+    """A storage backend failure, as the caller sees it: retry later."""
+    return Unavailable(f"the storage backend failed: {error}", "STORAGE_UNAVAILABLE", retry_after=BACKEND_RETRY_SECONDS)
 
 
 def agent_not_found(agent_id: str) -> NotFound:

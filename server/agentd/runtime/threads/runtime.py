@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
 from agentd.runtime.cluster import RunMarker
-from agentd.runtime.errors import FailedPrecondition, Unavailable
+from agentd.runtime.errors import FailedPrecondition, Unavailable, storage_unavailable
 from agentd.runtime.messages import new_id
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
-from agentd.runtime.storage import PendingSignal, Storage, Thread
+from agentd.runtime.storage import PendingSignal, Storage, StorageError, Thread
 from agentd.runtime.threads.log import ThreadLog
 from agentd.runtime.threads.ownership import ThreadOwnership
 from agentd.runtime.threads.peers import (
@@ -81,8 +81,6 @@ class ThreadRuntime:
         self._closed = False
         #: Acknowledged signals not yet through a finished run, by the run that holds them.
         self._outbox: dict[str, list[str]] = {}
-        #: Outbox writes in flight, so a run that ends meanwhile waits for them.
-        self._commits: dict[str, asyncio.Task[None]] = {}
         #: Each thread-bound run's logging task, by run id (it ends after the run and its hand-over).
         self._pumps: dict[str, asyncio.Task[None]] = {}
 
@@ -221,7 +219,7 @@ class ThreadRuntime:
             leftover = list(handle.pending_signals)
             handle.pending_signals.clear()
             held = self._outbox.pop(handle.run_id, [])
-            for signal in leftover:
+            for signal in leftover:  # already in the outbox: they move to their own runs
                 self._queue(state, state.agent or handle.agent, signal, state.options)
             taken = [s for s in held if s not in {x.id for x in leftover}]
             await self._release(taken)
@@ -262,32 +260,33 @@ class ThreadRuntime:
         """Drops signals from the outbox once the run that took them ended."""
         if not signal_ids:
             return
-        await asyncio.gather(*(self._commits[s] for s in signal_ids if s in self._commits), return_exceptions=True)
         try:
             await self.storage.delete_pending(signal_ids)
         except Exception:
             log.exception("could not clear %d delivered signal(s) from the outbox", len(signal_ids))
 
-    def _hold(
-        self, run_id: str, signal: Signal, agent: Agent, resource_id: str, thread_id: str
-    ) -> asyncio.Task[None] | None:
-        """Marks a signal as held by a run and starts committing it to the outbox
-        (the answer waits for that commit). Transient signals are never stored."""
+    async def _commit(self, signal: Signal, agent: Agent, state: LiveThread) -> None:
+        """Writes a signal to the outbox before anything acts on it: nothing is
+        acknowledged (or run) that a storage failure could lose. A failure is
+        UNAVAILABLE STORAGE_UNAVAILABLE, and nothing was routed. Transient
+        signals are never stored."""
         if signal.transient:
-            return None
-        self._outbox.setdefault(run_id, []).append(signal.id)
-        if signal.id not in self._commits:
-            entry = PendingSignal(signal, agent.id, resource_id, thread_id)
-            task = asyncio.get_running_loop().create_task(self.storage.save_pending(entry))
-            self._commits[signal.id] = task
-            task.add_done_callback(lambda _: self._commits.pop(signal.id, None))
-            return task
-        return self._commits[signal.id]
+            return
+        try:
+            await self.storage.save_pending(PendingSignal(signal, agent.id, state.resource_id, state.thread_id))
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+
+    def _hold(self, run_id: str, signal: Signal) -> None:
+        """The run that takes a committed signal: it leaves the outbox when that run ends."""
+        if not signal.transient:
+            self._outbox.setdefault(run_id, []).append(signal.id)
 
     def _queue(self, state: LiveThread, agent: Agent, signal: Signal, options: ExecutionOptions | None) -> Queued:
+        """Queues a committed signal's run after the thread's active one."""
         queued = Queued(agent, signal, new_id(), self._options_for(options, state.resource_id, state.thread_id))
         state.queue.append(queued)
-        self._hold(queued.run_id, signal, agent, state.resource_id, state.thread_id)
+        self._hold(queued.run_id, signal)
         return queued
 
     async def take_over(self, resource_id: str, thread_id: str, entries: list[PendingSignal] | None) -> int:
@@ -310,9 +309,7 @@ class ThreadRuntime:
                     log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
                     await self.storage.delete_pending([entry.signal.id])
                     continue
-                queued = Queued(agent, entry.signal, new_id(), self._options_for(None, resource_id, thread_id))
-                state.queue.append(queued)
-                self._outbox.setdefault(queued.run_id, []).append(entry.signal.id)
+                self._queue(state, agent, entry.signal, None)
             if state.queue and await self.ownership.hand_on(state, state.queue[0].run_id):
                 replayed = len(state.queue)
                 log.info("thread %s: took over %d pending signal(s)", thread_id, replayed)
@@ -378,65 +375,67 @@ class ThreadRuntime:
             await asyncio.sleep(0.005 if quick else self.ownership.poll_interval)
 
     async def _route_here(self, request: RouteRequest) -> Routing:
-        """Routes into this process's view of the thread."""
+        """Routes into this process's view of the thread. Deliver and wake
+        answer only once the signal is committed to the outbox."""
         agent = self.agents.get(request.agent_id)
         signal, resource_id, thread_id, run_id = request.signal, request.resource_id, request.thread_id, request.run_id
         state = self._state(resource_id, thread_id)
         active = state.running
         if run_id and (active is None or active.run_id != run_id):
             raise run_not_active(run_id, thread_id)
-        routing: Routing
         if active is not None:
             signal = with_delivery_attributes(signal, request.active_attributes)
             if request.queue:
+                await self._commit(signal, agent, state)
                 queued = self._queue(state, agent, signal, request.stream_options or state.options)
-                routing = Routing("deliver", queued.run_id, signal)
-            elif request.if_active == "deliver":
+                return Routing("deliver", queued.run_id, signal)
+            if request.if_active == "deliver":
                 if state.agent is not None and state.agent.id != agent.id:
                     raise thread_busy(thread_id, active.run_id)
-                if not active.deliver(signal):  # the run is past its last model call: a next turn
+                await self._commit(signal, agent, state)
+                if not active.deliver(signal):  # the run is past its last model call (or over): a next turn
                     queued = self._queue(state, agent, signal, state.options)
-                    routing = Routing("deliver", queued.run_id, signal)
-                else:
-                    self._hold(active.run_id, signal, agent, resource_id, thread_id)
-                    routing = Routing("deliver", active.run_id, signal)
-            elif request.if_active == "persist":
+                    return Routing("deliver", queued.run_id, signal)
+                self._hold(active.run_id, signal)
+                return Routing("deliver", active.run_id, signal)
+            if request.if_active == "persist":
                 await self._persist(signal, resource_id, thread_id)
-                routing = Routing("persist", None, signal)
-            else:
-                routing = Routing("discard", None, signal)
-        else:
-            signal = with_delivery_attributes(signal, request.idle_attributes)
-            behavior: IdleBehavior = "wake" if request.queue else request.if_idle
-            if behavior == "wake":
+                return Routing("persist", None, signal)
+            return Routing("discard", None, signal)
+        signal = with_delivery_attributes(signal, request.idle_attributes)
+        behavior: IdleBehavior = "wake" if request.queue else request.if_idle
+        if behavior == "wake":
+            await self._commit(signal, agent, state)
+            try:
                 handle = await self.start_run(
                     agent,
                     [to_db_message(signal)],
                     self._options_for(request.stream_options, resource_id, thread_id),
                     opening=signal,
                 )
-                # Held like a delivered signal: a process killed mid-run replays it
-                # (the run saves its input only when it ends).
-                self._hold(handle.run_id, signal, agent, resource_id, thread_id)
-                await handle.ready()  # a run that cannot start is a routing failure
-                routing = Routing("wake", handle.run_id, signal)
-            elif behavior == "persist":
-                await self._persist(signal, resource_id, thread_id)
-                await self._announce_persisted(state, agent, signal)
-                routing = Routing("persist", None, signal)
-            else:
-                routing = Routing("discard", None, signal)
-        commit = self._commits.get(signal.id)
-        if commit is not None and routing.action in ("deliver", "wake"):
-            await asyncio.shield(commit)  # nothing acknowledged is lost: answer after the commit
-        return routing
+            except BaseException:
+                await self._release([signal.id] if not signal.transient else [])  # it never ran here
+                raise
+            # Held like a delivered signal: a process killed mid-run replays it
+            # (the run saves its input only when it ends).
+            self._hold(handle.run_id, signal)
+            await handle.ready()  # a run that cannot start is a routing failure
+            return Routing("wake", handle.run_id, signal)
+        if behavior == "persist":
+            await self._persist(signal, resource_id, thread_id)
+            await self._announce_persisted(state, agent, signal)
+            return Routing("persist", None, signal)
+        return Routing("discard", None, signal)
 
     async def _persist(self, signal: Signal, resource_id: str, thread_id: str) -> None:
         if signal.transient:
             return  # transient signals are never stored, whatever the behaviour
-        if await self.storage.get_thread(thread_id) is None:
-            await self.storage.save_thread(Thread(thread_id, resource_id))
-        await self.storage.save_messages([to_db_message(signal, thread_id, resource_id)])
+        try:
+            if await self.storage.get_thread(thread_id) is None:
+                await self.storage.save_thread(Thread(thread_id, resource_id))
+            await self.storage.save_messages([to_db_message(signal, thread_id, resource_id)])
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
 
     async def _announce_persisted(self, state: LiveThread, agent: Agent, signal: Signal) -> None:
         """A persisted signal on an idle thread reaches subscribers as a small
