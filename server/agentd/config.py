@@ -97,6 +97,11 @@ class ThreadSettings:
     subscriber_buffer: int = 1024
     #: Chunks kept per thread for resuming subscribers.
     log_retention: int = 10_000
+    #: One replica: the threads whose chunk logs are kept, the bytes they may hold,
+    #: and how long a log nobody watches outlives its last chunk.
+    log_max_threads: int = 10_000
+    log_max_bytes: int = 64 * 1024 * 1024
+    log_idle_ttl_seconds: float = 600.0
     #: How often notifications that fell due are delivered.
     notification_dispatch_interval_seconds: float = 5.0
 
@@ -144,6 +149,9 @@ class Config:
     def thread_settings(self) -> RuntimeThreadSettings:
         return RuntimeThreadSettings(
             log_retention=self.threads.log_retention,
+            log_max_threads=self.threads.log_max_threads,
+            log_max_bytes=self.threads.log_max_bytes,
+            log_idle_ttl=self.threads.log_idle_ttl_seconds,
             subscriber_buffer=self.threads.subscriber_buffer,
             client_tool_timeout=self.threads.client_tool_timeout_seconds,
             lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
@@ -539,6 +547,10 @@ def load(
     if config.coordination is None:
         config.coordination = build_coordination(config.coordination_settings)
     config.cluster = build_cluster(config.coordination_settings, config.threads)
+    try:
+        config.thread_settings  # noqa: B018 (checks the values)
+    except ValueError as exc:
+        raise ConfigError(f"threads: {exc}") from None
     if env.get("AGENTD_HOST"):
         config.server.host = env["AGENTD_HOST"]
     if env.get("AGENTD_PORT"):

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 
 import pytest
 
 from agentd.runtime import Agent, AgentRegistry, ExecutionOptions
-from agentd.runtime.errors import Unavailable
+from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.errors import OutOfRange, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.memory import Memory
 from agentd.runtime.signals import create_message_signal
-from agentd.runtime.storage import InMemoryStorage, PendingSignal, StorageError
-from agentd.runtime.threads import RouteRequest
+from agentd.runtime.storage import InMemoryStorage, PendingSignal, StorageError, Thread
+from agentd.runtime.threads import LocalThreadLog, RouteRequest
 
 SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 20}})
 
@@ -102,3 +104,84 @@ async def test_a_retried_request_on_one_process_is_routed_once(host: Host) -> No
     request = message("once")
     one, two = await asyncio.gather(host.threads.route(request), host.threads.route(request))
     assert one == two and one.action == "wake"
+
+
+# ------------------------------------------------------------ what is kept per thread
+
+
+def chunk(run_id: str, seq: int, text: str = "x") -> Chunk:
+    return Chunk(TextDelta("t", text), run_id, seq)
+
+
+async def test_a_subscription_to_an_unknown_thread_keeps_nothing_once_it_ends(host: Host) -> None:
+    for i in range(2_000):
+        _, replay, subscriber = await host.threads.subscribe("u1", f"nobody-{i}")
+        assert replay == []
+        host.threads.unsubscribe("u1", f"nobody-{i}", subscriber)
+    assert isinstance(host.threads.log, LocalThreadLog)
+    assert len(host.threads.log) == 0 and len(host.threads) == 0
+
+
+async def test_a_finished_run_leaves_no_thread_state_behind(host: Host) -> None:
+    for i in range(20):
+        routing = await host.threads.route(replace(message(f"turn {i}"), thread_id=f"t-{i}"))
+        assert routing.run_id
+        await host.runs.wait_finished(routing.run_id)
+        await host.threads.settled(routing.run_id)
+    assert len(host.threads) == 0  # the logs stay (bounded), the live state does not
+
+
+async def test_logs_are_bounded_by_count_and_a_dropped_log_cannot_be_resumed() -> None:
+    log = LocalThreadLog(retention=100, subscriber_buffer=10, max_threads=10)
+    epochs = {}
+    for i in range(25):
+        await log.append(f"t{i}", [chunk("r", 1), chunk("r", 2)])
+        joined = await log.join(f"t{i}", resume_epoch=None, after_offset=None)
+        epochs[f"t{i}"] = joined.epoch
+        log.leave(f"t{i}", joined.subscriber)
+    assert len(log) == 10
+    with pytest.raises(OutOfRange) as expired:
+        await log.join("t0", resume_epoch=epochs["t0"], after_offset=0)
+    assert expired.value.reason == "RESUME_OFFSET_EXPIRED"
+    kept = await log.join("t24", resume_epoch=epochs["t24"], after_offset=0)
+    assert [c.seq for c in kept.replay] == [1, 2]
+
+
+async def test_logs_are_bounded_by_bytes_even_when_watched() -> None:
+    log = LocalThreadLog(retention=10_000, subscriber_buffer=10_000, max_bytes=200_000)
+    watched = await log.join("w", resume_epoch=None, after_offset=None)
+    for i in range(50):
+        await log.append(f"t{i}", [chunk("r", 1, "y" * 10_000)])
+        await log.append("w", [chunk("w", i + 1, "z" * 10_000)])
+    assert log.bytes <= 200_000
+    assert "w" in log._logs  # the watched log stays, trimmed
+    with pytest.raises(OutOfRange):
+        await log.join("w", resume_epoch=watched.epoch, after_offset=0)  # its first chunks are gone
+
+
+async def test_an_idle_log_nobody_watches_expires() -> None:
+    now = [0.0]
+    log = LocalThreadLog(retention=100, subscriber_buffer=10, idle_ttl=60, clock=lambda: now[0])
+    await log.append("old", [chunk("r", 1)])
+    watched = await log.join("kept", resume_epoch=None, after_offset=None)
+    await log.append("kept", [chunk("r", 1)])
+    now[0] = 61
+    await log.append("new", [chunk("r", 1)])
+    assert set(log._logs) == {"kept", "new"}
+    log.leave("kept", watched.subscriber)
+
+
+async def test_deleting_a_thread_deletes_its_log_and_pending_signals(host: Host) -> None:
+    await host.storage.save_thread(Thread("t1", "u1"))
+    first = await host.threads.route(message("w " * 40))
+    assert first.run_id
+    snapshot, _, subscriber = await host.threads.subscribe("u1", "t1")
+    queued = await host.threads.route(message("later", queue=True))
+    assert queued.action == "deliver"
+    assert await host.threads.delete_thread("u1", "t1")
+    assert host.threads.active_run("u1", "t1") is None
+    assert await host.storage.list_pending() == []
+    assert await host.storage.get_thread("t1") is None
+    with pytest.raises(OutOfRange):
+        await host.threads.subscribe("u1", "t1", resume_epoch=snapshot.log_epoch, after_offset=0)
+    host.threads.unsubscribe("u1", "t1", subscriber)

@@ -255,6 +255,10 @@ class RedisCluster(Cluster):
             out[text(key)[prefix:]] = [self._decode(entry_id, fields[b"c"]) for entry_id, fields in entries]
         return out
 
+    async def delete_log(self, thread_id: str) -> None:
+        with self._failures("delete_log"):
+            await self.client.delete(self._log_key(thread_id), self._epoch_key(thread_id))
+
     async def interrupt_read(self) -> None:
         if not self._reading or self._reader_id is None:
             self._interrupted = True  # the next read_new returns at once

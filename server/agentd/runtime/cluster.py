@@ -9,6 +9,7 @@ here knows about grpc or Redis.
     append(thread, chunks)        the chunks, logged in order; their offsets
     tail(thread)                  the log's epoch, last offset, last chunk, dropped point
     read(thread, after)           the logged chunks after an offset
+    delete_log(thread)            the thread was deleted: so is its log
     read_new({thread: after})     blocks until some followed log grows (or the
                                   wait ends, or `interrupt_read` is called)
     claim_answer / store_answer   one routing answer per retried request, whichever
@@ -107,6 +108,10 @@ class Cluster(ABC):
     @abstractmethod
     async def read_new(self, cursors: Mapping[str, int], block_ms: int) -> dict[str, list[Chunk]]:
         """Chunks logged after each thread's cursor; waits up to `block_ms` for the first."""
+
+    @abstractmethod
+    async def delete_log(self, thread_id: str) -> None:
+        """Deletes the thread's log; the next append starts a new one (a new epoch)."""
 
     @abstractmethod
     async def interrupt_read(self) -> None:

@@ -1,6 +1,7 @@
 """ThreadLog: each thread's chunks with offsets, for its subscribers.
 
     append(thread, chunks)                      logs them in order, pushes them to followers
+    forget(thread)                              drops the thread's log (it was deleted)
     join(thread, resume_epoch, after_offset)    what to replay, and a live queue, with no gap
                                                 and no duplicate between the two
     leave(thread, subscriber)                   ends a subscription
@@ -16,8 +17,8 @@ from __future__ import annotations
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections import deque
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agentd.runtime.chunks import Chunk
@@ -51,6 +52,11 @@ class ThreadLog(ABC):
     def leave(self, thread_id: str, subscriber: Subscriber) -> None: ...
 
     @abstractmethod
+    async def forget(self, thread_id: str) -> None:
+        """The thread was deleted: its log is gone (a resume into it is
+        RESUME_OFFSET_EXPIRED); its subscribers stay for what comes next."""
+
+    @abstractmethod
     async def close(self) -> None:
         """Ends every subscription (their streams answer UNAVAILABLE)."""
 
@@ -67,53 +73,118 @@ def check_resume(epoch: str, dropped_until: int, last_offset: int, resume_epoch:
         raise InvalidArgument.field("resume.after_offset", "is beyond the last offset of the thread's log")
 
 
+def chunk_weight(chunk: Chunk) -> int:
+    """A cheap estimate of a logged chunk's size in bytes: deltas (nearly every
+    chunk) by their text, the rare others by their repr."""
+    text = getattr(chunk.payload, "text", None)
+    if isinstance(text, str):
+        return _CHUNK_OVERHEAD + len(text)
+    return _CHUNK_OVERHEAD + len(repr(chunk.payload))
+
+
+#: What a logged chunk costs beyond its text (the objects, the deque slot).
+_CHUNK_OVERHEAD = 320
+
+
 @dataclass
 class _Log:
     epoch: str = field(default_factory=lambda: uuid.uuid4().hex)
     #: Offsets start from the wall clock in microseconds: never reused across restarts.
     next_offset: int = field(default_factory=lambda: time.time_ns() // 1000)
     entries: deque[Chunk] = field(default_factory=deque)
+    #: chunk_weight of each entry, in the same order.
+    weights: deque[int] = field(default_factory=deque)
+    bytes: int = 0
     #: The highest offset no longer in the log (0: nothing dropped yet).
     dropped_until: int = 0
     subscribers: set[Subscriber] = field(default_factory=set)
+    #: When the log last grew (monotonic seconds).
+    touched: float = 0.0
 
     @property
     def last_offset(self) -> int:
         return self.entries[-1].offset if self.entries else 0
 
+    def drop_oldest(self) -> int:
+        """Trims the oldest entry; the bytes freed."""
+        self.dropped_until = self.entries.popleft().offset
+        weight = self.weights.popleft()
+        self.bytes -= weight
+        return weight
+
 
 class LocalThreadLog(ThreadLog):
     """Logs in this process. Nothing here awaits, so a join reads its replay and
-    registers its subscriber with no chunk logged in between."""
+    registers its subscriber with no chunk logged in between.
 
-    def __init__(self, *, retention: int, subscriber_buffer: int) -> None:
+    Bounded: each log holds at most `retention` chunks; a log nobody watches is
+    dropped `idle_ttl` seconds after its last chunk; past `max_threads` logs or
+    `max_bytes` in all, the least recently used unwatched logs go first (then
+    the oldest chunks of watched ones). A dropped log comes back with a new
+    epoch, so a resume into it is RESUME_OFFSET_EXPIRED, never a wrong replay."""
+
+    def __init__(
+        self,
+        *,
+        retention: int,
+        subscriber_buffer: int,
+        max_threads: int = 10_000,
+        max_bytes: int = 64 * 1024 * 1024,
+        idle_ttl: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.retention = retention
         self.subscriber_buffer = subscriber_buffer
-        self._logs: dict[str, _Log] = {}
+        self.max_threads = max_threads
+        self.max_bytes = max_bytes
+        self.idle_ttl = idle_ttl
+        self.clock = clock
+        #: Least recently grown first.
+        self._logs: OrderedDict[str, _Log] = OrderedDict()
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._logs)
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
 
     def _log(self, thread_id: str) -> _Log:
         log = self._logs.get(thread_id)
         if log is None:
-            log = self._logs[thread_id] = _Log()
+            log = self._logs[thread_id] = _Log(touched=self.clock())
         return log
 
     async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> None:
         log = self._log(thread_id)
+        log.touched = self.clock()
+        self._logs.move_to_end(thread_id)
         for chunk in chunks:
             logged = replace(chunk, offset=log.next_offset)
             log.next_offset += 1
+            weight = chunk_weight(logged)
             log.entries.append(logged)
+            log.weights.append(weight)
+            log.bytes += weight
+            self._bytes += weight
             while len(log.entries) > self.retention:
-                log.dropped_until = log.entries.popleft().offset
+                self._bytes -= log.drop_oldest()
             for subscriber in list(log.subscribers):
                 subscriber.push(logged)
+        self._evict()
 
     async def join(self, thread_id: str, *, resume_epoch: str | None, after_offset: int | None) -> LogJoin:
+        self._evict()
         log = self._log(thread_id)
         replay: list[Chunk] = []
         if resume_epoch is not None:
             after = after_offset or 0
-            check_resume(log.epoch, log.dropped_until, log.last_offset, resume_epoch, after)
+            try:
+                check_resume(log.epoch, log.dropped_until, log.last_offset, resume_epoch, after)
+            except Exception:
+                self._drop_if_unused(thread_id)
+                raise
             replay = [c for c in log.entries if c.offset > after]
         subscriber = Subscriber(self.subscriber_buffer)
         log.subscribers.add(subscriber)
@@ -123,9 +194,50 @@ class LocalThreadLog(ThreadLog):
         log = self._logs.get(thread_id)
         if log is not None:
             log.subscribers.discard(subscriber)
+            self._drop_if_unused(thread_id)
         subscriber.close()
+
+    async def forget(self, thread_id: str) -> None:
+        log = self._logs.pop(thread_id, None)
+        if log is None:
+            return
+        self._bytes -= log.bytes
+        if log.subscribers:  # they stay on the thread id, on a new log
+            fresh = self._logs[thread_id] = _Log(touched=self.clock(), subscribers=log.subscribers)
+            fresh.next_offset = max(fresh.next_offset, log.next_offset)
 
     async def close(self) -> None:
         for log in self._logs.values():
             for subscriber in list(log.subscribers):
                 subscriber.close()
+
+    def _drop_if_unused(self, thread_id: str) -> None:
+        """A log with nothing in it and nobody watching keeps no state."""
+        log = self._logs.get(thread_id)
+        if log is not None and not log.entries and not log.subscribers:
+            del self._logs[thread_id]
+
+    def _drop(self, thread_id: str) -> None:
+        self._bytes -= self._logs.pop(thread_id).bytes
+
+    def _evict(self) -> None:
+        now = self.clock()
+        # Idle logs nobody watches, oldest first (a watched one is passed over).
+        for thread_id, log in list(self._logs.items()):
+            if now - log.touched < self.idle_ttl:
+                break
+            if not log.subscribers:
+                self._drop(thread_id)
+        if len(self._logs) <= self.max_threads and self._bytes <= self.max_bytes:
+            return
+        for thread_id, log in list(self._logs.items()):
+            if len(self._logs) <= self.max_threads and self._bytes <= self.max_bytes:
+                return
+            if not log.subscribers:
+                self._drop(thread_id)
+        # Every log left is watched: trim the oldest chunks of the least recently used.
+        for log in list(self._logs.values()):
+            while log.entries and self._bytes > self.max_bytes:
+                self._bytes -= log.drop_oldest()
+            if self._bytes <= self.max_bytes:
+                return

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +30,7 @@ from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
 from agentd.runtime.storage import PendingSignal, Storage, StorageError, Thread
 from agentd.runtime.threads.log import ThreadLog
-from agentd.runtime.threads.ownership import ThreadOwnership
+from agentd.runtime.threads.ownership import Holder, ThreadOwnership
 from agentd.runtime.threads.peers import (
     AbortAnswer,
     AbortForward,
@@ -94,6 +96,26 @@ class ThreadRuntime:
         if state is None:
             state = self._threads[thread_id] = LiveThread(resource_id, thread_id)
         return state
+
+    @contextmanager
+    def _using(self, resource_id: str, thread_id: str) -> Iterator[LiveThread]:
+        """The thread's state, kept while it is used; an idle thread keeps none."""
+        state = self._state(resource_id, thread_id)
+        state.users += 1
+        try:
+            yield state
+        finally:
+            state.users -= 1
+            self._drop_if_idle(state)
+
+    def _drop_if_idle(self, state: LiveThread) -> None:
+        idle = state.users == 0 and state.active is None and not state.queue and not state.lock.locked()
+        if idle and self.ownership.current_run(state.thread_id) is None and self._threads.get(state.thread_id) is state:
+            del self._threads[state.thread_id]
+
+    def __len__(self) -> int:
+        """Threads this process keeps state for (active, queued, or being decided)."""
+        return len(self._threads)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -163,7 +185,18 @@ class ThreadRuntime:
         """Starts a thread-bound run (the thread must be idle) and logs its chunks."""
         memory = options.memory
         assert memory is not None and memory.thread is not None
-        state = self._state(memory.resource or "", memory.thread.id)
+        with self._using(memory.resource or "", memory.thread.id) as state:
+            return await self._start(state, agent, run_input, options, run_id, opening)
+
+    async def _start(
+        self,
+        state: LiveThread,
+        agent: Agent,
+        run_input: Any,
+        options: ExecutionOptions,
+        run_id: str | None,
+        opening: Signal | None,
+    ) -> RunHandle:
         if state.running is not None:
             raise thread_busy(state.thread_id, state.running.run_id)
         if not self.runs.accepting:
@@ -203,6 +236,7 @@ class ThreadRuntime:
         if opening is not None:
             handle.opening_signals.append(opening)
         state.active, state.agent, state.options = handle, agent, options
+        state.users += 1  # until the run's logging task is done with the thread
         pump = asyncio.get_running_loop().create_task(self._pump(state, handle), name=f"log {handle.run_id}")
         self._pumps[handle.run_id] = pump
         pump.add_done_callback(lambda _: self._pumps.pop(handle.run_id, None))
@@ -219,11 +253,15 @@ class ThreadRuntime:
             leftover = list(handle.pending_signals)
             handle.pending_signals.clear()
             held = self._outbox.pop(handle.run_id, [])
-            for signal in leftover:  # already in the outbox: they move to their own runs
+            for signal in leftover if not state.deleting else ():  # already committed: a run of their own
                 self._queue(state, state.agent or handle.agent, signal, state.options)
             taken = [s for s in held if s not in {x.id for x in leftover}]
-            await self._release(taken)
-            await self._after_run(state, handle)
+            try:
+                await self._release(taken)
+                await self._after_run(state, handle)
+            finally:
+                state.users -= 1
+                self._drop_if_idle(state)
 
     async def _after_run(self, state: LiveThread, handle: RunHandle) -> None:
         """The thread's run ended (its leftovers already queued): the next
@@ -293,7 +331,11 @@ class ThreadRuntime:
         """Replays a thread's acknowledged signals that no finished run took, in
         order, one run at a time, once the thread is held for it; `entries` as
         read before, or None to read them once the thread is held."""
-        state = self._state(resource_id, thread_id)
+        with self._using(resource_id, thread_id) as state:
+            return await self._take_over(state, entries)
+
+    async def _take_over(self, state: LiveThread, entries: list[PendingSignal] | None) -> int:
+        thread_id = state.thread_id
         async with state.lock:
             if state.running is not None or not await self.ownership.claim(state):
                 return 0
@@ -339,24 +381,12 @@ class ThreadRuntime:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.ownership.patience
         while True:
-            state = self._state(request.resource_id, thread_id)
-            async with state.lock:
-                if state.running is not None:
-                    return await self._route_here(request)
-                holder = await self.ownership.holder(thread_id)
-                if holder is None:
-                    if run_id:
-                        raise run_not_active(run_id, thread_id)
-                    try:
-                        # Idle: persist/discard here; a wake takes the thread in start_run.
-                        return await self._route_here(request)
-                    except FailedPrecondition as exc:
-                        if exc.reason != "THREAD_BUSY":
-                            raise
-                        # Lost the race for the thread: deliver to the winner.
-                        holder = await self.ownership.holder(thread_id)
-                        if holder is None:
-                            continue
+            with self._using(request.resource_id, thread_id) as state:
+                holder = await self._route_or_find(state, request)
+            if isinstance(holder, Routing):
+                return holder
+            if holder is None:
+                continue  # lost the race for an idle thread, and its winner is gone already
             if run_id and holder.run_id not in ("", run_id):
                 raise run_not_active(run_id, thread_id)
             answer: PeerAnswer | None = None
@@ -373,6 +403,26 @@ class ThreadRuntime:
                 )
             quick = answer is not None or holder.replica == self.ownership.replica_id
             await asyncio.sleep(0.005 if quick else self.ownership.poll_interval)
+
+    async def _route_or_find(self, state: LiveThread, request: RouteRequest) -> Routing | Holder | None:
+        """Routes here when this process runs the thread, or it is idle
+        everywhere; else who holds it (None: look again)."""
+        async with state.lock:
+            if state.running is not None:
+                return await self._route_here(request)
+            holder = await self.ownership.holder(state.thread_id)
+            if holder is not None:
+                return holder
+            if request.run_id:
+                raise run_not_active(request.run_id, state.thread_id)
+            try:
+                # Idle: persist/discard here; a wake takes the thread in start_run.
+                return await self._route_here(request)
+            except FailedPrecondition as exc:
+                if exc.reason != "THREAD_BUSY":
+                    raise
+                # Lost the race for the thread: deliver to the winner.
+                return await self.ownership.holder(state.thread_id)
 
     async def _route_here(self, request: RouteRequest) -> Routing:
         """Routes into this process's view of the thread. Deliver and wake
@@ -449,6 +499,30 @@ class ThreadRuntime:
         chunks = [Chunk(payload, run_id, seq) for seq, payload in enumerate(payloads, start=1)]
         await self.log.append(state.thread_id, chunks)
 
+    async def delete_thread(self, resource_id: str, thread_id: str) -> bool:
+        """Deletes a thread and everything kept for it: its active run is
+        aborted, its queued runs and pending signals dropped, its messages and
+        its chunk log deleted (a resume into it is RESUME_OFFSET_EXPIRED).
+        False when storage had no such thread."""
+        with self._using(resource_id, thread_id) as state:
+            state.deleting = True  # the run's end starts nothing after it
+            self._forget_queue(state)
+            try:
+                aborted = await self.abort(resource_id, thread_id)
+                if aborted is not None:
+                    await self.settled(aborted)  # its end is logged before the log goes
+            finally:
+                state.deleting = False
+        try:
+            pending = [e.signal.id for e in await self.storage.list_pending() if e.thread_id == thread_id]
+            if pending:
+                await self.storage.delete_pending(pending)
+            deleted = await self.storage.delete_thread(thread_id)
+        except StorageError as exc:
+            raise storage_unavailable(exc) from exc
+        await self.log.forget(thread_id)
+        return deleted
+
     # ------------------------------------------------------------ abort and client tools
 
     async def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
@@ -482,11 +556,11 @@ class ThreadRuntime:
     async def answer_peer(self, request: PeerRequest) -> PeerAnswer:
         """Another replica's request about a thread (or run) this one holds."""
         if isinstance(request, RouteRequest):
-            state = self._state(request.resource_id, request.thread_id)
-            async with state.lock:
-                if state.running is None:
-                    return RouteAnswer(None)
-                return RouteAnswer(await self._route_here(request))
+            with self._using(request.resource_id, request.thread_id) as state:
+                async with state.lock:
+                    if state.running is None:
+                        return RouteAnswer(None)
+                    return RouteAnswer(await self._route_here(request))
         if isinstance(request, AbortForward):
             return AbortAnswer(self._abort_here(request.resource_id, request.thread_id, request.run_id))
         run = self.runs.get(request.run_id)

@@ -17,6 +17,12 @@ DEFAULT_LOG_RETENTION = 10_000
 class ThreadSettings:
     #: Chunks kept per thread for resuming subscribers.
     log_retention: int = DEFAULT_LOG_RETENTION
+    #: One process: the threads whose chunk logs are kept (least recently used go first).
+    log_max_threads: int = 10_000
+    #: One process: the bytes all kept chunk logs may hold (an estimate of the chunks' size).
+    log_max_bytes: int = 64 * 1024 * 1024
+    #: One process: a log nobody watches is dropped this long after its last chunk (seconds).
+    log_idle_ttl: float = 600.0
     #: Chunks a subscriber may lag before it is told it fell behind.
     subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER
     #: How long a run waits for a client tool's answer before the model sees a tool error.
@@ -29,11 +35,11 @@ class ThreadSettings:
     request_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("log_retention", "subscriber_buffer", "lease_ttl_ms"):
+        for name in ("log_retention", "log_max_threads", "log_max_bytes", "subscriber_buffer", "lease_ttl_ms"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive whole number, not {value!r}")
-        for name in ("client_tool_timeout", "request_timeout"):
+        for name in ("client_tool_timeout", "request_timeout", "log_idle_ttl"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,8 @@ class SharedThreadLog(ThreadLog):
         self.cluster = cluster
         self.subscriber_buffer = subscriber_buffer
         self._feeds: dict[str, _Feed] = {}
-        self._joins: dict[str, asyncio.Lock] = {}
+        #: One join at a time per thread (a lock lives while someone holds or awaits it).
+        self._joins: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._reader: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._closed = False
@@ -67,7 +69,10 @@ class SharedThreadLog(ThreadLog):
         registered before it reads its replay, so what the feed pushes meanwhile
         is either in the replay or after it (duplicates are dropped by offset)."""
         subscriber = Subscriber(self.subscriber_buffer)
-        async with self._joins.setdefault(thread_id, asyncio.Lock()):
+        lock = self._joins.get(thread_id)
+        if lock is None:
+            lock = self._joins[thread_id] = asyncio.Lock()
+        async with lock:
             feed = self._feeds.get(thread_id)
             if feed is not None:
                 feed.subscribers.add(subscriber)
@@ -98,6 +103,12 @@ class SharedThreadLog(ThreadLog):
         except ClusterError as exc:
             raise cluster_unavailable(exc) from exc
         return tail.epoch, tail.last_offset, replay, replay[-1].offset if replay else after
+
+    async def forget(self, thread_id: str) -> None:
+        try:
+            await self.cluster.delete_log(thread_id)
+        except ClusterError as exc:
+            raise cluster_unavailable(exc) from exc
 
     def leave(self, thread_id: str, subscriber: Subscriber) -> None:
         feed = self._feeds.get(thread_id)

@@ -38,6 +38,10 @@ class LiveThread:
     queue: deque[Queued] = field(default_factory=deque)
     #: Serialises the decisions about the thread that await (routing, a run's end, a takeover).
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Operations (and the run's logging task) using this state now: it is kept while any is.
+    users: int = 0
+    #: The thread is being deleted: its run's end starts no queued run.
+    deleting: bool = False
 
     @property
     def running(self) -> RunHandle | None:
