@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,8 @@ def start_server(
     log_dir = Path(tempfile.mkdtemp(prefix="agentd-e2e-")) if log_dir is None else Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"agentd-{port}.log"
+    if Path(config) == DEFAULT_CONFIG:
+        config = own_sqlite(DEFAULT_CONFIG, log_dir)
     args = (
         str(exe),
         "serve",
@@ -160,6 +163,18 @@ def start_server(
             cwd=REPO_ROOT if cwd is None else cwd,
         )
     return ServerProcess(addr=f"{HOST}:{port}", port=port, proc=proc, log_path=log_path, args=args)
+
+
+def own_sqlite(config: Path, folder: Path) -> Path:
+    """A copy of `config` whose SQLite file is in `folder`: one process per
+    SQLite file, so every server a test starts from the repository's
+    agentd.toml gets its own (and the checkout's agentd-data is left alone)."""
+    text = config.read_text()
+    default = 'path = "agentd-data/agentd.db"'
+    assert default in text, f"{config} no longer names {default}"
+    copy = folder / f"agentd-{uuid.uuid4().hex[:8]}.toml"
+    copy.write_text(text.replace(default, f'path = "{folder / "agentd.db"}"'))
+    return copy
 
 
 def _log_tail(log_path: Path | None, lines: int = 60) -> str:

@@ -45,8 +45,13 @@ output_processors = [{BUDGET}]
 
 
 def config(tmp_path: Path, redis_url: str, prefix: str) -> Path:
+    """The shared cache on Redis; each process keeps its threads in its own SQLite file."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "agentd.toml"
-    path.write_text(f'[cache]\nbackend = "redis"\nredis_url = "{redis_url}"\nkey_prefix = "{prefix}"\n' + AGENT)
+    path.write_text(
+        f'[cache]\nbackend = "redis"\nredis_url = "{redis_url}"\nkey_prefix = "{prefix}"\n\n'
+        f'[storage]\npath = "{tmp_path / "agentd.db"}"\n' + AGENT
+    )
     return path
 
 
@@ -89,8 +94,8 @@ async def test_the_run_that_reaches_the_limit_trips_whichever_process_serves_it(
     tmp_path: Path, redis_server: Any
 ) -> None:
     prefix = f"agentd-e2e-cost:{tmp_path.name}:"
-    cfg = config(tmp_path, redis_server.url, prefix)
-    a, b = serving(cfg, tmp_path / "a"), serving(cfg, tmp_path / "b")
+    a = serving(config(tmp_path / "a", redis_server.url, prefix), tmp_path / "a")
+    b = serving(config(tmp_path / "b", redis_server.url, prefix), tmp_path / "b")
     redis = Redis.from_url(redis_server.url)
     try:
         async with grpc.aio.insecure_channel(a.addr) as ca, grpc.aio.insecure_channel(b.addr) as cb:

@@ -5,7 +5,10 @@ explicit transactions and numbered migrations applied on open."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +23,52 @@ Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 
 #: UPSERT (INSERT ... ON CONFLICT DO UPDATE) arrived in 3.24, row values in 3.15.
 MINIMUM_SQLITE = (3, 24, 0)
+
+
+class _FileLocks:
+    """One agentd process per SQLite file: an exclusive lock on "<file>.lock"
+    (which holds the owner's pid), shared by the stores of this process that
+    use the file. The kernel drops it when the process dies, however it dies."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        #: Locked files: (the lock file's descriptor, stores using it).
+        self._held: dict[Path, tuple[int, int]] = {}
+
+    def acquire(self, path: Path) -> None:
+        key = path.resolve()
+        with self._guard:
+            if key in self._held:
+                fd, users = self._held[key]
+                self._held[key] = (fd, users + 1)
+                return
+            lock_path = key.with_name(key.name + ".lock")
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+                os.close(fd)
+                raise StorageError(
+                    f"{path} is in use by another agentd process (pid {owner}); one process per SQLite file: "
+                    "stop it, or give this one its own [storage] path (replicas share Redis, not SQLite)"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self._held[key] = (fd, 1)
+
+    def release(self, path: Path) -> None:
+        key = path.resolve()
+        with self._guard:
+            fd, users = self._held.get(key, (-1, 0))
+            if users > 1:
+                self._held[key] = (fd, users - 1)
+            elif users == 1:
+                del self._held[key]
+                os.close(fd)  # drops the lock
+
+
+_FILE_LOCKS = _FileLocks()
 
 
 class SQLiteWorker:
@@ -74,17 +123,27 @@ class SQLiteWorker:
             raise StorageError(f"SQLite {sqlite3.sqlite_version} is too old: agentd needs 3.24 or later (upsert)")
         if isinstance(self.path, Path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
-        connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+            _FILE_LOCKS.acquire(self.path)
+        try:
+            # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
+            connection = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+        except BaseException:
+            self._unlock()
+            raise
         try:
             (self.journal_mode,) = connection.execute("PRAGMA journal_mode=WAL").fetchone()
             connection.execute(f"PRAGMA synchronous={self.synchronous}")
             self.schema_version = self._prepare(connection)
         except BaseException:
             connection.close()
+            self._unlock()
             raise
         self._connection = connection
         return connection
+
+    def _unlock(self) -> None:
+        if isinstance(self.path, Path):
+            _FILE_LOCKS.release(self.path)
 
     def _prepare(self, connection: sqlite3.Connection) -> int:
         """Per-connection set-up and migrations; returns the schema version."""
@@ -108,6 +167,7 @@ class SQLiteWorker:
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.close()
+            self._unlock()
 
 
 class Transaction:
