@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client
-from agentd.runtime import cache_codec
+from agentd.runtime import codec as cache_codec
 from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, CacheStats, ServerCache
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisServerCache", "expire_seconds", "match_pattern"]

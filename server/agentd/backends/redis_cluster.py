@@ -44,7 +44,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from agentd.backends.redis_client import DEFAULT_SOCKET_TIMEOUT, pooled_client, text
-from agentd.runtime import cache_codec
+from agentd.runtime import codec as cache_codec
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.cluster import (
     Cluster,

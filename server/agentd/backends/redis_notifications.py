@@ -69,7 +69,7 @@ from agentd.backends.redis_storage import (
     MAX_ATTEMPTS,
     time_key,
 )
-from agentd.runtime import cache_codec
+from agentd.runtime import codec as cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (

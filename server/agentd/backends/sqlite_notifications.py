@@ -29,7 +29,7 @@ from typing import Any
 
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
 from agentd.backends.sqlite_storage import to_micros
-from agentd.runtime import cache_codec
+from agentd.runtime import codec as cache_codec
 from agentd.runtime.errors import AgentdError, InvalidArgument
 from agentd.runtime.notifications import (
     STATUSES,

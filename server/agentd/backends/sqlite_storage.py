@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
-from agentd.runtime import cache_codec
+from agentd.runtime import codec as cache_codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
