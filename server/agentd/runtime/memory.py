@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentd.runtime.agent_definition import MEMORY_THREAD_KEY
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import Message, SignalPart
 from agentd.runtime.processors.base import (
     APIErrorResult,
@@ -23,7 +25,6 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessOutputResultArgs,
 )
-from agentd.runtime.run import MEMORY_THREAD_KEY, FrameworkProcessors
 from agentd.runtime.storage import Storage, Thread
 
 log = logging.getLogger("agentd.memory")
