@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
+import jsonschema
+
 from agentd.runtime.agent_definition import (
     MEMORY_THREAD_KEY,
     RESOURCE_ID_KEY,
@@ -38,7 +40,7 @@ from agentd.runtime.chunks import (
 from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument
 from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
-from agentd.runtime.loop.state import RunState
+from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.tool_calls import ToolCalls
 from agentd.runtime.loop.writer import Writer
 from agentd.runtime.messages import DataPart, Message, Part, ReasoningPart, Signal, TextPart, new_id
@@ -237,25 +239,16 @@ class AgentLoop:
         writer = Writer(self.emit_processed, self.keep_data_part)
         self.runner = runner = await self._runner(options, context, writer)
         resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
+        run = LoopContext(self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed)
         model_call = ModelCall(
-            state=self.state,
-            runner=runner,
-            message_list=self.ml,
-            steps=self.result.steps,
-            trace=self.trace,
-            emit_processed=self.emit_processed,
+            run,
             fallback_models=agent.fallback_models,
             error_retry_cap=self._error_retry_cap(options),
             client_tools=client_names,
         )
         tool_calls = ToolCalls(
-            run_id=self.state.run_id,
+            run,
             agent=agent,
-            runner=runner,
-            message_list=self.ml,
-            steps=self.result.steps,
-            trace=self.trace,
-            emit_processed=self.emit_processed,
             writer=writer,
             thread_id=self.result.thread_id,
             resource_id=self.result.resource_id,
@@ -559,8 +552,6 @@ class AgentLoop:
 
 
 def _violations_from_schema(schema: dict[str, Any], context: dict[str, Any]) -> list[FieldViolation]:
-    import jsonschema  # only agents with a request-context schema need it
-
     validator = jsonschema.Draft202012Validator(schema)
     out: list[FieldViolation] = []
     for error in sorted(validator.iter_errors(context), key=lambda e: list(e.absolute_path)):

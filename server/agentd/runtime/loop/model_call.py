@@ -6,14 +6,12 @@ fallback models."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, prepare_attachments
 from agentd.runtime.chunks import (
-    Chunk,
-    Payload,
     ReasoningDelta,
     ReasoningEnd,
     StepStart,
@@ -23,7 +21,7 @@ from agentd.runtime.chunks import (
 )
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.prompt import build_prompt
-from agentd.runtime.loop.state import RunState
+from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import ReasoningPart, ToolResultPart
 from agentd.runtime.models.base import (
     LanguageModel,
@@ -35,10 +33,8 @@ from agentd.runtime.models.base import (
 )
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.processors.base import CachedLLMResponse, TripWire
-from agentd.runtime.processors.message_list import MessageList
-from agentd.runtime.processors.runner import ProcessorRunner, StepInput
+from agentd.runtime.processors.runner import StepInput
 from agentd.runtime.results import StepResult
-from agentd.runtime.telemetry import RunTrace
 from agentd.runtime.tools import Tool
 
 log = logging.getLogger("agentd.run")
@@ -49,24 +45,14 @@ class ModelCall:
     (scripted models count their calls) and the run's attachment bookkeeping."""
 
     def __init__(
-        self,
-        *,
-        state: RunState,
-        runner: ProcessorRunner,
-        message_list: MessageList,
-        steps: list[StepResult],
-        trace: RunTrace,
-        emit_processed: Callable[[Payload], Awaitable[list[Chunk]]],
-        fallback_models: Sequence[str],
-        error_retry_cap: int,
-        client_tools: set[str],
+        self, run: LoopContext, *, fallback_models: Sequence[str], error_retry_cap: int, client_tools: set[str]
     ) -> None:
-        self._state = state
-        self._runner = runner
-        self._ml = message_list
-        self._steps = steps
-        self._trace = trace
-        self._emit_processed = emit_processed
+        self._state = run.state
+        self._runner = run.runner
+        self._ml = run.message_list
+        self._steps = run.steps
+        self._trace = run.trace
+        self._emit_processed = run.emit_processed
         self._fallback_models = tuple(fallback_models)
         self._error_retry_cap = error_retry_cap
         self._client_tools = client_tools

@@ -1,13 +1,20 @@
-"""What a run's loop shares with the run's caller while it runs."""
+"""What a run's parts share while it runs: RunState between the loop and the
+run's caller, LoopContext between the loop and its model and tool calls."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agentd.runtime.buffer import ChunkBuffer
-from agentd.runtime.chunks import Abort
+from agentd.runtime.chunks import Abort, Chunk, Payload
 from agentd.runtime.messages import Signal
+from agentd.runtime.processors.message_list import MessageList
+from agentd.runtime.processors.runner import ProcessorRunner
+from agentd.runtime.results import StepResult
+from agentd.runtime.telemetry import RunTrace
 
 
 class RunState:
@@ -74,3 +81,17 @@ class RunState:
         """Returns once the run has passed set-up; raises the caller's mistake
         (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
         await asyncio.shield(self._ready)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopContext:
+    """One run's pieces that its model call and tool calls work with."""
+
+    state: RunState
+    runner: ProcessorRunner
+    message_list: MessageList
+    #: The run's finished steps (RunResult.steps): appended to as steps end.
+    steps: list[StepResult]
+    trace: RunTrace
+    #: Emits a payload through the output processors; returns what was emitted.
+    emit_processed: Callable[[Payload], Awaitable[list[Chunk]]]

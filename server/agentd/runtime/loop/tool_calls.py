@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await
-from agentd.runtime.chunks import Payload, ToolResult
+from agentd.runtime.chunks import ToolResult
 from agentd.runtime.clone import clone
+from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
-from agentd.runtime.processors.message_list import MessageList
-from agentd.runtime.processors.runner import ProcessorRunner
 from agentd.runtime.results import StepResult
-from agentd.runtime.telemetry import RunTrace
 from agentd.runtime.tools import Tool, ToolContext
 
 log = logging.getLogger("agentd.run")
@@ -40,25 +37,15 @@ class ToolCalls:
 
     def __init__(
         self,
+        run: LoopContext,
         *,
-        run_id: str,
         agent: AgentDefinition,
-        runner: ProcessorRunner,
-        message_list: MessageList,
-        steps: list[StepResult],
-        trace: RunTrace,
-        emit_processed: Callable[[Payload], Awaitable[object]],
         writer: Any,
         thread_id: str | None,
         resource_id: str | None,
     ) -> None:
-        self._run_id = run_id
+        self._run = run
         self._agent = agent
-        self._runner = runner
-        self._ml = message_list
-        self._steps = steps
-        self._trace = trace
-        self._emit_processed = emit_processed
         self._writer = writer
         self._thread_id = thread_id
         self._resource_id = resource_id
@@ -81,9 +68,9 @@ class ToolCalls:
                 outcome = clone(cached)
                 assistant.parts.append(outcome)
                 step.tool_results.append(outcome)
-                await self._emit_processed(ToolResult(outcome))
+                await self._run.emit_processed(ToolResult(outcome))
                 continue
-            tool_trace = self._trace.tool(call.tool_name, call.tool_call_id, call.args)
+            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, call.args)
             try:
                 with tool_trace.active():
                     outcome = await self._call(tools.get(call.tool_name), call, context, hooks)
@@ -93,19 +80,21 @@ class ToolCalls:
             tool_trace.end(result=outcome.result, is_error=outcome.is_error)
             assistant.parts.append(outcome)
             if not outcome.is_error:
-                await self._runner.run_tool_result(
-                    self._ml,
+                await self._run.runner.run_tool_result(
+                    self._run.message_list,
                     step_number=step.step_number,
                     tool_name=call.tool_name,
                     tool_call_id=call.tool_call_id,
                     args=call.args,
                     result=outcome.result,
-                    steps=self._steps,
+                    steps=self._run.steps,
                     provider_executed=call.provider_executed,
                 )
-                outcome = self._ml.find_tool_result(call.tool_call_id) or outcome  # processors may rewrite it
+                outcome = (
+                    self._run.message_list.find_tool_result(call.tool_call_id) or outcome
+                )  # processors may rewrite it
             step.tool_results.append(outcome)
-            await self._emit_processed(ToolResult(outcome))
+            await self._run.emit_processed(ToolResult(outcome))
 
     async def _call(
         self, tool: Tool | None, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks
@@ -117,7 +106,7 @@ class ToolCalls:
             return result(f"unknown tool {call.tool_name!r}", True)
         agent = self._agent
         ctx = ToolContext(
-            run_id=self._run_id,
+            run_id=self._run.state.run_id,
             agent_id=agent.id,
             tool_call_id=call.tool_call_id,
             request_context=request_context,
