@@ -90,9 +90,8 @@ class ToolCalls:
                     steps=self._run.steps,
                     provider_executed=call.provider_executed,
                 )
-                outcome = (
-                    self._run.message_list.find_tool_result(call.tool_call_id) or outcome
-                )  # processors may rewrite it
+                # Processors may rewrite the result.
+                outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
             step.tool_results.append(outcome)
             await self._run.emit_processed(ToolResult(outcome))
 
