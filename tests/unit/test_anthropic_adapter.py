@@ -15,6 +15,7 @@ pytest.importorskip("anthropic")
 
 from agentd.runtime import Agent, ExecutionOptions, FailedPrecondition, Message, ModelSettings, ToolChoice, tool
 from agentd.runtime.chunks import Chunk
+from agentd.runtime.loop import agent_loop, model_call
 from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.models import anthropic as anthropic_adapter
 from agentd.runtime.models import router
@@ -46,8 +47,6 @@ def _route_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
     except FailedPrecondition as exc:
         if exc.reason != "PROVIDER_UNAVAILABLE":
             raise
-    from agentd.runtime import run as run_module
-
     original = router.resolve_model
 
     def resolve(spec: str) -> Any:
@@ -55,7 +54,8 @@ def _route_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
         return anthropic_adapter.create(model_id) if provider == "anthropic" else original(spec)
 
     monkeypatch.setattr(router, "resolve_model", resolve)
-    monkeypatch.setattr(run_module, "resolve_model", resolve)
+    monkeypatch.setattr(agent_loop, "resolve_model", resolve)
+    monkeypatch.setattr(model_call, "resolve_model", resolve)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from test_cache_codec import BLOB, sample_message, sample_response
+from test_codec import BLOB, sample_message, sample_response
 
 from agentd import config
 from agentd.backends.redis_cache import RedisServerCache, expire_seconds, match_pattern

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, MemoryOptions, ThreadRef, Tool
+from agentd.runtime.agent_definition import RESOURCE_ID_KEY, THREAD_ID_KEY
 from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.models.local import LocalModel
 from agentd.runtime.options import ProcessorSpec
@@ -31,7 +32,7 @@ from agentd.runtime.processors.builtins.tool_search import (
     score_tool,
 )
 from agentd.runtime.processors.registry import default_registry
-from agentd.runtime.run import RESOURCE_ID_KEY, THREAD_ID_KEY, RunResult
+from agentd.runtime.run import RunResult
 
 HOUR = 3600.0
 DAY = 86400.0

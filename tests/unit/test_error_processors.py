@@ -12,6 +12,13 @@ from typing import Any
 import pytest
 
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.lanes import (
+    DEFAULT_ERROR_PROCESSOR_IDS,
+    DEFAULT_MAX_PROCESSOR_RETRIES,
+    build_default_error_processor,
+    resolve_error_processors,
+    resolve_max_processor_retries,
+)
 from agentd.runtime.messages import (
     FilePart,
     Message,
@@ -31,15 +38,10 @@ from agentd.runtime.processors.base import (
 from agentd.runtime.processors.builtins import BUILTIN_FACTORIES
 from agentd.runtime.processors.builtins.error_chain import iter_error_chain
 from agentd.runtime.processors.builtins.error_defaults import (
-    DEFAULT_ERROR_PROCESSOR_IDS,
-    DEFAULT_MAX_PROCESSOR_RETRIES,
     PrefillErrorHandler,
     ProviderHistoryCompat,
     StreamErrorRetryProcessor,
     UnsupportedFileHandler,
-    build_default_error_processor,
-    resolve_error_processors,
-    resolve_max_processor_retries,
 )
 from agentd.runtime.processors.builtins.provider_history_compat import (
     OBSERVATIONAL_MEMORY_CONTEXT_KEY,

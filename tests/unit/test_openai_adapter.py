@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, FailedPrecondition, Message, ModelSettings, ToolChoice, tool
+from agentd.runtime.loop import agent_loop, model_call
 from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.models import openai as openai_adapter
 from agentd.runtime.models import router
@@ -41,8 +42,6 @@ def _route_openai(monkeypatch: pytest.MonkeyPatch) -> None:
     except FailedPrecondition as exc:
         if exc.reason != "PROVIDER_UNAVAILABLE":
             raise
-    from agentd.runtime import run as run_module
-
     original = router.resolve_model
 
     def resolve(spec: str) -> Any:
@@ -50,7 +49,8 @@ def _route_openai(monkeypatch: pytest.MonkeyPatch) -> None:
         return openai_adapter.create(model_id) if provider == "openai" else original(spec)
 
     monkeypatch.setattr(router, "resolve_model", resolve)
-    monkeypatch.setattr(run_module, "resolve_model", resolve)
+    monkeypatch.setattr(agent_loop, "resolve_model", resolve)
+    monkeypatch.setattr(model_call, "resolve_model", resolve)
 
 
 @pytest.fixture

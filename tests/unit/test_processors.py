@@ -9,6 +9,7 @@ import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, Message, TextPart, tool
 from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import DataPart
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.local import LocalModel
@@ -30,7 +31,7 @@ from agentd.runtime.processors.base import (
     StepOverrides,
 )
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
-from agentd.runtime.run import FrameworkProcessors, RunHandle, RunResult
+from agentd.runtime.run import RunHandle, RunResult
 
 
 def script(*steps: dict[str, Any], **extra: Any) -> ExecutionOptions:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, Message, TextPart, tool
+from agentd.runtime.agent_definition import RESPONSE_CACHE_KEY
 from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.chunks import Chunk, StepStart, Usage
 from agentd.runtime.messages import FilePart, ToolCallPart, ToolResultPart
@@ -43,7 +44,7 @@ from agentd.runtime.processors.builtins.response_cache import (
     scope_tag,
 )
 from agentd.runtime.processors.registry import ProcessorRegistry
-from agentd.runtime.run import RESPONSE_CACHE_KEY, RunResult
+from agentd.runtime.run import RunResult
 
 INSTRUCTIONS = "You answer questions concisely."
 QUESTION = "What is the capital of France?"

@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, CacheStats, ServerCache
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisServerCache", "expire_seconds", "match_pattern"]
@@ -167,13 +167,13 @@ class RedisServerCache(ServerCache):
             if raw is None:
                 self.stats.misses += 1
                 return None
-            value = cache_codec.decode(raw)
+            value = codec.decode(raw)
         self.stats.hits += 1
         return value
 
     async def set(self, key: str, value: Any, ttl: float | None = None, *, pinned: bool = False) -> None:
         with self._failures("set", key):
-            data = cache_codec.encode(value)
+            data = codec.encode(value)
             seconds = None if pinned else self._seconds(ttl)
             async with self.client.pipeline(transaction=False) as pipe:
                 pipe.set(self._key(key), data, ex=seconds)
@@ -202,7 +202,7 @@ class RedisServerCache(ServerCache):
 
     async def list_push(self, key: str, value: Any) -> int:
         with self._failures("list_push", key):
-            data = cache_codec.encode(value)
+            data = codec.encode(value)
             name = self._key(key)
             seconds = self._seconds(None)
             async with self.client.pipeline(transaction=True) as pipe:
@@ -219,7 +219,7 @@ class RedisServerCache(ServerCache):
     async def list_range(self, key: str, start: int = 0, end: int = -1) -> list[Any]:
         with self._failures("list_range", key):
             items = await self.client.lrange(self._key(key), start, end)
-            return [cache_codec.decode(item) for item in items]
+            return [codec.decode(item) for item in items]
 
     async def increment(self, key: str, by: int = 1, ttl: float | None = None) -> int:
         seconds = 0 if ttl is None or ttl <= 0 else expire_seconds(ttl)

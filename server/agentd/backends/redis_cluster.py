@@ -44,7 +44,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from agentd.backends.redis_client import DEFAULT_SOCKET_TIMEOUT, pooled_client, text
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.cluster import (
     PENDING,
@@ -198,11 +198,11 @@ class RedisCluster(Cluster):
 
     @staticmethod
     def _encode(chunk: Chunk) -> bytes:
-        return cache_codec.encode(replace(chunk, offset=0))
+        return codec.encode(replace(chunk, offset=0))
 
     @staticmethod
     def _decode(entry_id: Any, body: Any) -> Chunk:
-        chunk: Chunk = cache_codec.decode(body)
+        chunk: Chunk = codec.decode(body)
         return replace(chunk, offset=_offset(entry_id))
 
     async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> list[int]:
@@ -285,7 +285,7 @@ class RedisCluster(Cluster):
 
     async def store_answer(self, key: str, answer: Any, ttl_ms: int) -> None:
         with self._failures("store_answer"):
-            await self.client.set(self._answer_key(key), cache_codec.encode(answer), px=ttl_ms)
+            await self.client.set(self._answer_key(key), codec.encode(answer), px=ttl_ms)
 
     async def recall_answer(self, key: str) -> Any:
         with self._failures("recall_answer"):
@@ -294,7 +294,7 @@ class RedisCluster(Cluster):
             return None
         if not raw:
             return PENDING
-        return cache_codec.decode(raw)
+        return codec.decode(raw)
 
     async def drop_answer(self, key: str) -> None:
         with self._failures("drop_answer"):
@@ -359,7 +359,7 @@ class RedisCluster(Cluster):
             if message is None:
                 continue
             try:
-                data: dict[str, Any] = cache_codec.decode(message["data"])
+                data: dict[str, Any] = codec.decode(message["data"])
             except Exception:
                 log.warning("replica %s: dropping a malformed request", self.replica_id)
                 continue
@@ -383,7 +383,7 @@ class RedisCluster(Cluster):
             log.exception("replica %s: request %r failed", self.replica_id, type(data.get("body")).__name__)
             reply["error"] = {"status": "UNAVAILABLE", "message": f"replica error: {exc}", "reason": "REPLICA_ERROR"}
         try:
-            await self.client.publish(self._channel(str(data.get("from"))), cache_codec.encode(reply))
+            await self.client.publish(self._channel(str(data.get("from"))), codec.encode(reply))
         except (RedisError, OSError) as exc:
             log.warning("replica %s: could not answer %r: %s", self.replica_id, type(data.get("body")).__name__, exc)
 
@@ -396,7 +396,7 @@ class RedisCluster(Cluster):
         try:
             envelope = {"id": request_id, "from": self.replica_id, "body": message}
             with self._failures("request"):
-                receivers = await self.client.publish(self._channel(replica), cache_codec.encode(envelope))
+                receivers = await self.client.publish(self._channel(replica), codec.encode(envelope))
             if not receivers:
                 raise PeerGone(f"replica {replica} is not listening")
             try:

@@ -68,7 +68,7 @@ from agentd.backends.redis_storage import (
     MAX_ATTEMPTS,
     time_key,
 )
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
 from agentd.runtime.notifications.record import (
@@ -86,7 +86,7 @@ from agentd.runtime.storage import StorageError
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]
 
-cache_codec.register(NotificationRecord)
+codec.register(NotificationRecord)
 
 #: Members read per round trip when a listing filters (or list_due filters by agent or resource).
 BATCH = 200
@@ -128,13 +128,13 @@ def _split_due(member: str) -> tuple[str, str, int, str, str]:
 
 def _encode(sequence: int, record: NotificationRecord) -> bytes:
     try:
-        return cache_codec.encode([sequence, record])
+        return codec.encode([sequence, record])
     except CacheError as exc:
         raise StorageError(f"notification {record.id} cannot be stored: {exc}") from exc
 
 
 def _decode(raw: bytes | str) -> _Entry:
-    value = cache_codec.decode(raw)
+    value = codec.decode(raw)
     if (
         not isinstance(value, list)
         or len(value) != 2

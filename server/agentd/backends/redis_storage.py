@@ -51,7 +51,7 @@ from redis.exceptions import RedisError, WatchError
 from redis.typing import EncodableT, FieldT
 
 from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
@@ -194,7 +194,7 @@ class RedisStorage(Storage):
     @staticmethod
     def _thread_fields(thread: Thread, created: datetime) -> dict[FieldT, EncodableT]:
         try:
-            metadata = cache_codec.encode(thread.metadata)
+            metadata = codec.encode(thread.metadata)
         except CacheError as exc:
             raise StorageError(f"thread {thread.id}: metadata cannot be stored: {exc}") from exc
         return {
@@ -209,7 +209,7 @@ class RedisStorage(Storage):
     def _thread(thread_id: str, raw: dict[Any, Any]) -> Thread:
         fields = {text(k): v for k, v in raw.items()}
         try:
-            metadata = cache_codec.decode(fields["metadata"])
+            metadata = codec.decode(fields["metadata"])
             if not isinstance(metadata, dict):
                 raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
             return Thread(
@@ -225,7 +225,7 @@ class RedisStorage(Storage):
 
     @staticmethod
     def _message(body: bytes | str) -> Message:
-        message = cache_codec.decode(body)
+        message = codec.decode(body)
         if not isinstance(message, Message):
             raise StorageError(f"a stored message holds a {type(message).__name__}")
         return message
@@ -397,7 +397,7 @@ class RedisStorage(Storage):
             if not message.thread_id:
                 raise StorageError(f"message {message.id}: thread {message.thread_id!r} does not exist")
             try:
-                bodies[message.id] = cache_codec.encode(message)
+                bodies[message.id] = codec.encode(message)
             except CacheError as exc:
                 raise StorageError(f"message {message.id} cannot be stored: {exc}") from exc
             latest[message.id] = message
@@ -543,7 +543,7 @@ class RedisStorage(Storage):
 
     async def save_pending(self, entry: PendingSignal) -> None:
         with self._failures("save_pending"):
-            await self.client.hset(self._pending_key(), entry.signal.id, cache_codec.encode(entry))
+            await self.client.hset(self._pending_key(), entry.signal.id, codec.encode(entry))
 
     async def delete_pending(self, signal_ids: Sequence[str]) -> None:
         if signal_ids:
@@ -553,7 +553,7 @@ class RedisStorage(Storage):
     async def list_pending(self) -> list[PendingSignal]:
         with self._failures("list_pending"):
             bodies = await self.client.hvals(self._pending_key())
-        entries: list[PendingSignal] = [cache_codec.decode(b if isinstance(b, bytes) else b.encode()) for b in bodies]
+        entries: list[PendingSignal] = [codec.decode(b if isinstance(b, bytes) else b.encode()) for b in bodies]
         return sorted(entries, key=lambda e: e.created_at)
 
     # ------------------------------------------------------------ lifecycle

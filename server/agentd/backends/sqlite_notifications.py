@@ -28,7 +28,7 @@ from typing import Any
 
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
 from agentd.backends.sqlite_storage import to_micros
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, page_of
 from agentd.runtime.notifications.record import (
@@ -47,7 +47,7 @@ from agentd.runtime.storage import StorageError
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
 
 
-cache_codec.register(NotificationRecord)
+codec.register(NotificationRecord)
 
 #: NOTIFICATION_MIGRATIONS[n] takes the schema from version n to n + 1. Append; never edit applied steps.
 NOTIFICATION_MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -310,12 +310,12 @@ def _row(record: NotificationRecord) -> tuple[Any, ...]:
         record.coalesce_key,
         to_micros(record.updated_at),
         None if due is None else to_micros(due),
-        cache_codec.encode(record),
+        codec.encode(record),
     )
 
 
 def _record(body: bytes) -> NotificationRecord:
-    record = cache_codec.decode(body)
+    record = codec.decode(body)
     if not isinstance(record, NotificationRecord):
         raise StorageError(f"a stored notification row holds a {type(record).__name__}")
     return record

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
@@ -185,7 +185,7 @@ class SQLiteStorage(SQLiteWorker, Storage):
     async def update_thread(
         self, thread_id: str, *, title: str | None = None, metadata: dict[str, JSON] | None = None
     ) -> Thread | None:
-        encoded = None if metadata is None else cache_codec.encode(metadata)
+        encoded = None if metadata is None else codec.encode(metadata)
         now = to_micros(utcnow())
 
         def update(connection: sqlite3.Connection) -> Thread | None:
@@ -263,7 +263,7 @@ class SQLiteStorage(SQLiteWorker, Storage):
                     m.role,
                     to_micros(m.created_at),
                     int(is_system_reminder(m)),
-                    cache_codec.encode(m),
+                    codec.encode(m),
                 )
                 for m in messages
             ]
@@ -343,7 +343,7 @@ class SQLiteStorage(SQLiteWorker, Storage):
         return await self._call(select) if unique else []
 
     async def save_pending(self, entry: PendingSignal) -> None:
-        body = cache_codec.encode(entry)
+        body = codec.encode(entry)
         created = to_micros(entry.created_at)
 
         def save(connection: sqlite3.Connection) -> None:
@@ -371,7 +371,7 @@ class SQLiteStorage(SQLiteWorker, Storage):
         def read(connection: sqlite3.Connection) -> list[bytes]:
             return [row[0] for row in connection.execute("SELECT body FROM pending_signals ORDER BY created_us, id")]
 
-        return [cache_codec.decode(body) for body in await self._call(read)]
+        return [codec.decode(body) for body in await self._call(read)]
 
     async def delete_messages(self, ids: Sequence[str]) -> int:
         unique = list(dict.fromkeys(ids))
@@ -398,7 +398,7 @@ def _get_thread(connection: sqlite3.Connection, thread_id: str) -> Thread | None
 
 def _thread_row(thread: Thread) -> tuple[str, str, str, bytes, int, int]:
     try:
-        metadata = cache_codec.encode(thread.metadata)
+        metadata = codec.encode(thread.metadata)
     except CacheError as exc:
         raise StorageError(f"thread {thread.id}: metadata cannot be stored: {exc}") from exc
     return (
@@ -413,7 +413,7 @@ def _thread_row(thread: Thread) -> tuple[str, str, str, bytes, int, int]:
 
 def _thread(row: Sequence[Any]) -> Thread:
     thread_id, resource_id, title, metadata, created_us, updated_us = row
-    decoded = cache_codec.decode(metadata)
+    decoded = codec.decode(metadata)
     if not isinstance(decoded, dict):
         raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
     return Thread(
@@ -427,7 +427,7 @@ def _thread(row: Sequence[Any]) -> Thread:
 
 
 def _message(body: bytes) -> Message:
-    message = cache_codec.decode(body)
+    message = codec.decode(body)
     if not isinstance(message, Message):
         raise StorageError(f"a stored message row holds a {type(message).__name__}")
     return message

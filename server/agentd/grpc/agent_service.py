@@ -13,6 +13,7 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
 from agentd.runtime.errors import AgentdError, FailedPrecondition, Unavailable
 from agentd.runtime.host import Host
+from agentd.runtime.lanes import resolve_error_processors
 from agentd.runtime.run import RunHandle, RunResult
 from agentd_proto.v1 import agent_service_pb2 as apb
 
@@ -43,8 +44,6 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
 
 def resolved_error_processor_ids(agent: Agent) -> list[str]:
     """The error lane as runs resolve it (defaults merged in)."""
-    from agentd.runtime.processors.builtins.error_defaults import resolve_error_processors
-
     if callable(agent.error_processors):
         return []
     return [

@@ -24,7 +24,7 @@ def unavailable(exc: CacheError) -> AgentdError:
 def jsonable(value: Any) -> Any:
     """A JSON view of a cached value: runtime objects in the codec's tagged form,
     bytes base64-encoded."""
-    from agentd.runtime.cache_codec import encode
+    from agentd.runtime.codec import encode
 
     return json.loads(encode(value))
 

@@ -222,14 +222,16 @@ def execution_options(
 
     cache = None
     if pb.HasField("response_cache"):
-        rc = pb.response_cache
-        if rc.HasField("key") and not rc.key:
+        cache_pb = pb.response_cache
+        if cache_pb.HasField("key") and not cache_pb.key:
             v.add(f"{path}.response_cache.key", "must not be empty when set")
-        scope_kind = rc.WhichOneof("scope_override")
-        scope = rc.scope if scope_kind == "scope" else ro.NO_SCOPE if scope_kind == "no_scope" else None
-        if scope_kind == "scope" and not rc.scope:
+        scope_kind = cache_pb.WhichOneof("scope_override")
+        scope = cache_pb.scope if scope_kind == "scope" else ro.NO_SCOPE if scope_kind == "no_scope" else None
+        if scope_kind == "scope" and not cache_pb.scope:
             v.add(f"{path}.response_cache.scope", "must not be empty; use no_scope for an unscoped entry")
-        cache = ro.ResponseCacheOptions(rc.key if rc.HasField("key") else None, scope, rc.bust or None)
+        cache = ro.ResponseCacheOptions(
+            cache_pb.key if cache_pb.HasField("key") else None, scope, cache_pb.bust or None
+        )
 
     lanes: dict[str, tuple[Any, ...] | None] = {}
     for lane in ("input_processors", "output_processors", "error_processors"):

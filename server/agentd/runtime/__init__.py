@@ -1,6 +1,10 @@
-"""agentd's agent runtime, usable without gRPC: `from agentd.runtime import Agent`."""
+"""agentd's agent runtime, usable without gRPC: `from agentd.runtime import Agent`.
 
-from agentd.runtime.agent import Agent, RunInput, resolve_dynamic
+Processor authors find the processor API here too:
+`from agentd.runtime import Processor, ProcessOutputStreamArgs`.
+"""
+
+from agentd.runtime.agent import Agent, RunHandle, RunInput, resolve_dynamic
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Chunk, Tripwire, Usage
 from agentd.runtime.errors import (
@@ -24,14 +28,41 @@ from agentd.runtime.messages import (
 from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelRequest
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
+from agentd.runtime.processors.base import (
+    APIErrorResult,
+    CachedLLMResponse,
+    HookArgs,
+    LLMRequestResult,
+    OutputResult,
+    ProcessAPIErrorArgs,
+    ProcessInputArgs,
+    ProcessInputStepArgs,
+    ProcessLLMRequestArgs,
+    ProcessLLMResponseArgs,
+    Processor,
+    ProcessorViolation,
+    ProcessOutputResultArgs,
+    ProcessOutputStepArgs,
+    ProcessOutputStreamArgs,
+    ProcessToolResultArgs,
+    StepOverrides,
+    TripWire,
+)
+
+# The default error lane's processors register themselves with the runtime
+# (agentd.runtime.lanes) when imported: importing the runtime registers them.
+from agentd.runtime.processors.builtins import error_defaults as _error_defaults  # noqa: F401
+from agentd.runtime.processors.registry import dataclass_from_options, from_options, snake
 from agentd.runtime.registry import AgentRegistry, RunRegistry
-from agentd.runtime.run import RunHandle, RunResult, StepResult
+from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.tools import Tool, ToolContext, tool
 
 __all__ = [
+    "APIErrorResult",
     "Agent",
     "AgentRegistry",
     "AgentdError",
+    "CachedLLMResponse",
     "Chunk",
     "ChunkBuffer",
     "DataPart",
@@ -39,7 +70,9 @@ __all__ = [
     "FailedPrecondition",
     "FieldViolation",
     "FilePart",
+    "HookArgs",
     "InvalidArgument",
+    "LLMRequestResult",
     "LanguageModel",
     "MemoryOptions",
     "Message",
@@ -47,12 +80,25 @@ __all__ = [
     "ModelRequest",
     "ModelSettings",
     "NotFound",
+    "OutputResult",
+    "ProcessAPIErrorArgs",
+    "ProcessInputArgs",
+    "ProcessInputStepArgs",
+    "ProcessLLMRequestArgs",
+    "ProcessLLMResponseArgs",
+    "ProcessOutputResultArgs",
+    "ProcessOutputStepArgs",
+    "ProcessOutputStreamArgs",
+    "ProcessToolResultArgs",
+    "Processor",
+    "ProcessorViolation",
     "ReasoningPart",
     "RunHandle",
     "RunInput",
     "RunRegistry",
     "RunResult",
     "SignalPart",
+    "StepOverrides",
     "StepResult",
     "TextPart",
     "ThreadRef",
@@ -61,10 +107,14 @@ __all__ = [
     "ToolChoice",
     "ToolContext",
     "ToolResultPart",
+    "TripWire",
     "Tripwire",
     "Unavailable",
     "Usage",
+    "dataclass_from_options",
+    "from_options",
     "resolve_dynamic",
     "resolve_model",
+    "snake",
     "tool",
 ]

@@ -1,112 +1,35 @@
-"""The Agent: a model, instructions, tools and options; `stream()` and `generate()` run it."""
+"""The Agent, and the handle of a run it starts: `stream()` starts a run and
+returns its `RunHandle`, `generate()` runs to completion.
+
+Agent and RunHandle name each other (a handle knows its agent, so a signal
+that arrives too late for a run can start the next one), so they share this
+module; the loop they start sits below both (agentd.runtime.loop).
+"""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+import asyncio
+import logging
+from collections.abc import AsyncIterator
 
-from agentd.runtime.messages import JSON, Message, TextPart
-from agentd.runtime.options import ExecutionOptions, ToolHooks
-from agentd.runtime.tools import Tool
+from agentd.runtime.agent_definition import AgentDefinition, RunInput, input_to_messages, resolve_dynamic
+from agentd.runtime.chunks import Abort, Chunk
+from agentd.runtime.loop.agent_loop import launch
+from agentd.runtime.loop.state import RunState
+from agentd.runtime.messages import Message, Signal, new_id
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.results import RunResult
+from agentd.runtime.telemetry import Telemetry
 
-T = TypeVar("T")
-RequestContext = dict[str, JSON]
-#: A field given as a value, or as a (sync or async) function of the request context.
-Dynamic = Union[T, Callable[[RequestContext], Union[T, Awaitable[T]]]]  # noqa: UP007
-Instructions = str | Message | Sequence[str | Message]
-RunInput = str | Message | Sequence[Message]
+# RunInput and resolve_dynamic are the definition's, exported here as before.
+__all__ = ["Agent", "RunHandle", "RunInput", "drain", "resolve_dynamic", "start_run"]
 
-
-async def resolve_dynamic(value: Dynamic[T], request_context: RequestContext) -> T:
-    if callable(value) and not isinstance(value, (Tool, Message)):
-        result = value(request_context)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-    return value
+log = logging.getLogger("agentd.run")
 
 
-def instructions_to_messages(instructions: Instructions) -> list[Message]:
-    """Instructions as system messages (each keeps its own provider options)."""
-    items: Sequence[str | Message]
-    items = [instructions] if isinstance(instructions, (str, Message)) else instructions
-    out: list[Message] = []
-    for item in items:
-        if isinstance(item, str):
-            if item:
-                out.append(Message.system(item))
-        else:
-            if item.role != "system":
-                raise ValueError("instruction messages must have role 'system'")
-            out.append(item)
-    return out
-
-
-def input_to_messages(run_input: RunInput) -> list[Message]:
-    if isinstance(run_input, str):
-        return [Message(role="user", parts=[TextPart(run_input)])]
-    if isinstance(run_input, Message):
-        return [run_input]
-    return list(run_input)
-
-
-@dataclass(eq=False)
-class Agent:
+class Agent(AgentDefinition):
     """An agent. Fields typed `Dynamic` may be functions of the request context,
     resolved once per request."""
-
-    id: str
-    model: Dynamic[str] = "local/echo"
-    instructions: Dynamic[Instructions] = ""
-    name: str = ""
-    description: str = ""
-    metadata: Dynamic[dict[str, JSON]] = field(default_factory=dict)
-    tools: Dynamic[Sequence[Tool]] = ()
-    default_options: Dynamic[ExecutionOptions | None] = None
-    #: Cap on processor-requested retries; unset disables step retries.
-    max_processor_retries: int | None = None
-    #: Processor (or ProcessorWorkflow) lists, or functions of the request context.
-    input_processors: Dynamic[Sequence[Any]] = ()
-    output_processors: Dynamic[Sequence[Any]] = ()
-    error_processors: Dynamic[Sequence[Any]] = ()
-    #: False: no default error processors are added.
-    error_processor_defaults: bool = True
-    hooks: ToolHooks | None = None
-    #: JSON Schema the request context must satisfy.
-    request_context_schema: dict[str, Any] | None = None
-    #: Other agents offered to this one as tools, by tool name.
-    agents: Dynamic[dict[str, Agent]] = field(default_factory=dict)
-    #: Models tried in order when the error processors give up on the model
-    #: ("provider/model" strings); the run records which model answered.
-    fallback_models: Sequence[str] = ()
-    #: How notifications for this agent are delivered (a notifications.DeliveryPolicy).
-    delivery_policy: Any = None
-    #: Conversation memory (threads). It contributes framework processors:
-    #: `memory.processors(request_context) -> FrameworkProcessors`.
-    memory: Any = None
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            raise ValueError("an agent needs an id")
-        if not self.name:
-            self.name = self.id
-
-    def static_model(self) -> str:
-        """The model string when it does not depend on the request, else ""."""
-        return self.model if isinstance(self.model, str) else ""
-
-    def static_metadata(self) -> dict[str, JSON]:
-        return self.metadata if isinstance(self.metadata, dict) else {}
-
-    def static_tools(self) -> list[Tool]:
-        return list(self.tools) if not callable(self.tools) else []
-
-    def static_processor_ids(self, lane: str) -> list[str]:
-        """Ids of a lane's processors when the list does not depend on the request."""
-        entries = getattr(self, f"{lane}_processors")
-        return [] if callable(entries) else [e.id for e in entries]
 
     def stream(
         self,
@@ -114,16 +37,79 @@ class Agent:
         options: ExecutionOptions | None = None,
         *,
         run_id: str | None = None,
-        telemetry: Any = None,
-    ) -> Any:
+        telemetry: Telemetry | None = None,
+    ) -> RunHandle:
         """Starts a run now and returns its `RunHandle` (async-iterate it for chunks)."""
-        from agentd.runtime.run import start_run
-
         messages = input_to_messages(run_input)
         return start_run(self, messages, options or ExecutionOptions(), run_id=run_id, telemetry=telemetry)
 
-    async def generate(self, run_input: RunInput, options: ExecutionOptions | None = None) -> Any:
+    async def generate(self, run_input: RunInput, options: ExecutionOptions | None = None) -> RunResult:
         """Runs to completion and returns the `RunResult`."""
         handle = self.stream(run_input, options)
         await handle.ready()
         return await handle.result()
+
+
+class RunHandle(RunState):
+    """A started run: iterate it for chunks, await `result()` for the full output."""
+
+    def __init__(self, run_id: str, agent: Agent) -> None:
+        super().__init__(run_id)
+        self.agent = agent
+        self._task: asyncio.Task[RunResult] | None = None
+
+    def deliver(self, signal: Signal) -> bool:
+        """Hands a signal to the run; False when it can no longer take one."""
+        if self.closed_to_signals or self.done:
+            return False
+        self.pending_signals.append(signal)
+        return True
+
+    async def result(self) -> RunResult:
+        assert self._task is not None
+        return await asyncio.shield(self._task)
+
+    @property
+    def done(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    def abort(self, reason: str = "ABORTED", message: str = "") -> bool:
+        """Aborts the run; it ends with an `abort` chunk. False when already done."""
+        if self._task is None or self._task.done() or self.abort_reason is not None:
+            return False
+        self.abort_reason = Abort(reason, message or f"run aborted ({reason})")
+        self.cancelled.set()
+        self._task.cancel()
+        return True
+
+    def __aiter__(self) -> AsyncIterator[Chunk]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Chunk]:
+        async for batch in self.buffer.batches():
+            for chunk in batch:
+                yield chunk
+
+
+def start_run(
+    agent: Agent,
+    messages: list[Message],
+    options: ExecutionOptions,
+    *,
+    run_id: str | None = None,
+    parent_run_id: str | None = None,
+    telemetry: Telemetry | None = None,
+) -> RunHandle:
+    handle = RunHandle(run_id or new_id(), agent)
+    handle._task = launch(
+        handle, agent, messages, options, parent_run_id=parent_run_id, telemetry=telemetry or Telemetry()
+    )
+    return handle
+
+
+async def drain(handle: RunHandle) -> None:
+    """Waits for a run to end, ignoring how."""
+    try:
+        await handle.result()
+    except Exception:
+        log.debug("run %s ended with an error", handle.run_id)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from agentd.runtime.messages import JSON, FilePart, Message, ToolCallPart, ToolResultPart
+from agentd.runtime.messages import JSON, FilePart, Message, Signal, ToolCallPart, ToolResultPart
 
 FinishReason = Literal[
     "stop", "length", "content-filter", "tool-calls", "error", "other", "unknown", "tripwire", "retry"
@@ -212,7 +212,7 @@ class Data:
 
 @dataclass(slots=True)
 class SignalEcho:
-    signal: Any  # agentd.runtime.signals.Signal
+    signal: Signal
     type: Literal["signal"] = "signal"
 
 

@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentd.runtime.agent_definition import MEMORY_THREAD_KEY
+from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import Message, SignalPart
 from agentd.runtime.processors.base import (
     APIErrorResult,
@@ -22,7 +25,6 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessOutputResultArgs,
 )
-from agentd.runtime.run import MEMORY_THREAD_KEY, FrameworkProcessors
 from agentd.runtime.storage import Storage, Thread
 
 log = logging.getLogger("agentd.memory")
@@ -60,8 +62,6 @@ class Memory:
         """The run's thread: an existing one (its metadata replaced when the call
         brings different metadata; its title never changed here), or a new one,
         stored now, so GetThread finds the thread while its first run is going."""
-        from agentd.runtime.errors import InvalidArgument
-
         thread = await self.storage.get_thread(thread_id)
         if thread is None:
             created = Thread(thread_id, resource_id, title or "", dict(metadata or {}))

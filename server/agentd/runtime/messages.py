@@ -1,14 +1,19 @@
-"""Messages and their parts: run input, stored history and response messages."""
+"""Messages and their parts: run input, stored history and response messages.
+
+A `Signal` lives here too: a signal row carries it as its one part, so the
+part, the chunk that echoes it and the store all hold the type itself. How
+signals are created, rendered and stored is agentd.runtime.signals.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 Role = Literal["user", "assistant", "system", "signal"]
-JSON = Any
+JSON: TypeAlias = Any
 
 
 def new_id(prefix: str = "") -> str:
@@ -79,9 +84,44 @@ class DataPart:
     id: str | None = None
 
 
+SignalType = Literal["user", "state", "reactive", "notification"]
+ContentPart: TypeAlias = TextPart | FilePart
+Contents: TypeAlias = str | tuple[ContentPart, ...]
+#: Ordered (name, value) pairs: the model sees attributes in this order.
+Attributes: TypeAlias = tuple[tuple[str, JSON], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """Context pushed into a thread (build one with signals.create_signal)."""
+
+    id: str
+    type: SignalType
+    tag_name: str
+    #: A string, or text/file parts. A lone text part without provider options
+    #: is always held as its string, so every stored form reads back equal.
+    contents: Contents
+    attributes: Attributes = ()
+    metadata: dict[str, JSON] | None = None
+    provider_options: dict[str, JSON] | None = None
+    #: True or None: `False` is only meaningful on input (it is an error on a
+    #: state signal), and every stored form keeps only `true`.
+    transient: bool | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    accepted_at: datetime | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.contents, str):
+            return self.contents
+        return "\n".join(p.text for p in self.contents if isinstance(p, TextPart))
+
+
 @dataclass(slots=True)
 class SignalPart:
-    signal: Any  # agentd.runtime.signals.Signal (kept loose to avoid an import cycle)
+    signal: Signal
     type: Literal["signal"] = "signal"
 
 

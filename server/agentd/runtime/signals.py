@@ -14,19 +14,53 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias, cast
+from typing import TypeAlias, cast
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
-from agentd.runtime.messages import FilePart, Message, SignalPart, TextPart, utcnow
+from agentd.runtime.messages import (
+    JSON,
+    Attributes,
+    ContentPart,
+    Contents,
+    FilePart,
+    Message,
+    Signal,
+    SignalPart,
+    SignalType,
+    TextPart,
+    utcnow,
+)
 
-JSON: TypeAlias = Any
-SignalType = Literal["user", "state", "reactive", "notification"]
-ContentPart: TypeAlias = TextPart | FilePart
-Contents: TypeAlias = str | tuple[ContentPart, ...]
-#: Ordered (name, value) pairs: the model sees attributes in this order.
-Attributes: TypeAlias = tuple[tuple[str, JSON], ...]
+# The signal types are defined beside the message parts that carry them;
+# this module is where callers import them from.
+__all__ = [
+    "DEFAULT_TAGS",
+    "JSON",
+    "SIGNAL_CATEGORIES",
+    "SIGNAL_TYPES",
+    "Attributes",
+    "AttributesInput",
+    "ContentPart",
+    "Contents",
+    "Signal",
+    "SignalType",
+    "attribute_text",
+    "create_message_signal",
+    "create_signal",
+    "escape_attribute",
+    "escape_text",
+    "from_db_message",
+    "is_transient_signal_message",
+    "normalize_attributes",
+    "render_attributes",
+    "render_element",
+    "render_for_model",
+    "to_db_message",
+    "with_delivery_attributes",
+]
+
 AttributesInput: TypeAlias = Mapping[str, JSON] | Sequence[tuple[str, JSON]] | None
 
 SIGNAL_TYPES: tuple[SignalType, ...] = ("user", "state", "reactive", "notification")
@@ -47,32 +81,6 @@ DEFAULT_TAGS: dict[SignalType, str] = {
 # (no ":" so no namespaces, no spaces).
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _NAME_RULE = 'must start with a letter or "_", then only letters, digits, "_", "." or "-"'
-
-
-@dataclass(frozen=True, slots=True)
-class Signal:
-    id: str
-    type: SignalType
-    tag_name: str
-    #: A string, or text/file parts. A lone text part without provider options
-    #: is always held as its string, so every stored form reads back equal.
-    contents: Contents
-    attributes: Attributes = ()
-    metadata: dict[str, JSON] | None = None
-    provider_options: dict[str, JSON] | None = None
-    #: True or None: `False` is only meaningful on input (it is an error on a
-    #: state signal), and every stored form keeps only `true`.
-    transient: bool | None = None
-    created_at: datetime = field(default_factory=utcnow)
-    accepted_at: datetime | None = None
-    thread_id: str | None = None
-    resource_id: str | None = None
-
-    @property
-    def text(self) -> str:
-        if isinstance(self.contents, str):
-            return self.contents
-        return "\n".join(p.text for p in self.contents if isinstance(p, TextPart))
 
 
 # ---------------------------------------------------------------- creation

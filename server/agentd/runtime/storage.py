@@ -19,9 +19,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from agentd.runtime.messages import JSON, Message, SignalPart, utcnow
+from agentd.runtime.messages import JSON, Message, Signal, SignalPart, utcnow
 
 Order = Literal["asc", "desc"]
 
@@ -79,7 +79,7 @@ class PendingSignal:
     ended: kept until that run ends, and replayed into a new run when the server
     restarts, so an acknowledged signal is never lost."""
 
-    signal: Any  # agentd.runtime.signals.Signal
+    signal: Signal
     agent_id: str
     resource_id: str
     thread_id: str

@@ -18,9 +18,9 @@ from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.models.base import ModelEvent
 from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
 from agentd.runtime.processors.message_list import MessageList
+from agentd.runtime.results import StepResult
 
 if TYPE_CHECKING:
-    from agentd.runtime.run import StepResult
     from agentd.runtime.signals import Signal
     from agentd.runtime.tools import Tool
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentd.runtime import cache_codec
+from agentd.runtime import codec
 from agentd.runtime.threads.routing import RouteRequest, Routing
 
 __all__ = ["AbortAnswer", "AbortForward", "PeerAnswer", "PeerRequest", "RouteAnswer", "ToolAnswer", "ToolForward"]
@@ -50,4 +50,4 @@ PeerRequest = RouteRequest | AbortForward | ToolForward
 PeerAnswer = RouteAnswer | AbortAnswer | ToolAnswer
 
 for _type in (RouteRequest, Routing, RouteAnswer, AbortForward, AbortAnswer, ToolForward, ToolAnswer):
-    cache_codec.register(_type)
+    codec.register(_type)

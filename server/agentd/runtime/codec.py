@@ -1,4 +1,8 @@
-"""A safe, compact serialisation for cached values: tagged JSON, never pickle.
+"""agentd's serialisation of runtime values: tagged JSON, never pickle.
+
+One format for every runtime value that leaves the process: response-cache
+entries, storage rows (messages, pending signals, notification records) and
+the messages replicas exchange over the cluster.
 
 JSON scalars, lists and dicts with string keys are written as themselves.
 Everything else is an object whose "$t" key names its type:
@@ -12,7 +16,8 @@ Everything else is an object whose "$t" key names its type:
 Only the types listed here (and those added with `register`) can be decoded:
 whoever can write to a shared cache can make agentd build these dataclasses
 with data of their choosing, and nothing more. An unknown tag, a malformed
-entry or a value that cannot be encoded raises CacheError.
+entry or a value that cannot be encoded raises CacheError (the error of the
+first user, the response cache, kept for every use).
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
+from agentd.runtime import chunks, messages, storage
 from agentd.runtime.cache import CacheError
+from agentd.runtime.models.base import ModelFinish
+from agentd.runtime.processors.base import CachedLLMResponse
 
 __all__ = ["TAG", "decode", "encode", "register"]
 
@@ -64,11 +72,6 @@ def _codec(cls: type, tag: str) -> _Codec:
 
 
 def _allowed_types() -> list[type]:
-    # Imported here, not at module level: processors and models may import this module.
-    from agentd.runtime import chunks, messages, signals, storage
-    from agentd.runtime.models.base import ModelFinish
-    from agentd.runtime.processors.base import CachedLLMResponse
-
     return [
         *typing.get_args(chunks.Payload),
         chunks.Chunk,
@@ -78,7 +81,7 @@ def _allowed_types() -> list[type]:
         messages.Message,
         ModelFinish,
         CachedLLMResponse,
-        signals.Signal,
+        messages.Signal,
         storage.PendingSignal,
     ]
 

@@ -1,4 +1,4 @@
-"""The cache codec: every runtime type round-trips (bytes included), and nothing else decodes."""
+"""The codec: every runtime type round-trips (bytes included), and nothing else decodes."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from agentd.runtime import cache_codec, chunks
+from agentd.runtime import chunks, codec
 from agentd.runtime.cache import CacheError
-from agentd.runtime.cache_codec import decode, encode
 from agentd.runtime.chunks import Chunk, Payload, Tripwire, Usage
+from agentd.runtime.codec import decode, encode
 from agentd.runtime.messages import (
     DataPart,
     FilePart,
@@ -291,7 +291,7 @@ def test_no_pickle() -> None:
         decode(pickle.dumps(Sneaky()))
     with pytest.raises(CacheError):
         decode(pickle.dumps({"a": 1}))
-    source = Path(cache_codec.__file__).read_text()
+    source = Path(codec.__file__).read_text()
     for unsafe in ("import pickle", "import marshal", "eval(", "exec(", "__import__", "importlib"):
         assert unsafe not in source
 
@@ -322,14 +322,14 @@ def test_register_adds_a_type_to_the_allow_list() -> None:
 
     with pytest.raises(CacheError):
         decode(b'{"$t":"test-codec-Point","x":1}')
-    cache_codec.register(Point, "test-codec-Point")
-    cache_codec.register(Point, "test-codec-Point")  # idempotent
+    codec.register(Point, "test-codec-Point")
+    codec.register(Point, "test-codec-Point")  # idempotent
     assert encode(Point(1, label=("a",))) == b'{"$t":"test-codec-Point","x":1,"label":{"$t":"tuple","v":["a"]}}'
     assert decode(b'{"$t":"test-codec-Point","x":1}') == Point(1)
     with pytest.raises(ValueError, match="already used"):
-        cache_codec.register(Point, "TextDelta")
+        codec.register(Point, "TextDelta")
     with pytest.raises(ValueError, match="reserved"):
-        cache_codec.register(Point, "bytes")
+        codec.register(Point, "bytes")
 
 
 def test_every_runtime_dataclass_field_is_encoded() -> None:

@@ -1,0 +1,131 @@
+"""What an agent is: its model, instructions, tools, processors and options,
+and how the fields that depend on the request resolve.
+
+`AgentDefinition` holds the fields the agent loop reads; `agent.Agent` adds
+the methods that start runs. The split keeps the loop below the Agent: the
+loop runs a definition, and the Agent's `stream()` starts the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+from agentd.runtime.messages import JSON, Message, TextPart
+from agentd.runtime.options import ExecutionOptions, ToolHooks
+from agentd.runtime.tools import Tool
+
+T = TypeVar("T")
+RequestContext = dict[str, JSON]
+#: A field given as a value, or as a (sync or async) function of the request context.
+Dynamic = Union[T, Callable[[RequestContext], Union[T, Awaitable[T]]]]  # noqa: UP007
+Instructions = str | Message | Sequence[str | Message]
+RunInput = str | Message | Sequence[Message]
+
+#: Request-context keys the runtime itself writes (callers set them through
+#: `memory` and `response_cache`; over RPC any "agentd." key is reserved).
+RESOURCE_ID_KEY = "agentd.resourceId"
+THREAD_ID_KEY = "agentd.threadId"
+RESPONSE_CACHE_KEY = "agentd.responseCache"
+#: The thread a memory-bound run reads and writes (a memory.MemoryThread).
+MEMORY_THREAD_KEY = "agentd.memoryThread"
+
+
+async def resolve_dynamic(value: Dynamic[T], request_context: RequestContext) -> T:
+    if callable(value) and not isinstance(value, (Tool, Message)):
+        result = value(request_context)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    return value
+
+
+async def maybe_await(value: Any) -> Any:
+    """A callback's result, awaited when the callback was async."""
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value
+
+
+def instructions_to_messages(instructions: Instructions) -> list[Message]:
+    """Instructions as system messages (each keeps its own provider options)."""
+    items: Sequence[str | Message]
+    items = [instructions] if isinstance(instructions, (str, Message)) else instructions
+    out: list[Message] = []
+    for item in items:
+        if isinstance(item, str):
+            if item:
+                out.append(Message.system(item))
+        else:
+            if item.role != "system":
+                raise ValueError("instruction messages must have role 'system'")
+            out.append(item)
+    return out
+
+
+def input_to_messages(run_input: RunInput) -> list[Message]:
+    if isinstance(run_input, str):
+        return [Message(role="user", parts=[TextPart(run_input)])]
+    if isinstance(run_input, Message):
+        return [run_input]
+    return list(run_input)
+
+
+@dataclass(eq=False)
+class AgentDefinition:
+    """An agent's fields. Fields typed `Dynamic` may be functions of the
+    request context, resolved once per request."""
+
+    id: str
+    model: Dynamic[str] = "local/echo"
+    instructions: Dynamic[Instructions] = ""
+    name: str = ""
+    description: str = ""
+    metadata: Dynamic[dict[str, JSON]] = field(default_factory=dict)
+    tools: Dynamic[Sequence[Tool]] = ()
+    default_options: Dynamic[ExecutionOptions | None] = None
+    #: Cap on processor-requested retries; unset disables step retries.
+    max_processor_retries: int | None = None
+    #: Processor (or ProcessorWorkflow) lists, or functions of the request context.
+    input_processors: Dynamic[Sequence[Any]] = ()
+    output_processors: Dynamic[Sequence[Any]] = ()
+    error_processors: Dynamic[Sequence[Any]] = ()
+    #: False: no default error processors are added.
+    error_processor_defaults: bool = True
+    hooks: ToolHooks | None = None
+    #: JSON Schema the request context must satisfy.
+    request_context_schema: dict[str, Any] | None = None
+    #: Other agents offered to this one as tools, by tool name.
+    agents: Dynamic[dict[str, AgentDefinition]] = field(default_factory=dict)
+    #: Models tried in order when the error processors give up on the model
+    #: ("provider/model" strings); the run records which model answered.
+    fallback_models: Sequence[str] = ()
+    #: How notifications for this agent are delivered (a notifications.DeliveryPolicy).
+    delivery_policy: Any = None
+    #: Conversation memory (threads). It contributes framework processors:
+    #: `memory.processors(request_context) -> lanes.FrameworkProcessors`.
+    memory: Any = None
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("an agent needs an id")
+        if not self.name:
+            self.name = self.id
+
+    def static_model(self) -> str:
+        """The model string when it does not depend on the request, else ""."""
+        return self.model if isinstance(self.model, str) else ""
+
+    def static_metadata(self) -> dict[str, JSON]:
+        return self.metadata if isinstance(self.metadata, dict) else {}
+
+    def static_tools(self) -> list[Tool]:
+        return list(self.tools) if not callable(self.tools) else []
+
+    def static_processor_ids(self, lane: str) -> list[str]:
+        """Ids of a lane's processors when the list does not depend on the request."""
+        entries = getattr(self, f"{lane}_processors")
+        return [] if callable(entries) else [e.id for e in entries]

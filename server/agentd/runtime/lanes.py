@@ -1,0 +1,188 @@
+"""A run's three processor lanes (input, output, error), and the default error lane.
+
+`resolve_lanes` builds the lanes a run uses: framework processors (memory)
+around the configured ones, the per-call `prepare_step` as an input
+processor, and the error lane merged with the defaults.
+
+Every agent's error lane gets whichever of the four defaults its list lacks
+(matched by id), unless defaults are turned off:
+
+1. `provider-history-compat`       ProviderHistoryCompat
+2. `prefill-error-handler`         PrefillErrorHandler
+3. `unsupported-file-handler`      UnsupportedFileHandler
+4. `stream-error-retry-processor`  StreamErrorRetryProcessor
+
+Repair processors come before the retry processor because the first
+`retry=True` ends the chain: a blind resend must not pre-empt a repair.
+
+Merge rule (`resolve_error_processors`): the caller's list is never reordered
+(custom-id processors keep their place; caller processors with a default id
+take part in the default ordering). Each missing default is inserted right
+before the first entry carrying a later default id, or appended when there is
+none. An empty list gets all four. Fresh default instances are built on every
+call. This applies to the agent's list (static, or as returned by a function of
+the request context); a per-call list replaces the resolved list as given.
+
+The order and the ids are the runtime's; the processors are built-in plugins
+that register themselves under those ids
+(agentd.runtime.processors.builtins.error_defaults), so the loop never imports
+a plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentd.runtime.agent_definition import AgentDefinition, maybe_await, resolve_dynamic
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
+
+#: The default error processors' ids, in their order.
+DEFAULT_ERROR_PROCESSOR_IDS: tuple[str, ...] = (
+    "provider-history-compat",
+    "prefill-error-handler",
+    "unsupported-file-handler",
+    "stream-error-retry-processor",
+)
+#: Error-lane retry cap when error processors exist and `max_processor_retries`
+#: is unset (up to 4 model calls per turn).
+DEFAULT_MAX_PROCESSOR_RETRIES = 3
+
+#: Builds a fresh default error processor from its id.
+DefaultFactory = Callable[[str], Any]
+
+# Filled by the plugins that implement the defaults, by id.
+_default_classes: dict[str, Callable[[], Any]] = {}
+
+
+def register_default_error_processor(default_id: str, cls: Callable[[], Any]) -> None:
+    """Names the processor built (with default options) for a default error id."""
+    if default_id not in DEFAULT_ERROR_PROCESSOR_IDS:
+        raise ValueError(f"{default_id!r} is not a default error processor id")
+    _default_classes[default_id] = cls
+
+
+def build_default_error_processor(default_id: str) -> Any:
+    """A fresh instance of the default error processor `default_id`, with default options."""
+    if default_id not in DEFAULT_ERROR_PROCESSOR_IDS:
+        raise ValueError(f"{default_id!r} is not a default error processor id")
+    cls = _default_classes.get(default_id)
+    if cls is None:
+        raise RuntimeError(
+            f"no processor is registered for the default error processor {default_id!r} "
+            "(agentd.runtime.processors.builtins.error_defaults registers them)"
+        )
+    return cls()
+
+
+def _id_of(entry: Any) -> Any:
+    return getattr(entry, "id", None)
+
+
+def resolve_error_processors(
+    caller: Sequence[Any],
+    *,
+    defaults_enabled: bool = True,
+    factory: DefaultFactory | None = None,
+) -> list[Any]:
+    """The error lane for an agent: `caller` in its own order plus the missing
+    defaults (see the module docstring). `defaults_enabled=False` returns the
+    caller's list only. `factory(default_id)` builds each added default (fresh
+    per call; `build_default_error_processor` when None) and must return a
+    processor with that id."""
+    resolved = list(caller)
+    if not defaults_enabled:
+        return resolved
+    build = factory or build_default_error_processor
+    rank = {default_id: i for i, default_id in enumerate(DEFAULT_ERROR_PROCESSOR_IDS)}
+    present = {_id_of(entry) for entry in resolved}
+    for default_id in DEFAULT_ERROR_PROCESSOR_IDS:
+        if default_id in present:
+            continue
+        processor = build(default_id)
+        if _id_of(processor) != default_id:
+            raise ValueError(f"the default error processor factory built {processor!r} for {default_id!r}: ids differ")
+        position = next(
+            (
+                i
+                for i, entry in enumerate(resolved)
+                if isinstance(_id_of(entry), str) and rank.get(_id_of(entry), -1) > rank[default_id]
+            ),
+            len(resolved),
+        )
+        resolved.insert(position, processor)
+        present.add(default_id)
+    return resolved
+
+
+def resolve_max_processor_retries(explicit: int | None, error_processors: Sequence[Any]) -> int | None:
+    """The error-lane retry cap: an explicit value wins; else none is needed
+    without error processors; else DEFAULT_MAX_PROCESSOR_RETRIES."""
+    if explicit is not None:
+        return explicit
+    return DEFAULT_MAX_PROCESSOR_RETRIES if error_processors else None
+
+
+@dataclass
+class FrameworkProcessors:
+    """Processors a framework part (memory) adds around the configured lanes."""
+
+    input: list[Any] = field(default_factory=list)
+    output: list[Any] = field(default_factory=list)
+    error: list[Any] = field(default_factory=list)
+
+
+class PrepareStepProcessor(Processor):
+    """The per-call `prepare_step` callback as a processor (id "prepare-step"):
+    `process_input_step` calls `prepare_step(args)`, same arguments, same
+    results. Not registered by name: over RPC, `prepare_step` names a step
+    function the server registered."""
+
+    def __init__(self, prepare_step: Callable[[ProcessInputStepArgs], Any]) -> None:
+        self.id = "prepare-step"
+        self._prepare_step = prepare_step
+
+    def process_input_step(self, args: ProcessInputStepArgs) -> Any:
+        return self._prepare_step(args)
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """The processors of a run, lane by lane, in the order they run."""
+
+    input: list[Any]
+    output: list[Any]
+    error: list[Any]
+
+
+async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, context: dict[str, Any]) -> Lanes:
+    """The lanes of one run of `agent` with the merged call `options`."""
+
+    async def lane(override: tuple[Any, ...] | None, configured: Any) -> list[Any]:
+        return list(override) if override is not None else list(await resolve_dynamic(configured, context))
+
+    # Framework processors (memory) run around the configured ones, even when
+    # a call replaces them: memory loads first and saves last, so an output
+    # guardrail's abort leaves nothing saved.
+    framework = FrameworkProcessors()
+    if agent.memory is not None:
+        framework = await maybe_await(agent.memory.processors(context))
+    inputs = [*framework.input, *await lane(options.input_processors, agent.input_processors)]
+    if options.prepare_step is not None:
+        inputs.append(PrepareStepProcessor(options.prepare_step))
+    outputs = [*await lane(options.output_processors, agent.output_processors), *framework.output]
+    if options.error_processors is not None:
+        errors = list(options.error_processors)  # replaces the resolved list, defaults included
+    else:
+        enabled = (
+            options.error_processor_defaults
+            if options.error_processor_defaults is not None
+            else agent.error_processor_defaults
+        )
+        errors = resolve_error_processors(
+            list(await resolve_dynamic(agent.error_processors, context)), defaults_enabled=enabled
+        )
+    errors.extend(framework.error)  # memory's error processors run after the list, always
+    return Lanes(inputs, outputs, errors)

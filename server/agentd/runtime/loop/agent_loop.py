@@ -1,0 +1,564 @@
+"""The steps of one run: set-up, the input processors, model call and tools
+per step, the output processors, and how the run ends (see the package
+docstring for the order of the hooks)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from dataclasses import replace
+from typing import Any
+from urllib.parse import quote
+
+import jsonschema
+
+from agentd.runtime.agent_definition import (
+    MEMORY_THREAD_KEY,
+    RESOURCE_ID_KEY,
+    RESPONSE_CACHE_KEY,
+    THREAD_ID_KEY,
+    AgentDefinition,
+    instructions_to_messages,
+    maybe_await,
+    resolve_dynamic,
+)
+from agentd.runtime.chunks import (
+    Abort,
+    Chunk,
+    Error,
+    Finish,
+    FinishReason,
+    Payload,
+    SignalEcho,
+    Start,
+    StepFinish,
+    TripwireChunk,
+    Usage,
+)
+from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument
+from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
+from agentd.runtime.loop.model_call import ModelCall, tripwire_record
+from agentd.runtime.loop.state import LoopContext, RunState
+from agentd.runtime.loop.tool_calls import ToolCalls
+from agentd.runtime.loop.writer import Writer
+from agentd.runtime.messages import DataPart, Message, Part, ReasoningPart, Signal, TextPart, new_id
+from agentd.runtime.models.base import ModelAPIError
+from agentd.runtime.models.router import resolve_model
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.processors.base import OutputResult, TripWire
+from agentd.runtime.processors.message_list import MessageList
+from agentd.runtime.processors.runner import (
+    ProcessorRunError,
+    ProcessorRunner,
+    RunnerContext,
+    StepInput,
+    is_intermediate_step_finish,
+)
+from agentd.runtime.results import RunResult, StepResult
+from agentd.runtime.signals import create_signal, to_db_message
+from agentd.runtime.telemetry import RunTrace, Telemetry
+from agentd.runtime.tools import Tool, ToolContext
+
+log = logging.getLogger("agentd.run")
+
+
+def launch(
+    state: RunState,
+    agent: AgentDefinition,
+    messages: list[Message],
+    options: ExecutionOptions,
+    *,
+    parent_run_id: str | None = None,
+    telemetry: Telemetry,
+) -> asyncio.Task[RunResult]:
+    """Starts a run of `agent` that streams into `state`; the task ends with its result."""
+    loop = AgentLoop(state, agent, messages, options, parent_run_id, telemetry)
+    return asyncio.get_running_loop().create_task(loop.execute(), name=f"run {state.run_id}")
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        state: RunState,
+        agent: AgentDefinition,
+        messages: list[Message],
+        options: ExecutionOptions,
+        parent_run_id: str | None,
+        telemetry: Telemetry,
+    ) -> None:
+        self.state = state
+        self.telemetry = telemetry
+        self.trace = RunTrace(None)
+        self.agent = agent
+        self.input = messages
+        self.call_options = options
+        self.parent_run_id = parent_run_id
+        self.seq = 0
+        self.result = RunResult(run_id=state.run_id, agent_id=agent.id)
+        self.ml = MessageList()
+        self.runner: ProcessorRunner | None = None
+        self.current_message_id = ""
+        self._on_success: list[Any] = []
+
+    # ------------------------------------------------------------ emitting
+
+    def _append(self, chunk: Chunk) -> None:
+        self.seq += 1
+        chunk.seq = self.seq
+        chunk.run_id = self.state.run_id
+        chunk.parent_run_id = self.parent_run_id
+        self.state.buffer.append(chunk)
+
+    def emit_unprocessed(self, payload: Payload) -> None:
+        """Emits past the output processors (the run's own chunks: start, the
+        opening signals, tripwire, error, abort, finish)."""
+        self._append(Chunk(payload, self.state.run_id, 0))
+
+    async def emit_processed(self, payload: Payload) -> list[Chunk]:
+        """Emits through the output processors and returns what was emitted; a
+        TripWire there propagates."""
+        chunk = Chunk(payload, self.state.run_id, 0)
+        runner = self.runner
+        if runner is None or not runner.wants_stream or is_intermediate_step_finish(chunk):
+            self._append(chunk)
+            return [chunk]
+        emitted = await runner.run_output_stream(chunk, self.ml)
+        for out in emitted:
+            self._append(out)
+        return emitted
+
+    def keep_data_part(self, part: DataPart) -> None:
+        message = self.ml.get(self.current_message_id)
+        if message is None:
+            message = Message(role="assistant", parts=[], id=self.current_message_id or new_id("msg_"))
+            self.ml.add(message, "response")
+        message.parts.append(part)
+
+    # ------------------------------------------------------------ the run
+
+    async def execute(self) -> RunResult:
+        # Started inside the run's task: its parent is the span current where the run began (the RPC's).
+        self.trace = self.telemetry.run(agent_id=self.agent.id, agent_name=self.agent.name, run_id=self.state.run_id)
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
+            self.result.aborted = abort
+            self.state.set_ready()
+            self.emit_unprocessed(abort)
+        except AgentdError as exc:
+            if not self.state.set_ready(exc):
+                self._fail(Error(exc.message, exc.reason))
+        except ModelAPIError as exc:
+            self._fail(
+                Error(
+                    exc.message,
+                    "MODEL_ERROR",
+                    status_code=exc.status_code,
+                    provider_code=exc.provider_code,
+                    retryable=exc.retryable,
+                    details=exc.details or None,
+                )
+            )
+        except ProcessorRunError as exc:
+            self._fail(Error(str(exc), exc.reason))
+        except Exception as exc:
+            log.exception("run %s failed", self.state.run_id)
+            self._fail(Error(f"run failed: {exc}", "RUN_FAILED"))
+        finally:
+            self.state.set_ready()
+            self.state.buffer.close()
+            result = self.result
+            self.trace.end(
+                thread_id=result.thread_id,
+                finish_reason=result.finish_reason,
+                input_tokens=result.total_usage.input_tokens,
+                output_tokens=result.total_usage.output_tokens,
+                model=result.model,
+                tripwire=result.tripwire,
+                error=result.error,
+                aborted=result.aborted,
+                text=result.text,
+            )
+        return self.result
+
+    def _fail(self, error: Error) -> None:
+        self.state.set_ready()
+        self.result.error = error
+        self.result.finish_reason = "error"
+        self.emit_unprocessed(error)
+
+    async def _run(self) -> None:
+        agent = self.agent
+        caller_context = dict(self.call_options.request_context or {})
+        if agent.request_context_schema:
+            violations = _violations_from_schema(agent.request_context_schema, caller_context)
+            if violations:
+                raise InvalidArgument.fields(violations, "REQUEST_CONTEXT_INVALID")
+        context = dict(caller_context)
+        defaults = await resolve_dynamic(agent.default_options, context)
+        options = self.call_options.merged_over(defaults)
+        memory = options.memory
+        self.result.thread_id = memory.thread.id if memory and memory.thread else None
+        self.result.resource_id = memory.resource if memory else None
+        if self.result.resource_id:
+            context[RESOURCE_ID_KEY] = self.result.resource_id
+        if self.result.thread_id:
+            context[THREAD_ID_KEY] = self.result.thread_id
+        if options.response_cache is not None:
+            context[RESPONSE_CACHE_KEY] = options.response_cache.as_context()
+        if agent.memory is not None:
+            if memory is None or memory.thread is None or not memory.resource:
+                raise InvalidArgument.field(
+                    "options.memory",
+                    f"agent {agent.id!r} keeps conversations: set memory.resource and memory.thread_id",
+                    "MEMORY_IDS_REQUIRED",
+                )
+            context[MEMORY_THREAD_KEY] = await agent.memory.prepare(
+                memory.resource, memory.thread.id, title=memory.thread.title, metadata=memory.thread.metadata
+            )
+
+        model_spec: str = await resolve_dynamic(agent.model, context)
+        self.ml = MessageList(instructions_to_messages(await resolve_dynamic(agent.instructions, context)))
+        for message in self.input:
+            self.ml.add(message, "input")
+        tools: dict[str, Tool] = {t.name: t for t in await resolve_dynamic(agent.tools, context)}
+        for name, sub in (await resolve_dynamic(agent.agents, context)).items():
+            tools[name] = self._sub_agent_tool(name, sub, context)
+        client_names = {t.name for t in options.client_tools or ()}
+        for client_tool in options.client_tools or ():
+
+            async def ask_client(args: Any, ctx: ToolContext) -> Any:
+                return await self.state.await_client_tool(ctx.tool_call_id)  # answered through Connect
+
+            tools[client_tool.name] = Tool(
+                client_tool.name, client_tool.description, ask_client, client_tool.input_schema
+            )
+        writer = Writer(self.emit_processed, self.keep_data_part)
+        self.runner = runner = await self._runner(options, context, writer)
+        resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
+        run = LoopContext(self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed)
+        model_call = ModelCall(
+            run,
+            fallback_models=agent.fallback_models,
+            error_retry_cap=self._error_retry_cap(options),
+            client_tools=client_names,
+        )
+        tool_calls = ToolCalls(
+            run,
+            agent=agent,
+            writer=writer,
+            thread_id=self.result.thread_id,
+            resource_id=self.result.resource_id,
+        )
+
+        self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
+        for signal in self.state.opening_signals:  # the signal that woke this run
+            self.emit_unprocessed(SignalEcho(signal))
+        try:
+            await runner.run_input(self.ml)
+            await self._steps(options, model_spec, tools, context, model_call, tool_calls)
+            result = self.result
+            self.trace.end_phase("result")
+            await runner.run_output_result(
+                self.ml,
+                OutputResult(
+                    text=self._final_text(),
+                    usage=self._last_usage(),
+                    finish_reason=self._last_reason(),
+                    steps=result.steps,
+                ),
+            )
+        except TripWire as tripwire:
+            self._end_tripwire(tripwire)
+            return
+        self._finish(options)
+        for callback in self._on_success:
+            try:
+                await maybe_await(callback(self.result))
+            except Exception:
+                log.exception("an on_success callback of run %s failed; ignored", self.state.run_id)
+
+    async def _runner(self, options: ExecutionOptions, context: dict[str, Any], writer: Writer) -> ProcessorRunner:
+        lanes = await resolve_lanes(self.agent, options, context)
+        ctx = RunnerContext(
+            run_id=self.state.run_id,
+            agent=self.agent,
+            request_context=context,
+            writer=writer,
+            cancelled=self.state.cancelled,
+            send_signal_for=self._send_signal_for,
+            on_success=self._on_success.append,
+            trace=self.trace if self.trace.span is not None else None,
+        )
+        return ProcessorRunner(ctx, input=lanes.input, output=lanes.output, error=lanes.error)
+
+    # ------------------------------------------------------------ steps
+
+    def _step_retry_cap(self, options: ExecutionOptions) -> int | None:
+        """Step retries (input/output step aborts) need an explicit cap."""
+        if options.max_processor_retries is not None:
+            return options.max_processor_retries
+        return self.agent.max_processor_retries
+
+    def _error_retry_cap(self, options: ExecutionOptions) -> int:
+        explicit = self._step_retry_cap(options)
+        return explicit if explicit is not None else DEFAULT_MAX_PROCESSOR_RETRIES
+
+    def _retry_step(self, tripwire: TripWire, options: ExecutionOptions) -> bool:
+        """Replays the step with the reason appended as a system reminder, when allowed."""
+        assert self.runner is not None
+        cap = self._step_retry_cap(options)
+        if not tripwire.retry or cap is None or self.runner.retry_count >= cap:
+            return False
+        self.runner.retry_count += 1
+        self.trace.event("agentd.retry", cause="tripwire", processor_id=tripwire.processor_id, reason=tripwire.message)
+        reminder = create_signal("reactive", tripwire.message)
+        self.ml.add(to_db_message(reminder), "context")
+        return True
+
+    async def _steps(
+        self,
+        options: ExecutionOptions,
+        model_spec: str,
+        tools: dict[str, Tool],
+        context: dict[str, Any],
+        model_call: ModelCall,
+        tool_calls: ToolCalls,
+    ) -> None:
+        assert self.runner is not None
+        runner = self.runner
+        original_system = self.ml.system_messages
+        max_steps = options.effective_max_steps
+        step_number = 0
+        while step_number < max_steps:
+            self.trace.end_phase(f"step {step_number}")
+            # Signals delivered meanwhile join here: at a model boundary, never
+            # between a tool call and its result.
+            await self._take_pending_signals()
+            message_id = new_id("msg_")
+            self.current_message_id = message_id
+            self.ml.replace_all_system_messages(original_system)  # per-step system changes do not stick
+            step_input = StepInput(
+                model=model_spec,
+                tools=dict(tools),
+                tool_choice=options.tool_choice,
+                active_tools=options.active_tools,
+                provider_options=dict(options.provider_options or {}),
+                model_settings=options.model_settings,
+                structured_output=options.structured_output,
+            )
+            try:
+                step_input = await runner.run_input_step(
+                    step_input,
+                    self.ml,
+                    step_number=step_number,
+                    steps=self.result.steps,
+                    message_id=message_id,
+                )
+            except TripWire as tripwire:
+                if self._retry_step(tripwire, options):
+                    continue
+                raise
+            step = StepResult(step_number, model=step_input.model)
+            replayed = await model_call.call(step, step_input, message_id)
+
+            assistant = self._assistant_message(step, message_id)
+            self.ml.add(assistant, "response")
+            try:
+                await runner.run_output_step(
+                    self.ml,
+                    step_number=step_number,
+                    finish_reason=step.finish_reason,
+                    tool_calls=step.tool_calls,
+                    text=step.text,
+                    usage=step.usage,
+                    steps=[*self.result.steps, step],
+                )
+            except TripWire as tripwire:
+                step.tripwire = tripwire_record(tripwire)
+                if self._retry_step(tripwire, options):
+                    self.ml.remove_by_ids([message_id])
+                    self.result.steps.append(step)
+                    await self._step_finish(step, message_id, continues=True)
+                    continue
+                self.result.steps.append(step)
+                raise
+
+            continues = step.finish_reason == "tool-calls" and bool(step.tool_calls) and step_number + 1 < max_steps
+            await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+            self.result.steps.append(step)
+            await self._step_finish(step, message_id, continues=continues)
+            if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
+                break  # a signal that arrived during the last step earns another turn
+            step_number += 1
+        self.state.closed_to_signals = True
+
+    async def _step_finish(self, step: StepResult, message_id: str, *, continues: bool) -> None:
+        await self.emit_processed(
+            StepFinish(
+                step.step_number,
+                message_id,
+                step.finish_reason,
+                step.usage,
+                raw_finish_reason=step.raw_finish_reason,
+                is_continued=continues,
+                model=step.model,
+                tripwire=step.tripwire,
+                warnings=step.warnings,
+            )
+        )
+
+    @staticmethod
+    def _assistant_message(step: StepResult, message_id: str) -> Message:
+        parts: list[Part] = []
+        if step.reasoning_parts:
+            parts.extend(step.reasoning_parts)
+        elif step.reasoning_text:
+            parts.append(ReasoningPart(step.reasoning_text))
+        if step.text:
+            parts.append(TextPart(step.text))
+        parts.extend(step.tool_calls)
+        return Message(role="assistant", parts=parts, id=message_id)
+
+    def _sub_agent_tool(self, name: str, sub: AgentDefinition, context: dict[str, Any]) -> Tool:
+        async def delegate(args: Any) -> Any:
+            prompt = args.get("prompt") if isinstance(args, dict) else str(args)
+            child = RunState(new_id())
+            task = launch(
+                child,
+                sub,
+                [Message.user(str(prompt or ""))],
+                ExecutionOptions(request_context=context),
+                parent_run_id=self.state.run_id,
+                telemetry=self.telemetry,
+            )
+            async for batch in child.buffer.batches():  # nested in this run's stream, in order
+                for chunk in batch:
+                    self.state.buffer.append(chunk)
+            outcome = await asyncio.shield(task)
+            if outcome.error is not None:
+                raise RuntimeError(outcome.error.message)
+            return outcome.text
+
+        schema = {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
+        return Tool(name, sub.description or f"Delegate to the {sub.name} agent", delegate, schema)
+
+    # ------------------------------------------------------------ signals from outside
+
+    async def _take_pending_signals(self) -> None:
+        while self.state.pending_signals:
+            signal = self.state.pending_signals.pop(0)
+            message = to_db_message(signal, self.result.thread_id, self.result.resource_id)
+            self.ml.add(message, "input")  # stored with the run's messages (transient ones are not)
+            await self.emit_processed(SignalEcho(signal))
+
+    # ------------------------------------------------------------ signals from processors
+
+    def _send_signal_for(self, processor_id: str) -> Any:
+        async def send_signal(
+            *,
+            type: str = "reactive",
+            contents: Any = "",
+            tag_name: str | None = None,
+            attributes: Any = None,
+            metadata: dict[str, Any] | None = None,
+            transient: bool | None = None,
+            id: str | None = None,
+        ) -> Signal:
+            signal = create_signal(
+                type,
+                contents,
+                tag_name=tag_name,
+                attributes=attributes,
+                metadata=metadata,
+                transient=transient,
+                id=id,
+            )
+            if signal.transient and id is None:
+                # One stable row per processor and tag: re-sending replaces it
+                # and moves it after the newest message, so copies never pile up.
+                signal = replace(
+                    signal, id=f"transient:{quote(processor_id, safe='')}:{quote(signal.tag_name, safe='')}"
+                )
+                self.ml.remove_by_ids([signal.id])
+            self.ml.add(to_db_message(signal, self.result.thread_id, self.result.resource_id), "context")
+            await self.emit_processed(SignalEcho(signal))
+            return signal
+
+        return send_signal
+
+    # ------------------------------------------------------------ endings
+
+    def _final_text(self) -> str:
+        return "".join(s.text for s in self.result.steps if s.tripwire is None)
+
+    def _last_usage(self) -> Usage:
+        return self.result.steps[-1].usage if self.result.steps else Usage()
+
+    def _last_reason(self) -> FinishReason:
+        return self.result.steps[-1].finish_reason if self.result.steps else "unknown"
+
+    def _totals(self) -> None:
+        result = self.result
+        result.text = self._final_text()
+        result.reasoning_text = "".join(s.reasoning_text for s in result.steps if s.tripwire is None)
+        result.usage = self._last_usage()
+        total = Usage()
+        for step in result.steps:
+            total = total + step.usage
+        result.total_usage = total
+        result.model = result.steps[-1].model if result.steps else ""
+        result.response_messages = self.ml.get_response()
+
+    def _finish(self, options: ExecutionOptions) -> None:
+        result = self.result
+        self._totals()
+        last = result.steps[-1]
+        result.finish_reason = last.finish_reason
+        result.raw_finish_reason = last.raw_finish_reason
+        if options.structured_output is not None:
+            try:
+                result.object = json.loads(last.text)
+            except ValueError:
+                result.warnings.append("the model's answer is not valid JSON for the structured output")
+        self._emit_finish()
+
+    def _end_tripwire(self, tripwire: TripWire) -> None:
+        """A tripwire is not an error: a tripwire chunk, then finish with reason other."""
+        self.state.set_ready()
+        self.result.tripwire = tripwire_record(tripwire)
+        self._totals()
+        self.result.finish_reason = "other"
+        self.emit_unprocessed(TripwireChunk(self.result.tripwire))
+        self._emit_finish()
+
+    def _emit_finish(self) -> None:
+        result = self.result
+        self.emit_unprocessed(
+            Finish(
+                result.finish_reason,
+                result.usage,
+                result.total_usage,
+                response_messages=list(result.response_messages),
+                raw_finish_reason=result.raw_finish_reason,
+                model=result.model,
+                object=result.object,
+                tripwire=result.tripwire,
+            )
+        )
+
+
+def _violations_from_schema(schema: dict[str, Any], context: dict[str, Any]) -> list[FieldViolation]:
+    validator = jsonschema.Draft202012Validator(schema)
+    out: list[FieldViolation] = []
+    for error in sorted(validator.iter_errors(context), key=lambda e: list(e.absolute_path)):
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        if error.validator == "required":
+            missing = re.match(r"'([^']+)'", error.message)
+            if missing:
+                path += f".{missing.group(1)}"
+        out.append(FieldViolation(f"options.request_context{path}", error.message))
+    return out

@@ -1,0 +1,249 @@
+"""One step's model call, with everything that can stand between the step and
+its answer: attachments downloaded for a model that cannot fetch them, the
+error processors' retries, a cached answer replayed, and the agent's
+fallback models."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, prepare_attachments
+from agentd.runtime.chunks import (
+    ReasoningDelta,
+    ReasoningEnd,
+    StepStart,
+    TextDelta,
+    ToolCall,
+    Tripwire,
+)
+from agentd.runtime.clone import clone
+from agentd.runtime.loop.prompt import build_prompt
+from agentd.runtime.loop.state import LoopContext
+from agentd.runtime.messages import ReasoningPart, ToolResultPart
+from agentd.runtime.models.base import (
+    LanguageModel,
+    ModelAPIError,
+    ModelEvent,
+    ModelFinish,
+    ModelRequest,
+    ToolDefinition,
+)
+from agentd.runtime.models.router import resolve_model
+from agentd.runtime.processors.base import CachedLLMResponse, TripWire
+from agentd.runtime.processors.runner import StepInput
+from agentd.runtime.results import StepResult
+from agentd.runtime.tools import Tool
+
+log = logging.getLogger("agentd.run")
+
+
+class ModelCall:
+    """Makes the model calls of one run. It keeps one model instance per model
+    (scripted models count their calls) and the run's attachment bookkeeping."""
+
+    def __init__(
+        self, run: LoopContext, *, fallback_models: Sequence[str], error_retry_cap: int, client_tools: set[str]
+    ) -> None:
+        self._state = run.state
+        self._runner = run.runner
+        self._ml = run.message_list
+        self._steps = run.steps
+        self._trace = run.trace
+        self._emit_processed = run.emit_processed
+        self._fallback_models = tuple(fallback_models)
+        self._error_retry_cap = error_retry_cap
+        self._client_tools = client_tools
+        self._models: dict[str, LanguageModel] = {}
+        #: Per-run attachment bookkeeping (attachments.prepare_attachments).
+        self._attachments: dict[str, Any] = {}
+
+    def model(self, spec: str) -> LanguageModel:
+        model = self._models.get(spec)
+        if model is None:
+            model = self._models[spec] = resolve_model(spec)
+        return model
+
+    async def call(self, step: StepResult, step_input: StepInput, message_id: str) -> dict[str, ToolResultPart]:
+        """Fills `step` with the model's answer (streamed through the output
+        processors as it comes). Returns the tool results of a step replayed
+        from a cache, by tool call id (empty otherwise): those tools do not run."""
+        runner = self._runner
+        model = self.model(step_input.model)
+        tried: set[str] = set()  # fallback models tried for this step
+        started = False
+        placeholder_retry = False  # the one last retry for attachments nothing could recover
+        while True:  # once, plus once per retry an error processor asks for
+            # The prompt is rebuilt on a retry: error processors repair the list.
+            prompt, cached = await runner.run_llm_request(
+                build_prompt(self._ml),
+                model=model.spec,
+                step_number=step.step_number,
+                steps=self._steps,
+                message_list=self._ml,
+            )
+            request = ModelRequest(
+                prompt=prompt,
+                tools=_tool_definitions(step_input.tools, step_input.active_tools, step_input.structured_output),
+                tool_choice=step_input.tool_choice,
+                provider_options=step_input.provider_options,
+                structured_output=step_input.structured_output,
+                step_number=step.step_number,
+            )
+            if step_input.model_settings is not None:
+                request.settings = step_input.model_settings
+            # Attachments the model cannot fetch itself are downloaded first; a
+            # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
+            # error processors see like any provider failure.
+            chat = self._trace.chat(model.spec, step.step_number, prompt)
+            attachments_ok = True
+            try:
+                if cached is None:  # a cached answer needs no attachment
+                    request = await prepare_attachments(request, model, self._ml, self._attachments)
+            except ModelAPIError as error:
+                attachments_ok = False
+                download_error = error
+            raw: list[ModelEvent] = []
+            text: list[str] = []
+            reasoning: list[str] = []
+            by_block: dict[str, str] = {}  # reasoning text per block id, until its end carries the signature
+            step.reasoning_parts = []
+            step.tool_calls = []
+            finish: ModelFinish | None = None
+            try:
+                if not attachments_ok:
+                    raise download_error
+                events = _replay(cached) if cached is not None else model.stream(request)
+                self._state.set_ready()
+                if not started:
+                    started = True
+                    at = None if cached is not None else datetime.now(UTC)
+                    await self._emit_processed(StepStart(step.step_number, message_id, model.spec, at))
+                keep_raw = bool(runner.on_llm_response)  # only response hooks read the raw events
+                async for event in events:
+                    if keep_raw:  # a copy: output processors may change payloads in place
+                        raw.append(clone(event))
+                    if isinstance(event, ModelFinish):
+                        finish = event
+                        continue
+                    if isinstance(event, ToolCall):  # tools run on what the model asked for
+                        if event.call.tool_name in self._client_tools:
+                            event.call.client_tool = True  # the caller answers it
+                            self._state.expect_client_tool(event.call.tool_call_id)
+                        step.tool_calls.append(event.call)
+                    try:
+                        # Text is what the caller sees: after output processors
+                        # (a redacted or dropped delta is redacted or dropped here too).
+                        for out in await self._emit_processed(event):
+                            if isinstance(out.payload, TextDelta):
+                                text.append(out.payload.text)
+                            elif isinstance(out.payload, ReasoningDelta):
+                                reasoning.append(out.payload.text)
+                                by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
+                            elif isinstance(out.payload, ReasoningEnd):
+                                end = out.payload
+                                step.reasoning_parts.append(
+                                    ReasoningPart(
+                                        by_block.pop(end.id, ""),
+                                        end.signature,
+                                        end.redacted_data,
+                                        end.provider_metadata,
+                                    )
+                                )
+                    except TripWire as tripwire:  # the stream is blocked
+                        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
+                        step.tripwire = tripwire_record(tripwire)
+                        self._steps.append(step)
+                        chat.end(tripwire=tripwire.message)
+                        raise
+                if finish is None:
+                    raise ModelAPIError("the model stream ended without a finish event", retryable=True)
+            except ModelAPIError as error:
+                chat.end(error=error)
+                if await self._recover(error, step, message_id):
+                    self._trace.event("agentd.retry", cause="api_error", reason=error.message)
+                    continue
+                fallback = self._next_fallback(model.spec, tried)
+                if fallback is None:
+                    if error.provider_code == DOWNLOAD_ASSETS_FAILED and not placeholder_retry:
+                        # The turn does not fail for an attachment: on this retry
+                        # prepare_attachments sends the URLs that failed again as
+                        # "[Attachment unavailable: <name>]" placeholders.
+                        placeholder_retry = True
+                        continue
+                    raise
+                self._trace.event("agentd.fallback", failed_model=model.spec, model=fallback, reason=error.message)
+                log.warning("model %s failed (%s); falling back to %s", model.spec, error, fallback)
+                model = self.model(fallback)  # the error processors gave up: the next model's turn
+                step.model = model.spec
+                continue
+            except BaseException as exc:  # cancelled, or a failure the run reports: the span ends either way
+                chat.end(error=exc)
+                raise
+            break
+        chat.end(
+            finish_reason=finish.finish_reason,
+            input_tokens=finish.usage.input_tokens,
+            output_tokens=finish.usage.output_tokens,
+            from_cache=cached is not None,
+            text="".join(text),
+        )
+        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
+        step.finish_reason = finish.finish_reason
+        step.raw_finish_reason = finish.raw_finish_reason
+        step.usage = finish.usage
+        step.from_cache = cached is not None
+        if cached is not None:
+            step.warnings.extend(cached.warnings)
+        await runner.run_llm_response(
+            raw,
+            model=model.spec,
+            step_number=step.step_number,
+            steps=[*self._steps, step],
+            from_cache=cached is not None,
+        )
+        return {r.tool_call_id: r for r in cached.tool_results} if cached is not None else {}
+
+    def _next_fallback(self, failed: str, tried: set[str]) -> str | None:
+        """The agent's next fallback model after `failed`, once each per step."""
+        for spec in self._fallback_models:
+            if spec != failed and spec not in tried:
+                tried.add(spec)
+                return spec
+        return None
+
+    async def _recover(self, error: ModelAPIError, step: StepResult, message_id: str) -> bool:
+        """Runs the error processors; True when one asked for a retry within budget."""
+        runner = self._runner
+        if not runner.on_api_error or runner.retry_count >= self._error_retry_cap:
+            return False
+        retry = await runner.run_api_error(
+            error, self._ml, step_number=step.step_number, steps=self._steps, message_id=message_id
+        )
+        if not retry or runner.retry_count >= self._error_retry_cap:
+            return False
+        runner.retry_count += 1
+        return True
+
+
+def tripwire_record(tripwire: TripWire) -> Tripwire:
+    """The record of a processor's TripWire, as results and chunks carry it."""
+    return Tripwire(tripwire.message, tripwire.retry, tripwire.metadata, tripwire.processor_id)
+
+
+def _tool_definitions(tools: dict[str, Tool], active: tuple[str, ...] | None, structured: Any) -> list[ToolDefinition]:
+    if structured is not None:
+        return []  # a step that asks for a schema sends no tools
+    return [
+        ToolDefinition(t.name, t.description, t.input_schema)
+        for t in tools.values()
+        if active is None or t.name in active
+    ]
+
+
+async def _replay(cached: CachedLLMResponse) -> AsyncIterator[ModelEvent]:
+    # Copies: a processor's cached response is never changed by the run replaying it.
+    for event in cached.chunks:
+        yield clone(event)

@@ -1,0 +1,97 @@
+"""What a run's parts share while it runs: RunState between the loop and the
+run's caller, LoopContext between the loop and its model and tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentd.runtime.buffer import ChunkBuffer
+from agentd.runtime.chunks import Abort, Chunk, Payload
+from agentd.runtime.messages import Signal
+from agentd.runtime.processors.message_list import MessageList
+from agentd.runtime.processors.runner import ProcessorRunner
+from agentd.runtime.results import StepResult
+from agentd.runtime.telemetry import RunTrace
+
+
+class RunState:
+    """The chunk buffer, the cancel flag, set-up's outcome, signals waiting for
+    the next model call and client tool calls waiting for their answer. The
+    loop writes it; its caller reads it through agent.RunHandle."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.buffer = ChunkBuffer()
+        self.cancelled = asyncio.Event()
+        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        #: Why the run was aborted, once it was (the run ends with this chunk).
+        self.abort_reason: Abort | None = None
+        #: Signals delivered into this run; it takes them at its next model boundary.
+        self.pending_signals: list[Signal] = []
+        #: Set once the run will call the model no more: later signals need a new run.
+        self.closed_to_signals = False
+        #: Signals to echo as the run starts (the signal that woke it).
+        self.opening_signals: list[Signal] = []
+        #: Client tool calls waiting for the caller's answer, by tool call id.
+        self._client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] = {}
+        #: How long a client tool call waits for its answer.
+        self.client_tool_timeout = 120.0
+
+    def answer_tool(self, tool_call_id: str, result: Any, is_error: bool = False) -> bool:
+        """Answers a client tool call; False when no such call is waiting."""
+        waiting = self._client_calls.get(tool_call_id)
+        if waiting is None or waiting.done():
+            return False
+        waiting.set_result((result, is_error))
+        return True
+
+    def expect_client_tool(self, tool_call_id: str) -> None:
+        """Registers a client tool call before its chunk goes out, so an answer
+        that arrives before the run starts waiting is kept."""
+        self._client_calls.setdefault(tool_call_id, asyncio.get_running_loop().create_future())
+
+    async def await_client_tool(self, tool_call_id: str) -> Any:
+        self.expect_client_tool(tool_call_id)
+        waiting = self._client_calls[tool_call_id]
+        try:
+            result, is_error = await asyncio.wait_for(waiting, self.client_tool_timeout)
+        except TimeoutError:
+            raise RuntimeError(f"the client did not answer within {self.client_tool_timeout:g}s") from None
+        finally:
+            self._client_calls.pop(tool_call_id, None)
+        if is_error:
+            raise RuntimeError(str(result))
+        return result
+
+    def set_ready(self, error: BaseException | None = None) -> bool:
+        """Records that set-up passed (or failed with `error`, the caller's
+        mistake); False when it was already recorded."""
+        if self._ready.done():
+            return False
+        if error is None:
+            self._ready.set_result(None)
+        else:
+            self._ready.set_exception(error)
+        return True
+
+    async def ready(self) -> None:
+        """Returns once the run has passed set-up; raises the caller's mistake
+        (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
+        await asyncio.shield(self._ready)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopContext:
+    """One run's pieces that its model call and tool calls work with."""
+
+    state: RunState
+    runner: ProcessorRunner
+    message_list: MessageList
+    #: The run's finished steps (RunResult.steps): appended to as steps end.
+    steps: list[StepResult]
+    trace: RunTrace
+    #: Emits a payload through the output processors; returns what was emitted.
+    emit_processed: Callable[[Payload], Awaitable[list[Chunk]]]

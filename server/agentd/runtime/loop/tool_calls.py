@@ -1,0 +1,152 @@
+"""A step's tool calls: the agent's and the call's tool hooks around each,
+processToolResult after each success, and a cached step's results replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from agentd.runtime.agent_definition import AgentDefinition, maybe_await
+from agentd.runtime.chunks import ToolResult
+from agentd.runtime.clone import clone
+from agentd.runtime.loop.state import LoopContext
+from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
+from agentd.runtime.options import ExecutionOptions, ToolHooks
+from agentd.runtime.results import StepResult
+from agentd.runtime.tools import Tool, ToolContext
+
+log = logging.getLogger("agentd.run")
+
+
+@dataclass
+class ToolHookContext:
+    """What `before_tool_call` and `after_tool_call` receive."""
+
+    tool_name: str
+    input: Any
+    context: ToolContext
+    metadata: dict[str, Any]
+    output: Any = None
+    error: BaseException | None = None
+
+
+class ToolCalls:
+    """Runs the tool calls of a run's steps."""
+
+    def __init__(
+        self,
+        run: LoopContext,
+        *,
+        agent: AgentDefinition,
+        writer: Any,
+        thread_id: str | None,
+        resource_id: str | None,
+    ) -> None:
+        self._run = run
+        self._agent = agent
+        self._writer = writer
+        self._thread_id = thread_id
+        self._resource_id = resource_id
+
+    async def run(
+        self,
+        step: StepResult,
+        tools: dict[str, Tool],
+        options: ExecutionOptions,
+        context: dict[str, Any],
+        assistant: Message,
+        replayed: dict[str, ToolResultPart],
+    ) -> None:
+        """Runs `step`'s tool calls in order; `replayed` holds the results of a
+        step replayed from a cache, by tool call id (those tools do not run)."""
+        hooks = _effective_hooks(self._agent.hooks, options.hooks)
+        for call in step.tool_calls:
+            cached = replayed.get(call.tool_call_id)
+            if cached is not None:  # a cached step: the tool is not run again
+                outcome = clone(cached)
+                assistant.parts.append(outcome)
+                step.tool_results.append(outcome)
+                await self._run.emit_processed(ToolResult(outcome))
+                continue
+            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, call.args)
+            try:
+                with tool_trace.active():
+                    outcome = await self._call(tools.get(call.tool_name), call, context, hooks)
+            except BaseException:
+                tool_trace.end(result="cancelled", is_error=True)
+                raise
+            tool_trace.end(result=outcome.result, is_error=outcome.is_error)
+            assistant.parts.append(outcome)
+            if not outcome.is_error:
+                await self._run.runner.run_tool_result(
+                    self._run.message_list,
+                    step_number=step.step_number,
+                    tool_name=call.tool_name,
+                    tool_call_id=call.tool_call_id,
+                    args=call.args,
+                    result=outcome.result,
+                    steps=self._run.steps,
+                    provider_executed=call.provider_executed,
+                )
+                # Processors may rewrite the result.
+                outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
+            step.tool_results.append(outcome)
+            await self._run.emit_processed(ToolResult(outcome))
+
+    async def _call(
+        self, tool: Tool | None, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks
+    ) -> ToolResultPart:
+        def result(value: Any, is_error: bool = False) -> ToolResultPart:
+            return ToolResultPart(call.tool_call_id, call.tool_name, value, is_error, call.args)
+
+        if tool is None:
+            return result(f"unknown tool {call.tool_name!r}", True)
+        agent = self._agent
+        ctx = ToolContext(
+            run_id=self._run.state.run_id,
+            agent_id=agent.id,
+            tool_call_id=call.tool_call_id,
+            request_context=request_context,
+            thread_id=self._thread_id,
+            resource_id=self._resource_id,
+            writer=self._writer,
+        )
+        hook_ctx = ToolHookContext(
+            tool_name=call.tool_name,
+            input=call.args,
+            context=ctx,
+            metadata={"agentId": agent.id, "agentName": agent.name},
+        )
+        if hooks.before_tool_call is not None:
+            decision = await maybe_await(hooks.before_tool_call(hook_ctx))
+            if isinstance(decision, dict) and decision.get("proceed") is False:
+                return result(decision.get("output"))
+        output: Any = None
+        failure: BaseException | None = None
+        try:
+            output = await tool.call(call.args, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failure = exc
+        if hooks.after_tool_call is not None:
+            hook_ctx.output, hook_ctx.error = output, failure
+            try:
+                await maybe_await(hooks.after_tool_call(hook_ctx))
+            except Exception:
+                log.exception("after_tool_call hook failed for %s", call.tool_name)
+        if failure is not None:
+            return result(str(failure), True)
+        return result(output)
+
+
+def _effective_hooks(agent_hooks: ToolHooks | None, call_hooks: ToolHooks | None) -> ToolHooks:
+    agent_hooks = agent_hooks or ToolHooks()
+    if call_hooks is None:
+        return agent_hooks
+    return ToolHooks(
+        before_tool_call=call_hooks.before_tool_call or agent_hooks.before_tool_call,
+        after_tool_call=call_hooks.after_tool_call or agent_hooks.after_tool_call,
+    )

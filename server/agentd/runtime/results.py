@@ -1,0 +1,63 @@
+"""What a run produces: one StepResult per model call, and the RunResult of
+the whole run. Plain data below the loop, so processors can read past steps
+without importing the loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentd.runtime.chunks import Abort, Error, FinishReason, Tripwire, Usage
+from agentd.runtime.messages import Message, ReasoningPart, ToolCallPart, ToolResultPart
+
+
+@dataclass(slots=True)
+class StepResult:
+    step_number: int
+    text: str = ""
+    reasoning_text: str = ""
+    finish_reason: FinishReason = "unknown"
+    raw_finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: list[ToolCallPart] = field(default_factory=list)
+    tool_results: list[ToolResultPart] = field(default_factory=list)
+    model: str = ""
+    tripwire: Tripwire | None = None
+    warnings: list[str] = field(default_factory=list)
+    from_cache: bool = False
+    #: Reasoning blocks with their provider signatures, sent back in later steps.
+    reasoning_parts: list[ReasoningPart] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The full output of a run (what Generate returns)."""
+
+    run_id: str
+    agent_id: str
+    text: str = ""
+    reasoning_text: str = ""
+    finish_reason: FinishReason = "unknown"
+    raw_finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    total_usage: Usage = field(default_factory=Usage)
+    steps: list[StepResult] = field(default_factory=list)
+    response_messages: list[Message] = field(default_factory=list)
+    object: Any = None
+    tripwire: Tripwire | None = None
+    model: str = ""
+    warnings: list[str] = field(default_factory=list)
+    thread_id: str | None = None
+    resource_id: str | None = None
+    #: Set when the run failed (the stream's error chunk).
+    error: Error | None = None
+    #: Set when the run was aborted (the stream's abort chunk).
+    aborted: Abort | None = None
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [c for s in self.steps if s.tripwire is None for c in s.tool_calls]
+
+    @property
+    def tool_results(self) -> list[ToolResultPart]:
+        return [r for s in self.steps if s.tripwire is None for r in s.tool_results]
