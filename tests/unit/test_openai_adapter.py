@@ -76,7 +76,7 @@ class RecordErrors(Processor):
 
 
 async def test_a_plain_reply_streams_as_deltas(server: FakeOpenAIServer) -> None:
-    server.script(text_reply("Hel", "lo", " world"))
+    server.push(text_reply("Hel", "lo", " world"))
     agent = Agent(id="a", model=MODEL, instructions="Be brief.")
     handle = agent.stream("hi")
     chunks = [c async for c in handle]
@@ -108,7 +108,7 @@ async def test_a_tool_loop_streams_argument_deltas_and_sends_results_back(server
         seen.append(args)
         return {"city": args["city"], "celsius": 21}
 
-    server.script(
+    server.push(
         tool_reply([("call_1", "get_weather", ['{"ci', 'ty": "Par', 'is"}'])]),
         text_reply("Sunny, ", "21°C."),
     )
@@ -155,7 +155,7 @@ async def test_a_tool_loop_streams_argument_deltas_and_sends_results_back(server
 
 async def test_image_parts_become_image_url_content(server: FakeOpenAIServer) -> None:
     png = b"\x89PNG\r\n\x1a\nfake"
-    server.script(text_reply("a cat"))
+    server.push(text_reply("a cat"))
     message = Message(
         role="user",
         parts=[
@@ -179,7 +179,7 @@ async def test_image_parts_become_image_url_content(server: FakeOpenAIServer) ->
 
 
 async def test_usage_reasoning_and_finish_reason(server: FakeOpenAIServer) -> None:
-    server.script(
+    server.push(
         SSEReply(
             [
                 chunk({"role": "assistant", "content": ""}),
@@ -234,7 +234,7 @@ async def test_each_error_class_reaches_process_api_error(
     server: FakeOpenAIServer, reply: Any, status: int | None, code: str | None, retryable: bool
 ) -> None:
     recorder = RecordErrors()
-    server.script(reply)
+    server.push(reply)
     agent = Agent(id="a", model=MODEL, error_processors=[recorder], error_processor_defaults=False)
     result = await agent.generate("hi")
 
@@ -253,7 +253,7 @@ async def test_each_error_class_reaches_process_api_error(
 
 async def test_an_error_event_inside_the_stream_is_a_model_api_error(server: FakeOpenAIServer) -> None:
     recorder = RecordErrors()
-    server.script(SSEReply([chunk({"content": "x"}), {"error": error_body("overloaded", "server_error")["error"]}]))
+    server.push(SSEReply([chunk({"content": "x"}), {"error": error_body("overloaded", "server_error")["error"]}]))
     agent = Agent(id="a", model=MODEL, error_processors=[recorder], error_processor_defaults=False)
     result = await agent.generate("hi")
     (error,) = recorder.errors
@@ -263,21 +263,21 @@ async def test_an_error_event_inside_the_stream_is_a_model_api_error(server: Fak
 
 
 async def test_one_500_then_success_is_retried_by_the_default_error_processors(server: FakeOpenAIServer) -> None:
-    server.script(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
+    server.push(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
     result = await Agent(id="a", model=MODEL).generate("hi")
     assert result.error is None and result.text == "ok"
     assert len(server.requests) == 2
 
 
 async def test_without_default_error_processors_the_same_500_fails(server: FakeOpenAIServer) -> None:
-    server.script(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
+    server.push(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
     result = await Agent(id="a", model=MODEL, error_processor_defaults=False).generate("hi")
     assert result.error is not None and result.error.status_code == 500 and result.error.retryable
     assert len(server.requests) == 1
 
 
 async def test_provider_options_reach_the_request_body(server: FakeOpenAIServer) -> None:
-    server.script(text_reply("ok"))
+    server.push(text_reply("ok"))
     agent = Agent(
         id="a",
         model=MODEL,
@@ -308,7 +308,7 @@ async def test_settings_tool_choice_and_structured_output_map_to_the_request(ser
     def lookup(args: Any) -> str:
         return "x"
 
-    server.script(text_reply("ok"), SSEReply([*text_chunks('{"answer":', " 42}"), usage_chunk(1, 1)]))
+    server.push(text_reply("ok"), SSEReply([*text_chunks('{"answer":', " 42}"), usage_chunk(1, 1)]))
     settings = ModelSettings(
         temperature=0.2,
         top_p=0.9,
@@ -345,7 +345,7 @@ async def test_settings_tool_choice_and_structured_output_map_to_the_request(ser
 
 
 async def test_cancelling_the_run_closes_the_http_request(server: FakeOpenAIServer) -> None:
-    server.script(SSEReply(text_chunks("one", "two", "three"), hang_after=2))
+    server.push(SSEReply(text_chunks("one", "two", "three"), hang_after=2))
     handle = Agent(id="a", model=MODEL).stream("hi")
     await handle.ready()
     async for c in handle:
@@ -358,7 +358,7 @@ async def test_cancelling_the_run_closes_the_http_request(server: FakeOpenAIServ
 
 
 async def test_a_stalled_stream_times_out_as_a_retryable_error(server: FakeOpenAIServer) -> None:
-    server.script(SSEReply(text_chunks("one"), hang_after=1))
+    server.push(SSEReply(text_chunks("one"), hang_after=1))
     model = openai_adapter.create("gpt-test", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}, timeout=0.3)
     with pytest.raises(ModelAPIError) as info:
         async for _event in model.stream(ModelRequest(prompt=[Message.user("hi")])):
