@@ -16,6 +16,8 @@ from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallP
 from agentd.runtime.models import openai as openai_adapter
 from agentd.runtime.models import router
 from agentd.runtime.models.base import ModelAPIError, ModelRequest, ToolDefinition
+from agentd.runtime.models.openai import request as openai_request
+from agentd.runtime.models.openai.events import StreamState
 from agentd.runtime.options import StructuredOutput
 from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.openai_server import (
@@ -400,7 +402,7 @@ def test_assistant_history_splits_tool_results_into_tool_messages() -> None:
             TextPart("Done."),
         ],
     )
-    messages = openai_adapter.convert_messages([Message.system("a"), Message.user("q"), assistant])
+    messages = openai_request.convert_messages([Message.system("a"), Message.user("q"), assistant])
     assert messages[2:] == [
         {
             "role": "assistant",
@@ -417,28 +419,28 @@ def test_assistant_history_splits_tool_results_into_tool_messages() -> None:
 
 
 def test_files_map_to_content_parts_or_an_unsupported_media_type_error() -> None:
-    pdf = openai_adapter.convert_file(FilePart("application/pdf", data=b"%PDF", filename="a.pdf"))
+    pdf = openai_request.convert_file(FilePart("application/pdf", data=b"%PDF", filename="a.pdf"))
     assert pdf == {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERg==", "filename": "a.pdf"}}
-    text = openai_adapter.convert_file(FilePart("text/plain", data=b"notes"))
+    text = openai_request.convert_file(FilePart("text/plain", data=b"notes"))
     assert text == {"type": "text", "text": "notes"}
-    audio = openai_adapter.convert_file(FilePart("audio/wav", data=b"RIFF"))
+    audio = openai_request.convert_file(FilePart("audio/wav", data=b"RIFF"))
     assert audio == {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
     with pytest.raises(ModelAPIError) as info:
-        openai_adapter.convert_file(FilePart("application/pdf", url="https://example.com/a.pdf"))
+        openai_request.convert_file(FilePart("application/pdf", url="https://example.com/a.pdf"))
     assert info.value.details["unsupported_media_type"] == "application/pdf" and not info.value.retryable
 
 
 def test_tool_definitions_and_choices() -> None:
-    assert openai_adapter.convert_tool(ToolDefinition("t", "", {})) == {
+    assert openai_request.convert_tool(ToolDefinition("t", "", {})) == {
         "type": "function",
         "function": {"name": "t", "parameters": {"type": "object", "properties": {}}},
     }
-    assert [openai_adapter.convert_tool_choice(ToolChoice(m)) for m in ("auto", "none", "required")] == [
+    assert [openai_request.convert_tool_choice(ToolChoice(m)) for m in ("auto", "none", "required")] == [
         "auto",
         "none",
         "required",
     ]
-    assert openai_adapter.convert_tool_choice(None) is None
+    assert openai_request.convert_tool_choice(None) is None
 
 
 def test_official_endpoint_uses_max_completion_tokens_and_drops_top_k() -> None:
@@ -456,9 +458,7 @@ def test_official_endpoint_uses_max_completion_tokens_and_drops_top_k() -> None:
 
 
 def test_stream_state_maps_finish_reasons_and_unparsable_arguments() -> None:
-    from agentd.runtime.models.openai import _StreamState
-
-    state = _StreamState()
+    state = StreamState()
     state.feed(chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{bad"}}]}))
     state.feed(chunk({}, "stop"))  # some compatible servers say stop after tool calls
     events = state.finish()
@@ -467,6 +467,6 @@ def test_stream_state_maps_finish_reasons_and_unparsable_arguments() -> None:
     assert events[-1].finish_reason == "tool-calls" and events[-1].raw_finish_reason == "stop"
 
     for raw, mapped in [("content_filter", "content-filter"), ("weird", "other"), ("stop", "stop")]:
-        state = _StreamState()
+        state = StreamState()
         state.feed(chunk({"content": "x"}, raw))
         assert state.finish()[-1].finish_reason == mapped
