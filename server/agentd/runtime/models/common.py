@@ -54,6 +54,11 @@ def provider_options(options: Mapping[str, Any] | None, provider: str, where: st
     return dict(mine)
 
 
+def json_value(value: Any) -> Any:
+    """`value` as plain JSON (tool results and error bodies may hold any Python object)."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def int_or_none(value: Any) -> int | None:
     """An integer from a provider's JSON (booleans are not counts)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
