@@ -2,16 +2,16 @@
 
 Reading a provider's entry of the provider options, the credentials error, the
 retry rule for HTTP statuses, an adapter's identity (`provider/model`, its
-endpoint), the text and reasoning parts a stream has open, and a tool call
-that arrives whole.
+endpoint), the text and reasoning parts a stream has open, a tool call that
+arrives whole, and an SDK stream whose read failures become model errors.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from typing import Any, ClassVar, Generic, TypeVar
 
 from agentd.runtime.chunks import (
     ReasoningDelta,
@@ -30,6 +30,7 @@ from agentd.runtime.messages import ToolCallPart, new_id
 from agentd.runtime.models.base import ModelEvent
 
 JSONObject = dict[str, Any]
+T = TypeVar("T")
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: Besides 5xx: timeout, conflict (a lock), rate limit.
@@ -166,3 +167,25 @@ def whole_tool_call(
         ToolCallEnd(call_id),
         ToolCall(ToolCallPart(call_id, name, args, provider_metadata=provider_metadata)),
     ]
+
+
+class ConvertedErrors(Generic[T]):
+    """An SDK stream's items, a failure to read the next one raised as
+    `convert(exc)` (chained to it); what the caller does with an item is not
+    caught (a class, not a generator: nothing is left to finalize when the
+    caller stops early)."""
+
+    def __init__(self, stream: AsyncIterable[T], convert: Callable[[Exception], Exception]) -> None:
+        self._iterator: AsyncIterator[T] = stream.__aiter__()
+        self._convert = convert
+
+    def __aiter__(self) -> ConvertedErrors[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            return await self._iterator.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception as exc:
+            raise self._convert(exc) from exc

@@ -18,11 +18,11 @@ from typing import Any
 
 import anthropic
 
-from agentd.runtime.models.anthropic.errors import api_error, transport_error
+from agentd.runtime.models.anthropic.errors import api_error, read_error
 from agentd.runtime.models.anthropic.events import StreamDecoder
 from agentd.runtime.models.anthropic.request import PROVIDER, build_call
 from agentd.runtime.models.base import ModelEvent, ModelRequest
-from agentd.runtime.models.common import ProviderModel, missing_credentials
+from agentd.runtime.models.common import ConvertedErrors, ProviderModel, missing_credentials
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
@@ -96,16 +96,7 @@ class AnthropicModel(ProviderModel):
                 )
             except anthropic.APIError as exc:
                 raise api_error(exc) from exc
-            events = stream.__aiter__()
-            while True:
-                try:
-                    event = await events.__anext__()
-                except StopAsyncIteration:
-                    break
-                except anthropic.APIError as exc:
-                    raise api_error(exc) from exc
-                except Exception as exc:  # the HTTP layer below the SDK: a cut or timed-out stream
-                    raise transport_error(exc) from exc
+            async for event in ConvertedErrors(stream, read_error):
                 for out in decoder.feed(event):
                     yield out
             yield decoder.finish()

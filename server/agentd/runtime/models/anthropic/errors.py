@@ -36,22 +36,22 @@ _ERROR_TYPE_STATUS = {
 _KEPT_HEADERS = ("retry-after", "retry-after-ms", "request-id", "x-should-retry")
 
 
+def connection_lost(message: str, code: str = "connection_error", **details: Any) -> ModelAPIError:
+    """A retryable failure of the connection: timed out (`timeout`), refused or cut short."""
+    return ModelAPIError(message, provider_code=code, retryable=True, details={"provider": PROVIDER, **details})
+
+
+def read_error(exc: Exception) -> ModelAPIError:
+    """The error for a failure while the stream was read."""
+    return api_error(exc) if isinstance(exc, anthropic.APIError) else transport_error(exc)
+
+
 def api_error(exc: anthropic.APIError) -> ModelAPIError:
     """The one typed error for an SDK error."""
     if isinstance(exc, anthropic.APITimeoutError):
-        return ModelAPIError(
-            f"{PROVIDER} request timed out: {exc.message}",
-            provider_code="timeout",
-            retryable=True,
-            details={"provider": PROVIDER},
-        )
+        return connection_lost(f"{PROVIDER} request timed out: {exc.message}", "timeout")
     if isinstance(exc, anthropic.APIConnectionError):
-        return ModelAPIError(
-            f"{PROVIDER} connection failed: {exc.message}",
-            provider_code="connection_error",
-            retryable=True,
-            details={"provider": PROVIDER},
-        )
+        return connection_lost(f"{PROVIDER} connection failed: {exc.message}")
     body = exc.body
     error = body.get("error") if isinstance(body, dict) else None
     error_type = error.get("type") if isinstance(error, dict) else None
@@ -97,9 +97,8 @@ def transport_error(exc: Exception) -> ModelAPIError:
     """A failure below the SDK while the stream was read (a dropped or timed-out connection)."""
     name = type(exc).__name__
     timed_out = isinstance(exc, TimeoutError) or "timeout" in name.lower()
-    return ModelAPIError(
+    return connection_lost(
         f"{PROVIDER} stream {'timed out' if timed_out else 'broke'}: {name}: {exc}",
-        provider_code="timeout" if timed_out else "connection_error",
-        retryable=True,
-        details={"provider": PROVIDER, "exception": name},
+        "timeout" if timed_out else "connection_error",
+        exception=name,
     )

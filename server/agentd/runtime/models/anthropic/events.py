@@ -45,8 +45,9 @@ from agentd.runtime.chunks import (
     Usage,
 )
 from agentd.runtime.messages import ToolCallPart, new_id
+from agentd.runtime.models.anthropic.errors import connection_lost
 from agentd.runtime.models.anthropic.request import PROVIDER, StructuredTool
-from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelFinish
+from agentd.runtime.models.base import ModelEvent, ModelFinish
 from agentd.runtime.models.common import int_or_none
 
 log = logging.getLogger(__name__)
@@ -215,12 +216,7 @@ class StreamDecoder:
 
     def finish(self) -> ModelFinish:
         if not self.stopped:
-            raise ModelAPIError(
-                f"the {PROVIDER} stream ended before message_stop",
-                provider_code="connection_error",
-                retryable=True,
-                details={"provider": PROVIDER},
-            )
+            raise connection_lost(f"the {PROVIDER} stream ended before message_stop")
         raw = self.stop_reason
         reason: FinishReason = _FINISH_REASONS.get(raw or "", "other")
         if raw == "tool_use" and self.tool_calls == 0 and self.structured_calls > 0:

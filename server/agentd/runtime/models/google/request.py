@@ -200,6 +200,12 @@ class _PartConverter:
         own = _part_options(options, f"{self.field}.parts[{j}].provider_options")
         return _validated_part({**part_json, **self.defaults, **own}, f"{self.field}.parts[{j}]")
 
+    def content(self, part: TextPart | FilePart, j: int) -> list[types.Part]:
+        """A text or file part as Gemini parts: none for empty text."""
+        if isinstance(part, TextPart):
+            return [self({"text": part.text}, j, part.provider_options)] if part.text else []
+        return [self(_file_json(part, f"{self.field}.parts[{j}]"), j, part.provider_options)]
+
 
 def _contents(prompt: list[Message]) -> tuple[list[types.Content], types.Content | None]:
     system: list[types.Part] = []
@@ -211,10 +217,8 @@ def _contents(prompt: list[Message]) -> tuple[list[types.Content], types.Content
         convert = _PartConverter(field, _part_options(message.provider_options, f"{field}.provider_options"))
         if message.role == "system":
             for j, part in enumerate(message.parts):
-                if isinstance(part, TextPart) and part.text:
-                    system.append(convert({"text": part.text}, j, part.provider_options))
-                elif isinstance(part, FilePart):
-                    system.append(convert(_file_json(part, f"{field}.parts[{j}]"), j, part.provider_options))
+                if isinstance(part, (TextPart, FilePart)):
+                    system.extend(convert.content(part, j))
             continue
         if message.role == "assistant":
             model_parts: list[types.Part] = []
@@ -224,11 +228,8 @@ def _contents(prompt: list[Message]) -> tuple[list[types.Content], types.Content
                     signed = "thoughtSignature" in _part_options(part.provider_options, f"{field}.parts[{j}]")
                     if part.text or signed:  # a signature-only thought part still carries its signature
                         model_parts.append(convert({"text": part.text, "thought": True}, j, part.provider_options))
-                elif isinstance(part, TextPart):
-                    if part.text:
-                        model_parts.append(convert({"text": part.text}, j, part.provider_options))
-                elif isinstance(part, FilePart):
-                    model_parts.append(convert(_file_json(part, f"{field}.parts[{j}]"), j, part.provider_options))
+                elif isinstance(part, (TextPart, FilePart)):
+                    model_parts.extend(convert.content(part, j))
                 elif isinstance(part, ToolCallPart):
                     meta = _google_metadata(part)
                     call: dict[str, Any] = {"name": part.tool_name, "args": json_value(_call_args(part.args))}
@@ -246,11 +247,8 @@ def _contents(prompt: list[Message]) -> tuple[list[types.Content], types.Content
             continue
         user_parts: list[types.Part] = []
         for j, part in enumerate(message.parts):
-            if isinstance(part, TextPart):
-                if part.text:
-                    user_parts.append(convert({"text": part.text}, j, part.provider_options))
-            elif isinstance(part, FilePart):
-                user_parts.append(convert(_file_json(part, f"{field}.parts[{j}]"), j, part.provider_options))
+            if isinstance(part, (TextPart, FilePart)):
+                user_parts.extend(convert.content(part, j))
             elif isinstance(part, ToolResultPart):
                 user_parts.append(_validated_part(_function_response(part, call_ids), f"{field}.parts[{j}]"))
         turns.add("user", user_parts)

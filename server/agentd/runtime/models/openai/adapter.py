@@ -11,7 +11,7 @@ from typing import Any, cast
 import openai
 
 from agentd.runtime.models.base import ModelEvent, ModelRequest
-from agentd.runtime.models.common import JSONObject, ProviderModel, missing_credentials
+from agentd.runtime.models.common import ConvertedErrors, JSONObject, ProviderModel, missing_credentials
 from agentd.runtime.models.openai.errors import converted
 from agentd.runtime.models.openai.events import StreamState
 from agentd.runtime.models.openai.request import PROVIDER, build_params, openai_options
@@ -103,14 +103,7 @@ class OpenAIModel(ProviderModel):
                 raise converted(exc) from exc
             async with sdk_stream:
                 state = StreamState()
-                iterator = sdk_stream.__aiter__()
-                while True:
-                    try:
-                        chunk = await iterator.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    except Exception as exc:
-                        raise converted(exc) from exc
+                async for chunk in ConvertedErrors(sdk_stream, converted):
                     for event in state.feed(_as_dict(chunk)):
                         yield event
                 for event in state.finish():
