@@ -21,8 +21,8 @@ from agentd.runtime.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelRequest
-from agentd.runtime.models.router import resolve_model
+from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+from agentd.runtime.models.router import register_provider, resolve_model
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.run import RunHandle, RunResult, StepResult
@@ -44,6 +44,8 @@ __all__ = [
     "MemoryOptions",
     "Message",
     "ModelAPIError",
+    "ModelEvent",
+    "ModelFinish",
     "ModelRequest",
     "ModelSettings",
     "NotFound",
@@ -64,6 +66,7 @@ __all__ = [
     "Tripwire",
     "Unavailable",
     "Usage",
+    "register_provider",
     "resolve_dynamic",
     "resolve_model",
     "tool",
