@@ -1,9 +1,9 @@
 """What the model adapters share, free of any provider SDK.
 
 Reading a provider's entry of the provider options, the credentials error, the
-retry rule for HTTP statuses, an adapter's identity (`provider/model`, its
-endpoint), the text and reasoning parts a stream has open, a tool call that
-arrives whole, and an SDK stream whose read failures become model errors.
+retry rule for HTTP statuses, a model's identity (`provider/model`), the text
+and reasoning parts a stream has open, a tool call that arrives whole, and an
+SDK stream whose read failures become model errors.
 """
 
 from __future__ import annotations
@@ -13,18 +13,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
-from agentd.runtime.chunks import (
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
-    TextDelta,
-    TextEnd,
-    TextStart,
-    ToolCall,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-)
+from agentd.runtime import chunks
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
 from agentd.runtime.messages import ToolCallPart, new_id
 from agentd.runtime.models.base import ModelEvent
@@ -83,14 +72,13 @@ def missing_credentials(provider: str, message: str, *variables: str) -> FailedP
     return FailedPrecondition(message, "CREDENTIALS_MISSING", metadata)
 
 
-class ProviderModel:
-    """The identity of a provider adapter: `provider/model` and the endpoint it calls."""
+class ModelIdentity:
+    """The identity of a model: its provider (the class's PROVIDER) and model id."""
 
     PROVIDER: ClassVar[str]
 
-    def __init__(self, model_id: str, base_url: str) -> None:
+    def __init__(self, model_id: str) -> None:
         self._model_id = model_id
-        self._base_url = base_url
 
     @property
     def provider(self) -> str:
@@ -103,6 +91,14 @@ class ProviderModel:
     @property
     def spec(self) -> str:
         return f"{self.PROVIDER}/{self._model_id}"
+
+
+class ProviderModel(ModelIdentity):
+    """A provider adapter's model: its identity and the endpoint it calls."""
+
+    def __init__(self, model_id: str, base_url: str) -> None:
+        super().__init__(model_id)
+        self._base_url = base_url
 
     @property
     def base_url(self) -> str:
@@ -121,28 +117,28 @@ class OpenParts:
         events = self.end_reasoning()
         if self.text_id is None:
             self.text_id = new_id("txt_")
-            events.append(TextStart(self.text_id))
-        events.append(TextDelta(self.text_id, delta))
+            events.append(chunks.TextStart(self.text_id))
+        events.append(chunks.TextDelta(self.text_id, delta))
         return events
 
     def start_reasoning(self) -> list[ModelEvent]:
         events = self.end_text()
         if self.reasoning_id is None:
             self.reasoning_id = new_id("rs_")
-            events.append(ReasoningStart(self.reasoning_id))
+            events.append(chunks.ReasoningStart(self.reasoning_id))
         return events
 
     def reasoning(self, delta: str) -> list[ModelEvent]:
         events = self.start_reasoning()
         assert self.reasoning_id is not None
-        events.append(ReasoningDelta(self.reasoning_id, delta))
+        events.append(chunks.ReasoningDelta(self.reasoning_id, delta))
         return events
 
     def end_text(self, provider_metadata: JSONObject | None = None) -> list[ModelEvent]:
         if self.text_id is None:
             return []
         tid, self.text_id = self.text_id, None
-        return [TextEnd(tid, provider_metadata=provider_metadata)]
+        return [chunks.TextEnd(tid, provider_metadata=provider_metadata)]
 
     def end_reasoning(
         self, signature: str | None = None, provider_metadata: JSONObject | None = None
@@ -150,7 +146,7 @@ class OpenParts:
         if self.reasoning_id is None:
             return []
         rid, self.reasoning_id = self.reasoning_id, None
-        return [ReasoningEnd(rid, signature=signature, provider_metadata=provider_metadata)]
+        return [chunks.ReasoningEnd(rid, signature=signature, provider_metadata=provider_metadata)]
 
     def end_both(self) -> list[ModelEvent]:
         return [*self.end_reasoning(), *self.end_text()]
@@ -162,10 +158,10 @@ def whole_tool_call(
     """The events of a tool call that arrives whole: input start, one delta with
     all the arguments, input end, then the call."""
     return [
-        ToolCallStart(call_id, name, provider_metadata=provider_metadata),
-        ToolCallDelta(call_id, json.dumps(args, separators=(",", ":")), name),
-        ToolCallEnd(call_id),
-        ToolCall(ToolCallPart(call_id, name, args, provider_metadata=provider_metadata)),
+        chunks.ToolCallStart(call_id, name, provider_metadata=provider_metadata),
+        chunks.ToolCallDelta(call_id, json.dumps(args, separators=(",", ":")), name),
+        chunks.ToolCallEnd(call_id),
+        chunks.ToolCall(ToolCallPart(call_id, name, args, provider_metadata=provider_metadata)),
     ]
 
 
