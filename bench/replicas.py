@@ -40,10 +40,10 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 AGENTS = """
 [[agents]]
 id = "held"
-model = "local/scripted"
+model = "held/scripted"
 default_options = {{ max_steps = 1, provider_options = {{ local = {{ script = [
-  {{ deltas = ["wait ", "more"], holdAfterDeltas = 1, releaseFile = "{release}" }},
-] }} }} }}
+  {{ deltas = ["wait ", "more"] }},
+] }}, held = {{ afterDeltas = 1, releaseFile = "{release}" }} }} }}
 
 [[agents]]
 id = "talker"
@@ -94,6 +94,8 @@ def start(config: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
             "127.0.0.1",
             "--log-level",
             "WARNING",
+            "--app",  # the held/ test model (a reply held until a file exists): tests/support_models.py
+            "tests.held_app",
         ],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,

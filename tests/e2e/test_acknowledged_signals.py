@@ -39,16 +39,16 @@ default_options = {{ provider_options = {{ local = {{ script = [
 
 [[agents]]
 id = "sleeper"
-model = "local/scripted"
+model = "held/scripted"
 memory = {{ last_messages = 20 }}
 default_options = {{ provider_options = {{ local = {{ script = [
-  {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
-] }} }} }}
+  {{ deltas = ["good ", "morning"] }},
+] }}, held = {{ afterDeltas = 1, releaseFile = "{release}" }} }} }}
 """
 
 
 def serving(cfg: Path, log_dir: Path) -> ServerProcess:
-    server = start_server(config=cfg, log_dir=log_dir)
+    server = start_server(["--app", "tests.held_app"], config=cfg, log_dir=log_dir)  # the held/ test model
     server.wait_serving(timeout=30)
     return server
 

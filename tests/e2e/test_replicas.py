@@ -30,6 +30,8 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 from .serverproc import ServerProcess, start_server
 
 TTL_MS = 1000
+#: The held/ test model (a reply held until a file exists): tests/support_models.py.
+APP_ARGS = ["--app", "tests.held_app"]
 POLL = TTL_MS / 1000 / 10
 
 CONFIG = """
@@ -51,12 +53,12 @@ notification_dispatch_interval_seconds = 0.2
 
 [[agents]]
 id = "held"
-model = "local/scripted"
+model = "held/scripted"
 memory = {{ last_messages = 20 }}
 default_options = {{ provider_options = {{ local = {{ script = [
-  {{ deltas = ["good ", "morning"], holdAfterDeltas = 1, releaseFile = "{release}" }},
+  {{ deltas = ["good ", "morning"] }},
   {{ text = "noted" }},
-] }} }} }}
+] }}, held = {{ afterDeltas = 1, releaseFile = "{release}" }} }} }}
 
 [[agents]]
 id = "chat"
@@ -98,7 +100,7 @@ def start_replicas(tmp_path: Path, redis_url: str, names: tuple[str, ...] = ("a"
     release = tmp_path / "release"
     cfg = tmp_path / "agentd.toml"
     cfg.write_text(CONFIG.format(url=redis_url, ttl=TTL_MS, prefix=prefix, release=release))
-    servers = {name: start_server(config=cfg, log_dir=tmp_path / name) for name in names}
+    servers = {name: start_server(APP_ARGS, config=cfg, log_dir=tmp_path / name) for name in names}
     for server in servers.values():
         server.wait_serving(timeout=30)
     return Replicas(servers, release, redis_url, prefix)
@@ -446,9 +448,13 @@ async def test_two_replicas_racing_to_wake_one_thread_start_one_run_50_times(
     for i in range(50):
         thread = f"race-{uuid.uuid4().hex[:8]}"
         release = tmp_path / f"release-{i}"
-        script = {"script": [{"deltas": ["go ", "on"], "holdAfterDeltas": 1, "releaseFile": str(release)}]}
         options = opb.ExecutionOptions()
-        options.provider_options.update({"local": script})
+        options.provider_options.update(
+            {
+                "local": {"script": [{"deltas": ["go ", "on"]}]},
+                "held": {"afterDeltas": 1, "releaseFile": str(release)},
+            }
+        )
         idle = spb.IfIdle(stream_options=options)
         first, second = ("a", "b") if i % 2 == 0 else ("b", "a")
         replies = await asyncio.gather(

@@ -27,10 +27,10 @@ backend = "memory"
 
 [[agents]]
 id = "held"
-model = "local/scripted"
+model = "held/scripted"
 default_options = {{ provider_options = {{ local = {{ script = [
-  {{ deltas = ["Hello ", "there, ", "friend."], holdAfterDeltas = 1, releaseFile = "{release}" }},
-] }} }} }}
+  {{ deltas = ["Hello ", "there, ", "friend."] }},
+] }}, held = {{ afterDeltas = 1, releaseFile = "{release}" }} }} }}
 """
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -85,7 +85,7 @@ def release(tmp_path: Path) -> Path:
 def test_the_chat_streams_a_held_reply_and_shows_another_clients_message(tmp_path: Path, release: Path) -> None:
     config = tmp_path / "agentd.toml"
     config.write_text(CONFIG.format(release=release))
-    server = start_server(config=config, log_dir=tmp_path)
+    server = start_server(["--app", "tests.held_app"], config=config, log_dir=tmp_path)  # the held/ test model
     terminal: Terminal | None = None
     try:
         server.wait_serving(timeout=30)

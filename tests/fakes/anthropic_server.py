@@ -17,7 +17,9 @@ event inside a stream that started with 200.
 Each request takes the next programmed reply (`server.push(...)`), or
 `server.default` once the queue is empty. Every request is recorded (method,
 path, headers, JSON body), with `disconnected` set when the client closed the
-connection before the reply was complete.
+connection before the reply was complete. Replies, their pacing
+(`disconnect_after`, `hang_after`, `end_after`, `delay`) and the HTTP
+plumbing are fakes.base's.
 
     async with AnthropicServer() as server:
         server.push(text_reply("Hel", "lo"), error_reply(529))
@@ -27,27 +29,11 @@ connection before the reply was complete.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    408: "Request Timeout",
-    413: "Payload Too Large",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-    529: "Overloaded",
-}
+from fakes.base import ErrorReply, FakeProviderServer, RecordedRequest, StreamReply, sse
+
 #: The error type the API sends with each status.
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -66,53 +52,6 @@ ERROR_TYPES = {
 Event = tuple[str, dict[str, Any]]
 
 
-# ---------------------------------------------------------------- replies
-
-
-@dataclass
-class StreamReply:
-    """A 200 event stream. `delay` seconds between events.
-    `disconnect_after=n`: send n events, then drop the connection mid-stream.
-    `hang_after=n`: send n events, then hold the stream open until the client
-    goes away (or `hang_timeout` passes).
-    `end_after=n`: send n events, then end the response cleanly (no message_stop)."""
-
-    events: list[Event]
-    delay: float = 0.0
-    disconnect_after: int | None = None
-    hang_after: int | None = None
-    hang_timeout: float = 30.0
-    end_after: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class ErrorReply:
-    """An HTTP error with a JSON body (`body`), or a raw text body (`text`)."""
-
-    status: int
-    body: dict[str, Any] | None = None
-    text: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-Reply = StreamReply | ErrorReply
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    raw_body: bytes
-    disconnected: asyncio.Event = field(default_factory=asyncio.Event)
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-
-    @property
-    def body(self) -> Any:
-        return json.loads(self.raw_body) if self.raw_body else None
-
-
 # ---------------------------------------------------------------- wire builders
 
 
@@ -129,7 +68,7 @@ def message_start(
         usage["cache_read_input_tokens"] = cache_read
     if cache_creation is not None:
         usage["cache_creation_input_tokens"] = cache_creation
-    message = {
+    message: dict[str, Any] = {
         "id": id,
         "type": "message",
         "role": "assistant",
@@ -223,7 +162,7 @@ def reply(
     cache_creation: int | None = None,
     thinking_tokens: int | None = None,
     **stream: Any,
-) -> StreamReply:
+) -> StreamReply[Event]:
     """A whole message: message_start, a ping, the blocks, message_delta with the
     stop reason and usage, message_stop."""
     events: list[Event] = [message_start(input_tokens, cache_read=cache_read, cache_creation=cache_creation), ping()]
@@ -234,7 +173,7 @@ def reply(
     return StreamReply(events, **stream)
 
 
-def text_reply(*pieces: str, **options: Any) -> StreamReply:
+def text_reply(*pieces: str, **options: Any) -> StreamReply[Event]:
     return reply(text_block(0, *pieces), **options)
 
 
@@ -255,200 +194,24 @@ def error_reply(
 # ---------------------------------------------------------------- the server
 
 
-class AnthropicServer:
+class AnthropicServer(FakeProviderServer[Event]):
     def __init__(self, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self.port = 0
-        self.requests: list[RecordedRequest] = []
-        self.default: Reply = error_reply(500, "the fake server has no reply programmed for this request")
-        self._queue: list[Reply] = []
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._arrived = asyncio.Condition()
+        super().__init__(host)
+        self.default = error_reply(500, "the fake server has no reply programmed for this request")
 
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def push(self, *replies: Reply) -> None:
-        """Queues replies for the next requests, in order."""
-        self._queue.extend(replies)
-
-    @property
-    def bodies(self) -> list[Any]:
-        return [r.body for r in self.requests]
-
-    async def wait_for_requests(self, count: int, within: float = 5.0) -> list[RecordedRequest]:
-        async def arrived() -> None:
-            async with self._arrived:
-                await self._arrived.wait_for(lambda: len(self.requests) >= count)
-
-        await asyncio.wait_for(arrived(), within)
-        return self.requests
-
-    async def start(self) -> AnthropicServer:
-        self._server = await asyncio.start_server(self._accept, self.host, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for writer in list(self._writers):
-            writer.close()  # the connection handlers see EOF and return
-        if self._tasks:
-            _done, pending = await asyncio.wait(list(self._tasks), timeout=5)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> AnthropicServer:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    # ------------------------------------------------------------ connections
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
-        self._writers.add(writer)
-        try:
-            while True:  # keep-alive: several requests per connection
-                request = await self._read_request(reader)
-                if request is None:
-                    return
-                async with self._arrived:
-                    self.requests.append(request)
-                    self._arrived.notify_all()
-                keep_open = await self._answer(request, reader, writer)
-                request.finished.set()
-                if not keep_open:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            return
-        finally:
-            self._writers.discard(writer)
-            self._tasks.discard(task)  # type: ignore[arg-type]
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    async def _read_request(self, reader: asyncio.StreamReader) -> RecordedRequest | None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return None
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _version = lines[0].split(" ", 2)
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = await _read_chunked(reader)
-        else:
-            body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-        return RecordedRequest(method, urlsplit(target).path, headers, body)
-
-    async def _answer(
-        self, request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> bool:
-        """Writes the reply; False when the connection is done."""
+    def pick(self, request: RecordedRequest) -> StreamReply[Event] | ErrorReply:
         if request.method != "POST" or request.path != "/v1/messages":
-            answer: Reply = error_reply(404, f"no route for {request.method} {request.path}")
-        elif not (request.headers.get("x-api-key") or request.headers.get("authorization")):
-            answer = error_reply(401, "an API key is required (x-api-key or authorization header)")
-        else:
-            answer = self._queue.pop(0) if self._queue else self.default
-        if isinstance(answer, ErrorReply):
-            await _write_error(writer, answer)
-            return True
-        return await self._stream(request, answer, reader, writer)
+            return error_reply(404, f"no route for {request.method} {request.path}")
+        if not (request.headers.get("x-api-key") or request.headers.get("authorization")):
+            return error_reply(401, "an API key is required (x-api-key or authorization header)")
+        return self.next_reply()
 
-    async def _stream(
-        self, request: RecordedRequest, answer: StreamReply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> bool:
-        head = [
-            "HTTP/1.1 200 OK",
-            "Content-Type: text/event-stream; charset=utf-8",
-            "Transfer-Encoding: chunked",
-            "Cache-Control: no-cache",
-            "request-id: req_fake_stream",
-            *(f"{k}: {v}" for k, v in answer.headers.items()),
-        ]
-        cut = min(
-            (n for n in (answer.disconnect_after, answer.hang_after, answer.end_after) if n is not None), default=None
-        )
-        try:
-            writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
-            await writer.drain()
-            for i, (kind, data) in enumerate(answer.events):
-                if cut is not None and i >= cut:
-                    break
-                if i and answer.delay:
-                    await asyncio.sleep(answer.delay)
-                event = f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-                writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
-                await writer.drain()
-            if answer.disconnect_after is not None:
-                writer.transport.abort()  # mid-stream: no terminating chunk
-                return False
-            if answer.hang_after is not None:
-                await self._hold(request, answer, reader)
-                return False
-            writer.write(b"0\r\n\r\n")
-            await writer.drain()
-            return True
-        except ConnectionError:
-            request.disconnected.set()
-            return False
+    def encode(self, event: Event) -> bytes:
+        kind, data = event
+        return sse(json.dumps(data, separators=(",", ":")), kind)
 
-    @staticmethod
-    async def _hold(request: RecordedRequest, answer: StreamReply, reader: asyncio.StreamReader) -> None:
-        """Keeps the stream open until the client closes its end."""
-        try:
-            async with asyncio.timeout(answer.hang_timeout):
-                while await reader.read(4096):
-                    pass
-        except TimeoutError:
-            return
-        except ConnectionError:
-            pass
-        request.disconnected.set()
+    def extra_headers(self, kind: str) -> list[tuple[str, str]]:
+        return [("request-id", "req_fake_stream" if kind == "stream" else "req_fake_error")]
 
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    body = bytearray()
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
-        if size == 0:
-            await reader.readuntil(b"\r\n")
-            return bytes(body)
-        body += await reader.readexactly(size)
-        await reader.readexactly(2)
-
-
-async def _write_error(writer: asyncio.StreamWriter, answer: ErrorReply) -> None:
-    if answer.text is not None:
-        payload, content_type = answer.text.encode(), "text/plain; charset=utf-8"
-    else:
-        payload = json.dumps(answer.body if answer.body is not None else error_body(answer.status)).encode()
-        content_type = "application/json"
-    head = [
-        f"HTTP/1.1 {answer.status} {_REASONS.get(answer.status, 'Error')}",
-        f"Content-Type: {content_type}",
-        f"Content-Length: {len(payload)}",
-        "request-id: req_fake_error",
-        *(f"{k}: {v}" for k, v in answer.headers.items()),
-    ]
-    writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
-    await writer.drain()
+    def default_error_body(self, reply: ErrorReply) -> dict[str, Any]:
+        return error_body(reply.status)

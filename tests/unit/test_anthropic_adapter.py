@@ -19,6 +19,7 @@ from agentd.runtime.loop import agent_loop, model_call
 from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.models import anthropic as anthropic_adapter
 from agentd.runtime.models import router
+from agentd.runtime.models.anthropic import request as anthropic_request
 from agentd.runtime.models.base import ModelAPIError, ModelRequest, ToolDefinition
 from agentd.runtime.options import StructuredOutput
 from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
@@ -442,7 +443,7 @@ def test_consecutive_turns_merge_and_tool_choice_maps() -> None:
         tool_choice=ToolChoice("tool", "t"),
         provider_options={"anthropic": {"disableParallelToolUse": True, "topK": 3}},
     )
-    body = anthropic_adapter.build_call("m", request).body
+    body = anthropic_request.build_call("m", request).body
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
     ]
@@ -451,7 +452,7 @@ def test_consecutive_turns_merge_and_tool_choice_maps() -> None:
     for mode, expected in (("auto", {"type": "auto"}), ("none", {"type": "none"}), ("required", {"type": "any"})):
         request.tool_choice = ToolChoice(mode)  # type: ignore[arg-type]
         request.provider_options = {}
-        assert anthropic_adapter.build_call("m", request).body["tool_choice"] == expected
+        assert anthropic_request.build_call("m", request).body["tool_choice"] == expected
 
 
 # ---------------------------------------------------------------- errors

@@ -20,6 +20,7 @@ from agentd.runtime.messages import FilePart, TextPart
 from agentd.runtime.models import google, router
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.google import GoogleModel
+from agentd.runtime.models.google import adapter as google_adapter
 from agentd.runtime.options import StructuredOutput, ToolChoice
 from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.google_server import (
@@ -637,7 +638,7 @@ def test_create_reads_either_key_variable_and_the_base_url() -> None:
     model = GoogleModel.create("gemini-test", env={"GOOGLE_GENERATIVE_AI_API_KEY": "k2"})
     assert (model.provider, model.model_id, model.spec) == ("google", "gemini-test", "google/gemini-test")
     assert model._api_key == "k2"
-    assert model._base_url == google.DEFAULT_BASE_URL
+    assert model._base_url == google_adapter.DEFAULT_BASE_URL
     model = GoogleModel.create(
         "gemini-test",
         env={"GOOGLE_API_KEY": "k1", "GOOGLE_GENERATIVE_AI_API_KEY": "k2", "GOOGLE_GEMINI_BASE_URL": "http://h:1"},

@@ -17,6 +17,8 @@ from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallP
 from agentd.runtime.models import openai as openai_adapter
 from agentd.runtime.models import router
 from agentd.runtime.models.base import ModelAPIError, ModelRequest, ToolDefinition
+from agentd.runtime.models.openai import request as openai_request
+from agentd.runtime.models.openai.events import StreamState
 from agentd.runtime.options import StructuredOutput
 from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.openai_server import (
@@ -76,7 +78,7 @@ class RecordErrors(Processor):
 
 
 async def test_a_plain_reply_streams_as_deltas(server: FakeOpenAIServer) -> None:
-    server.script(text_reply("Hel", "lo", " world"))
+    server.push(text_reply("Hel", "lo", " world"))
     agent = Agent(id="a", model=MODEL, instructions="Be brief.")
     handle = agent.stream("hi")
     chunks = [c async for c in handle]
@@ -108,7 +110,7 @@ async def test_a_tool_loop_streams_argument_deltas_and_sends_results_back(server
         seen.append(args)
         return {"city": args["city"], "celsius": 21}
 
-    server.script(
+    server.push(
         tool_reply([("call_1", "get_weather", ['{"ci', 'ty": "Par', 'is"}'])]),
         text_reply("Sunny, ", "21°C."),
     )
@@ -155,7 +157,7 @@ async def test_a_tool_loop_streams_argument_deltas_and_sends_results_back(server
 
 async def test_image_parts_become_image_url_content(server: FakeOpenAIServer) -> None:
     png = b"\x89PNG\r\n\x1a\nfake"
-    server.script(text_reply("a cat"))
+    server.push(text_reply("a cat"))
     message = Message(
         role="user",
         parts=[
@@ -179,7 +181,7 @@ async def test_image_parts_become_image_url_content(server: FakeOpenAIServer) ->
 
 
 async def test_usage_reasoning_and_finish_reason(server: FakeOpenAIServer) -> None:
-    server.script(
+    server.push(
         SSEReply(
             [
                 chunk({"role": "assistant", "content": ""}),
@@ -234,7 +236,7 @@ async def test_each_error_class_reaches_process_api_error(
     server: FakeOpenAIServer, reply: Any, status: int | None, code: str | None, retryable: bool
 ) -> None:
     recorder = RecordErrors()
-    server.script(reply)
+    server.push(reply)
     agent = Agent(id="a", model=MODEL, error_processors=[recorder], error_processor_defaults=False)
     result = await agent.generate("hi")
 
@@ -253,7 +255,7 @@ async def test_each_error_class_reaches_process_api_error(
 
 async def test_an_error_event_inside_the_stream_is_a_model_api_error(server: FakeOpenAIServer) -> None:
     recorder = RecordErrors()
-    server.script(SSEReply([chunk({"content": "x"}), {"error": error_body("overloaded", "server_error")["error"]}]))
+    server.push(SSEReply([chunk({"content": "x"}), {"error": error_body("overloaded", "server_error")["error"]}]))
     agent = Agent(id="a", model=MODEL, error_processors=[recorder], error_processor_defaults=False)
     result = await agent.generate("hi")
     (error,) = recorder.errors
@@ -263,21 +265,21 @@ async def test_an_error_event_inside_the_stream_is_a_model_api_error(server: Fak
 
 
 async def test_one_500_then_success_is_retried_by_the_default_error_processors(server: FakeOpenAIServer) -> None:
-    server.script(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
+    server.push(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
     result = await Agent(id="a", model=MODEL).generate("hi")
     assert result.error is None and result.text == "ok"
     assert len(server.requests) == 2
 
 
 async def test_without_default_error_processors_the_same_500_fails(server: FakeOpenAIServer) -> None:
-    server.script(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
+    server.push(ErrorReply(500, error_body("The server had an error", "server_error")), text_reply("ok"))
     result = await Agent(id="a", model=MODEL, error_processor_defaults=False).generate("hi")
     assert result.error is not None and result.error.status_code == 500 and result.error.retryable
     assert len(server.requests) == 1
 
 
 async def test_provider_options_reach_the_request_body(server: FakeOpenAIServer) -> None:
-    server.script(text_reply("ok"))
+    server.push(text_reply("ok"))
     agent = Agent(
         id="a",
         model=MODEL,
@@ -308,7 +310,7 @@ async def test_settings_tool_choice_and_structured_output_map_to_the_request(ser
     def lookup(args: Any) -> str:
         return "x"
 
-    server.script(text_reply("ok"), SSEReply([*text_chunks('{"answer":', " 42}"), usage_chunk(1, 1)]))
+    server.push(text_reply("ok"), SSEReply([*text_chunks('{"answer":', " 42}"), usage_chunk(1, 1)]))
     settings = ModelSettings(
         temperature=0.2,
         top_p=0.9,
@@ -345,7 +347,7 @@ async def test_settings_tool_choice_and_structured_output_map_to_the_request(ser
 
 
 async def test_cancelling_the_run_closes_the_http_request(server: FakeOpenAIServer) -> None:
-    server.script(SSEReply(text_chunks("one", "two", "three"), hang_after=2))
+    server.push(SSEReply(text_chunks("one", "two", "three"), hang_after=2))
     handle = Agent(id="a", model=MODEL).stream("hi")
     await handle.ready()
     async for c in handle:
@@ -358,7 +360,7 @@ async def test_cancelling_the_run_closes_the_http_request(server: FakeOpenAIServ
 
 
 async def test_a_stalled_stream_times_out_as_a_retryable_error(server: FakeOpenAIServer) -> None:
-    server.script(SSEReply(text_chunks("one"), hang_after=1))
+    server.push(SSEReply(text_chunks("one"), hang_after=1))
     model = openai_adapter.create("gpt-test", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}, timeout=0.3)
     with pytest.raises(ModelAPIError) as info:
         async for _event in model.stream(ModelRequest(prompt=[Message.user("hi")])):
@@ -400,7 +402,7 @@ def test_assistant_history_splits_tool_results_into_tool_messages() -> None:
             TextPart("Done."),
         ],
     )
-    messages = openai_adapter.convert_messages([Message.system("a"), Message.user("q"), assistant])
+    messages = openai_request.convert_messages([Message.system("a"), Message.user("q"), assistant])
     assert messages[2:] == [
         {
             "role": "assistant",
@@ -417,28 +419,28 @@ def test_assistant_history_splits_tool_results_into_tool_messages() -> None:
 
 
 def test_files_map_to_content_parts_or_an_unsupported_media_type_error() -> None:
-    pdf = openai_adapter.convert_file(FilePart("application/pdf", data=b"%PDF", filename="a.pdf"))
+    pdf = openai_request.convert_file(FilePart("application/pdf", data=b"%PDF", filename="a.pdf"))
     assert pdf == {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERg==", "filename": "a.pdf"}}
-    text = openai_adapter.convert_file(FilePart("text/plain", data=b"notes"))
+    text = openai_request.convert_file(FilePart("text/plain", data=b"notes"))
     assert text == {"type": "text", "text": "notes"}
-    audio = openai_adapter.convert_file(FilePart("audio/wav", data=b"RIFF"))
+    audio = openai_request.convert_file(FilePart("audio/wav", data=b"RIFF"))
     assert audio == {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
     with pytest.raises(ModelAPIError) as info:
-        openai_adapter.convert_file(FilePart("application/pdf", url="https://example.com/a.pdf"))
+        openai_request.convert_file(FilePart("application/pdf", url="https://example.com/a.pdf"))
     assert info.value.details["unsupported_media_type"] == "application/pdf" and not info.value.retryable
 
 
 def test_tool_definitions_and_choices() -> None:
-    assert openai_adapter.convert_tool(ToolDefinition("t", "", {})) == {
+    assert openai_request.convert_tool(ToolDefinition("t", "", {})) == {
         "type": "function",
         "function": {"name": "t", "parameters": {"type": "object", "properties": {}}},
     }
-    assert [openai_adapter.convert_tool_choice(ToolChoice(m)) for m in ("auto", "none", "required")] == [
+    assert [openai_request.convert_tool_choice(ToolChoice(m)) for m in ("auto", "none", "required")] == [
         "auto",
         "none",
         "required",
     ]
-    assert openai_adapter.convert_tool_choice(None) is None
+    assert openai_request.convert_tool_choice(None) is None
 
 
 def test_official_endpoint_uses_max_completion_tokens_and_drops_top_k() -> None:
@@ -456,9 +458,7 @@ def test_official_endpoint_uses_max_completion_tokens_and_drops_top_k() -> None:
 
 
 def test_stream_state_maps_finish_reasons_and_unparsable_arguments() -> None:
-    from agentd.runtime.models.openai import _StreamState
-
-    state = _StreamState()
+    state = StreamState()
     state.feed(chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{bad"}}]}))
     state.feed(chunk({}, "stop"))  # some compatible servers say stop after tool calls
     events = state.finish()
@@ -467,6 +467,6 @@ def test_stream_state_maps_finish_reasons_and_unparsable_arguments() -> None:
     assert events[-1].finish_reason == "tool-calls" and events[-1].raw_finish_reason == "stop"
 
     for raw, mapped in [("content_filter", "content-filter"), ("weird", "other"), ("stop", "stop")]:
-        state = _StreamState()
+        state = StreamState()
         state.feed(chunk({"content": "x"}, raw))
         assert state.finish()[-1].finish_reason == mapped

@@ -17,7 +17,7 @@ import pytest
 from agentd.backends.redis_cluster import RedisCluster
 from agentd.backends.redis_coordination import RedisCoordination
 from agentd.backends.redis_storage import RedisStorage
-from agentd.runtime import Agent, AgentRegistry, ExecutionOptions
+from agentd.runtime import Agent, AgentRegistry, ExecutionOptions, register_provider
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
@@ -25,6 +25,7 @@ from agentd.runtime.options import MemoryOptions, ThreadRef
 from agentd.runtime.signals import create_message_signal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
 from redis_server import RedisServer
+from support_models import HELD, held_model
 
 TTL_MS = 600
 
@@ -46,9 +47,13 @@ class RecordingCoordination(RedisCoordination):
 
 
 def agents(release: Path) -> list[Agent]:
-    held = {"local": {"script": [{"deltas": ["good ", "morning"], "holdAfterDeltas": 1, "releaseFile": str(release)}]}}
+    register_provider(HELD, held_model)
+    held = {
+        "local": {"script": [{"deltas": ["good ", "morning"]}]},
+        HELD: {"afterDeltas": 1, "releaseFile": str(release)},
+    }
     return [
-        Agent(id="held", model="local/scripted", default_options=ExecutionOptions(provider_options=held)),
+        Agent(id="held", model="held/scripted", default_options=ExecutionOptions(provider_options=held)),
         Agent(id="echo", model="local/echo"),
     ]
 

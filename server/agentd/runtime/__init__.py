@@ -25,8 +25,8 @@ from agentd.runtime.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelRequest
-from agentd.runtime.models.router import resolve_model
+from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+from agentd.runtime.models.router import register_provider, resolve_model
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
 from agentd.runtime.processors.base import (
     APIErrorResult,
@@ -77,6 +77,8 @@ __all__ = [
     "MemoryOptions",
     "Message",
     "ModelAPIError",
+    "ModelEvent",
+    "ModelFinish",
     "ModelRequest",
     "ModelSettings",
     "NotFound",
@@ -113,6 +115,7 @@ __all__ = [
     "Usage",
     "dataclass_from_options",
     "from_options",
+    "register_provider",
     "resolve_dynamic",
     "resolve_model",
     "snake",

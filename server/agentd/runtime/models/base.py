@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from agentd.runtime.chunks import FinishReason, Payload, Usage
@@ -45,24 +45,20 @@ class ModelFinish:
 ModelEvent = Payload | ModelFinish
 
 
+@dataclass(eq=False, repr=False)
 class ModelAPIError(Exception):
     """A provider rejected or broke a call: one typed error for every provider."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int | None = None,
-        provider_code: str | None = None,
-        retryable: bool = False,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
-        self.provider_code = provider_code
-        self.retryable = retryable
-        self.details = details or {}
+    message: str
+    _: KW_ONLY
+    status_code: int | None = None
+    provider_code: str | None = None
+    retryable: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+        self.details = self.details or {}  # None from an untyped caller is no details
 
 
 class LanguageModel(Protocol):

@@ -11,10 +11,11 @@ one script step per model call (the last step repeats):
          "usage": {"inputTokens": 3, "outputTokens": 2},
          "error": {"message": "...", "status": 500, "code": "server_error",
                    "retryable": true, "afterDeltas": 0},
-         "holdAfterDeltas": 1, "releaseFile": "/tmp/go",  # pause the text until the file exists
          "delayMs": 0},
     ]}}
 
+A step key not listed here is refused (INVALID_ARGUMENT naming it), so a typo
+cannot pass for a step that does nothing.
 `{"local": {"scripts": {"scripted": [...]}}}` scripts one local model only
 (the others echo), e.g. the first model of a fallback chain.
 """
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -36,19 +36,20 @@ from agentd.runtime.chunks import (
     TextDelta,
     TextEnd,
     TextStart,
-    ToolCall,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
     Usage,
 )
-from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.messages import Message, SignalPart, TextPart, ToolCallPart, new_id
+from agentd.runtime.errors import FieldViolation, InvalidArgument
+from agentd.runtime.messages import Message, SignalPart, TextPart, new_id
 from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+from agentd.runtime.models.common import ModelIdentity, whole_tool_call
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other", "unknown"}
 MODEL_IDS = frozenset({"echo", "scripted"})
+#: What a script step may say (see the module docstring).
+STEP_KEYS = frozenset(
+    {"reasoning", "text", "deltas", "toolCalls", "object", "finishReason", "usage", "error", "delayMs"}
+)
 
 
 def split_words(text: str) -> list[str]:
@@ -65,22 +66,12 @@ def _word_count(messages: list[Message]) -> int:
     return total
 
 
-class LocalModel:
+class LocalModel(ModelIdentity):
+    PROVIDER = "local"
+
     def __init__(self, model_id: str) -> None:
-        self._model_id = model_id
+        super().__init__(model_id)
         self._calls = 0  # one instance per run: the script step is the call index
-
-    @property
-    def provider(self) -> str:
-        return "local"
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def spec(self) -> str:
-        return f"local/{self._model_id}"
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         options = request.provider_options.get("local") or {}
@@ -101,6 +92,7 @@ class LocalModel:
                 raise InvalidArgument.field(
                     "options.provider_options.local.script", "must be a non-empty list of step objects"
                 )
+            _check_steps(script)
             step = cast(dict[str, Any], script[min(call, len(script) - 1)])
         elif self._model_id == "scripted":
             raise InvalidArgument.field("options.provider_options.local.script", "local/scripted needs a script")
@@ -148,10 +140,7 @@ class LocalModel:
         if pieces:
             tid = new_id("txt_")
             yield TextStart(tid)
-            hold_after = step.get("holdAfterDeltas")
-            for n, piece in enumerate(pieces):
-                if n == hold_after:
-                    await _hold(str(step.get("releaseFile") or ""))
+            for piece in pieces:
                 await pace()
                 check_error()
                 yield TextDelta(tid, piece)
@@ -163,12 +152,8 @@ class LocalModel:
         for i, raw in enumerate(calls):
             call_id = str(raw.get("id") or f"call_{i}")
             name = str(raw["name"])
-            args = raw.get("args", {})
-            args_text = json.dumps(args, separators=(",", ":"))
-            yield ToolCallStart(call_id, name)
-            yield ToolCallDelta(call_id, args_text, name)
-            yield ToolCallEnd(call_id)
-            yield ToolCall(ToolCallPart(call_id, name, args))
+            for event in whole_tool_call(call_id, name, raw.get("args", {})):
+                yield event
 
         reason = str(step.get("finishReason") or ("tool-calls" if calls else "stop"))
         if reason not in _FINISH_REASONS:
@@ -188,14 +173,17 @@ class LocalModel:
         yield ModelFinish(cast(FinishReason, reason), usage, raw_finish_reason=reason)
 
 
-async def _hold(release_file: str) -> None:
-    """Waits until `release_file` exists: a test (in another process, driving a
-    terminal) decides when the rest of the reply may come. Abort ends the wait."""
-    if not release_file:
-        raise InvalidArgument.field("options.provider_options.local.script.releaseFile", "holdAfterDeltas needs it")
-    # Another process creates the file, so there is no event to await; a stat is cheap.
-    while not os.path.exists(release_file):  # noqa: ASYNC110, ASYNC240
-        await asyncio.sleep(0.02)
+def _check_steps(script: list[dict[str, Any]]) -> None:
+    """Refuses a step key the model does not know, naming it."""
+    unknown = sorted({str(key) for step in script for key in step} - STEP_KEYS)
+    if unknown:
+        known = ", ".join(sorted(STEP_KEYS))
+        raise InvalidArgument.fields(
+            [
+                FieldViolation(f"options.provider_options.local.script.{key}", f"unknown script key (known: {known})")
+                for key in unknown
+            ]
+        )
 
 
 def _last_user_text(prompt: list[Message]) -> str:

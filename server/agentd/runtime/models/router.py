@@ -1,12 +1,22 @@
-"""Resolves "provider/model" strings to models."""
+"""Resolves "provider/model" strings to models.
+
+`local/...` is built in; the provider adapters are imported only when a model
+of theirs is used (each SDK is an optional extra, and importing one costs
+start-up time); an application adds its own providers with
+`register_provider` (an `agentd serve --app` module calls it when imported).
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 from agentd.runtime.errors import FailedPrecondition, InvalidArgument
 from agentd.runtime.models.base import LanguageModel
 from agentd.runtime.models.local import MODEL_IDS, LocalModel
+
+#: Makes the model for one run from the model id (what follows "provider/").
+ModelFactory = Callable[[str], LanguageModel]
 
 #: Provider adapters: their module (with a `create(model_id)` that reads the
 #: credentials from the environment) and the SDK package it needs (an extra).
@@ -15,7 +25,22 @@ _ADAPTERS = {
     "anthropic": ("agentd.runtime.models.anthropic", "anthropic"),
     "google": ("agentd.runtime.models.google", "google"),
 }
-_PLANNED = set(_ADAPTERS)
+#: Providers an application registered, by name.
+_REGISTERED: dict[str, ModelFactory] = {}
+
+
+def register_provider(name: str, factory: ModelFactory) -> None:
+    """Makes `name/<model id>` model strings resolve to `factory(model_id)`, a
+    fresh model per run (a model may keep per-run state, such as a call count).
+
+    Register before the configuration is loaded (model strings are checked
+    then): at import of an `--app` module, or before building a Host. A name
+    registered again is replaced; the built-in providers cannot be."""
+    if not name or "/" in name:
+        raise ValueError(f"a provider name is a non-empty string without '/': {name!r}")
+    if name == "local" or name in _ADAPTERS:
+        raise ValueError(f"{name!r} is a built-in provider")
+    _REGISTERED[name] = factory
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
@@ -33,7 +58,7 @@ def check_model_spec(spec: str) -> None:
             raise InvalidArgument.field(
                 "model", f"unknown local model {model_id!r} (have: {sorted(MODEL_IDS)})", "INVALID_MODEL"
             )
-    elif provider not in _PLANNED:
+    elif provider not in _ADAPTERS and provider not in _REGISTERED:
         raise InvalidArgument.field("model", f"unknown provider {provider!r}", "INVALID_MODEL")
 
 
@@ -43,6 +68,8 @@ def resolve_model(spec: str) -> LanguageModel:
     provider, model_id = parse_model_spec(spec)
     if provider == "local":
         return LocalModel(model_id)
+    if provider in _REGISTERED:
+        return _REGISTERED[provider](model_id)
     module_name, sdk = _ADAPTERS[provider]
     try:
         module = importlib.import_module(module_name)

@@ -1,0 +1,103 @@
+"""The embedded local model's script checks, and models an application registers
+(register_provider), here the test-only FunctionModel and held/ models."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agentd.runtime import (
+    Agent,
+    ExecutionOptions,
+    InvalidArgument,
+    ModelEvent,
+    ModelFinish,
+    ModelRequest,
+    Usage,
+    register_provider,
+)
+from agentd.runtime.chunks import TextDelta, TextEnd, TextStart
+from agentd.runtime.models.router import check_model_spec
+from support_models import HELD, FunctionModel, held_model
+
+
+def scripted(*steps: dict) -> ExecutionOptions:  # type: ignore[type-arg]
+    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
+
+
+async def refusal(options: ExecutionOptions) -> InvalidArgument:
+    handle = Agent(id="a", model="local/scripted").stream("x", options)
+    with pytest.raises(InvalidArgument) as info:
+        await handle.ready()
+    await handle.result()
+    return info.value
+
+
+async def test_the_product_model_refuses_the_hold_keys_as_unknown_script_keys(tmp_path: Path) -> None:
+    # With these keys the local model held its reply until a path on the server
+    # existed, so any caller could learn whether a path exists: they are test-only now.
+    error = await refusal(scripted({"deltas": ["a ", "b"], "holdAfterDeltas": 1, "releaseFile": "/etc/passwd"}))
+    fields = [v.field for v in error.violations]
+    assert fields == [
+        "options.provider_options.local.script.holdAfterDeltas",
+        "options.provider_options.local.script.releaseFile",
+    ]
+    assert all("unknown script key" in v.description for v in error.violations)
+
+    missing = tmp_path / "never"
+    error = await refusal(scripted({"text": "ok"}, {"text": "later", "releaseFile": str(missing)}))
+    assert [v.field for v in error.violations] == ["options.provider_options.local.script.releaseFile"]
+
+
+async def test_a_misspelt_script_key_is_refused_not_ignored() -> None:
+    error = await refusal(scripted({"txt": "hello"}))
+    assert [v.field for v in error.violations] == ["options.provider_options.local.script.txt"]
+    result = await Agent(id="a", model="local/scripted").generate("x", scripted({"text": "hello", "delayMs": 0}))
+    assert result.text == "hello"
+
+
+async def test_a_registered_provider_resolves_to_a_fresh_model_per_run() -> None:
+    async def reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+        yield TextStart("t")
+        yield TextDelta("t", f"call {call} of {request.prompt[-1].text}")
+        yield TextEnd("t")
+        yield ModelFinish("stop", Usage())
+
+    register_provider("fn", lambda model_id: FunctionModel(reply, provider="fn", model_id=model_id))
+    check_model_spec("fn/anything")
+    for _ in range(2):  # call 0 each time: one instance per run
+        result = await Agent(id="a", model="fn/x").generate("hi")
+        assert (result.model, result.text) == ("fn/x", "call 0 of hi")
+
+    for name in ("local", "openai", "anthropic", "google", "", "a/b"):
+        with pytest.raises(ValueError):
+            register_provider(name, held_model)
+
+
+async def test_the_held_model_holds_its_text_until_the_file_exists(tmp_path: Path) -> None:
+    register_provider(HELD, held_model)
+    release = tmp_path / "release"
+    options = ExecutionOptions(
+        provider_options={
+            "local": {"script": [{"deltas": ["good ", "morning"]}]},
+            HELD: {"afterDeltas": 1, "releaseFile": str(release)},
+        }
+    )
+    handle = Agent(id="a", model="held/scripted").stream("hello", options)
+    await handle.ready()
+
+    def deltas() -> list[str]:
+        return [c.payload.text for c in handle.buffer.snapshot() if isinstance(c.payload, TextDelta)]
+
+    deadline = asyncio.get_running_loop().time() + 5
+    while deltas() != ["good "]:
+        assert asyncio.get_running_loop().time() < deadline, deltas()
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    assert not handle.done and deltas() == ["good "]  # holding
+    release.touch()
+    result = await asyncio.wait_for(handle.result(), 5)
+    assert (result.model, result.text) == ("held/scripted", "good morning")
