@@ -21,7 +21,7 @@ from agentd.runtime.cluster import ClusterError
 from agentd.runtime.coordination import CoordinationError
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import Host
-from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.registry import AgentRegistry
 from agentd.runtime.storage import StorageError
 

@@ -29,7 +29,6 @@ from typing import Any
 
 from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.processors.base import ProcessInputArgs, TripWire
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.judge import (
     Guardrail,
     check_choice,
@@ -108,7 +107,6 @@ def verdict_schema(*, translate: bool) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": ["iso_code"]}
 
 
-@builtin("language-detector")
 class LanguageDetector(Guardrail):
     id = "language-detector"
     name = "Language Detector"

@@ -28,7 +28,6 @@ from agentd.runtime.processors.base import (
     ProcessOutputStreamArgs,
     TripWire,
 )
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.judge import (
     Guardrail,
     Phase,
@@ -85,7 +84,6 @@ def _score(value: float) -> str:
     return f"{value:.2f}"
 
 
-@builtin("moderation")
 class ModerationProcessor(Guardrail):
     id = "moderation"
     name = "Moderation"

@@ -65,7 +65,6 @@ from agentd.runtime.processors.base import (
     ProcessOutputResultArgs,
     ProcessOutputStreamArgs,
 )
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.judge import (
     Guardrail,
     Phase,
@@ -453,7 +452,6 @@ def _locate(text: str, item: Mapping[str, Any]) -> list[tuple[int, int]]:
     return spans
 
 
-@builtin("pii-detector")
 class PIIDetector(Guardrail):
     id = "pii-detector"
     name = "PII Detector"

@@ -19,7 +19,6 @@ from typing import Any
 
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import ProcessInputArgs
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.judge import (
     Guardrail,
     check_choice,
@@ -63,7 +62,6 @@ def verdict_schema(types: tuple[str, ...], *, rewrite: bool) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": ["categories"]}
 
 
-@builtin("prompt-injection-detector")
 class PromptInjectionDetector(Guardrail):
     id = "prompt-injection-detector"
     name = "Prompt Injection Detector"

@@ -121,7 +121,7 @@ from agentd.runtime.processors.base import (
     ProcessLLMResponseArgs,
     Processor,
 )
-from agentd.runtime.processors.registry import snake
+from agentd.runtime.processors.factory import snake
 
 log = logging.getLogger("agentd.processors.response_cache")
 

@@ -37,7 +37,6 @@ from typing import Any
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import HookArgs, ProcessOutputResultArgs, ProcessOutputStreamArgs
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.judge import (
     Guardrail,
     Phase,
@@ -130,7 +129,6 @@ def _non_overlapping(leaks: list[Leak]) -> list[Leak]:
     return kept
 
 
-@builtin("system-prompt-scrubber")
 class SystemPromptScrubber(Guardrail):
     id = "system-prompt-scrubber"
     name = "System Prompt Scrubber"

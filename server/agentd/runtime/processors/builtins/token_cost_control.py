@@ -90,7 +90,7 @@ from agentd.runtime.processors.base import (
     ProcessorViolation,
     ProcessOutputStepArgs,
 )
-from agentd.runtime.processors.registry import snake
+from agentd.runtime.processors.factory import snake
 from agentd.runtime.processors.runner import report_violation
 
 log = logging.getLogger("agentd.processors.token_cost_control")
