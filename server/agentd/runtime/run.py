@@ -69,13 +69,8 @@ from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.processors.base import CachedLLMResponse, OutputResult, TripWire
 from agentd.runtime.processors.builtins.error_defaults import DEFAULT_MAX_PROCESSOR_RETRIES
 from agentd.runtime.processors.message_list import MessageList
-from agentd.runtime.processors.runner import (
-    ProcessorRunError,
-    ProcessorRunner,
-    RunnerContext,
-    StepInput,
-    is_intermediate_step_finish,
-)
+from agentd.runtime.processors.phases import ProcessorRunError, StepInput
+from agentd.runtime.processors.runner import ProcessorRunner, RunnerContext, is_intermediate_step_finish
 from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext
 

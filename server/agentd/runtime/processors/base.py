@@ -9,9 +9,11 @@ decides which of its hooks run.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
 from agentd.runtime.chunks import Chunk, FinishReason, Usage
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
     from agentd.runtime.signals import Signal
     from agentd.runtime.tools import Tool
 
-HOOKS = (
+#: The hooks a processor may implement.
+Hook = Literal[
     "process_input",
     "process_input_step",
     "process_llm_request",
@@ -34,14 +37,10 @@ HOOKS = (
     "process_output_result",
     "process_tool_result",
     "process_api_error",
-)
-INPUT_HOOKS = ("process_input", "process_input_step", "process_llm_request", "process_llm_response")
-OUTPUT_HOOKS = (
-    "process_output_stream",
-    "process_output_step",
-    "process_output_result",
-    "process_tool_result",
-)
+]
+HOOKS: Final[tuple[Hook, ...]] = get_args(Hook)
+
+log = logging.getLogger("agentd.processors")
 
 
 class TripWire(Exception):
@@ -311,5 +310,22 @@ class Processor:
         return f"<{type(self).__name__} id={self.id!r}>"
 
 
-def implements(processor: object, hook: str) -> bool:
+def implements(processor: object, hook: Hook) -> bool:
     return callable(getattr(processor, hook, None))
+
+
+def report_violation(processor: object, violation: ProcessorViolation) -> None:
+    """Calls `processor.on_violation`; its exceptions are logged, never raised."""
+    callback = getattr(processor, "on_violation", None)
+    if callback is None:
+        return
+    try:
+        result = callback(violation)
+        if inspect.isawaitable(result):
+            # Fire and forget would lose errors; callbacks are expected to be quick.
+            log.warning("on_violation of %s returned an awaitable; it was not awaited", processor)
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+    except Exception:
+        log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))

@@ -39,8 +39,7 @@ from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.models.base import ModelAPIError, ModelRequest
 from agentd.runtime.models.router import check_model_spec, resolve_model
 from agentd.runtime.options import ModelSettings, StructuredOutput
-from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation
-from agentd.runtime.processors.runner import report_violation
+from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation, report_violation
 
 Side = Literal["input", "output"]
 

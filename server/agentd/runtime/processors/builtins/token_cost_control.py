@@ -89,9 +89,9 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessorViolation,
     ProcessOutputStepArgs,
+    report_violation,
 )
 from agentd.runtime.processors.factory import snake
-from agentd.runtime.processors.runner import report_violation
 
 log = logging.getLogger("agentd.processors.token_cost_control")
 
