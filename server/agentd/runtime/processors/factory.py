@@ -14,6 +14,7 @@ from dataclasses import fields
 from typing import Any
 
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.processors.base import check_hooks
 
 Factory = Callable[[dict[str, Any]], Any]
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -38,7 +39,9 @@ def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, 
 
 
 def from_options(cls: Callable[..., Any]) -> Factory:
-    """A factory calling `cls(**options)`, camelCase keys accepted."""
+    """A factory calling `cls(**options)`, camelCase keys accepted. A class
+    with a `process_*` method that is no hook is refused here, when registered."""
+    check_hooks(cls)
     params = inspect.signature(cls).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 

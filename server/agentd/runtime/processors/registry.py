@@ -9,7 +9,7 @@ from __future__ import annotations
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.options import ParallelStep as ParallelStepSpec
 from agentd.runtime.options import ProcessorRef, ProcessorSpec, ProcessorWorkflowSpec
-from agentd.runtime.processors.base import Processor
+from agentd.runtime.processors.base import Processor, check_hooks
 from agentd.runtime.processors.factory import Factory
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 
@@ -35,6 +35,7 @@ class ProcessorRegistry:
         if factory is None:
             raise InvalidArgument.field("name", f"no processor named {spec.name!r} is registered", "UNKNOWN_PROCESSOR")
         processor = factory(dict(spec.options))
+        check_hooks(processor)
         if spec.id:
             processor.id = spec.id
         return processor  # type: ignore[no-any-return]

@@ -35,6 +35,7 @@ from agentd.runtime.processors.base import (
     ProcessOutputStepArgs,
     ProcessToolResultArgs,
     TripWire,
+    check_hooks,
     implements,
     log,
     report_violation,
@@ -88,6 +89,10 @@ def _implements(entry: Entry, hook: Hook) -> bool:
     return implements(entry, hook)
 
 
+def _processors(entries: Sequence[Entry]) -> list[Any]:
+    return [p for e in entries for p in (e.processors() if _is_workflow(e) else [e])]
+
+
 class ProcessorRunner:
     def __init__(
         self,
@@ -99,6 +104,8 @@ class ProcessorRunner:
     ) -> None:
         self.ctx = ctx
         self.lanes = _Lanes(list(input), list(output), list(error))
+        for processor in _processors([*self.lanes.input, *self.lanes.output, *self.lanes.error]):
+            check_hooks(processor)  # an agent's own processors are first seen here
         self.states: dict[str, dict[str, Any]] = {}
         #: Processor-requested retries so far (shared by every lane).
         self.retry_count = 0

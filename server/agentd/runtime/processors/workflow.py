@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, cast
 
 from agentd.runtime.messages import Message
-from agentd.runtime.processors.base import Hook, Processor, TripWire, implements
+from agentd.runtime.processors.base import Hook, Processor, TripWire, check_hooks, implements
 
 log = logging.getLogger("agentd.processors")
 
@@ -74,6 +74,8 @@ class ProcessorWorkflow:
         self.id = id
         self.name = name or id
         self.steps = list(steps)
+        for processor in self.processors():
+            check_hooks(processor)
 
     def processors(self) -> list[Processor]:
         out: list[Processor] = []
