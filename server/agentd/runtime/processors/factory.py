@@ -1,8 +1,9 @@
 """Building a processor from its options (agentd.toml, per-call specs, RPC).
 
 Options arrive as JSON (camelCase, as in the reference docs: `maxRetries`,
-`filterAfterToolSteps`); `from_options` maps them onto a processor's
-snake_case constructor and names any option it does not take.
+`filterAfterToolSteps`; snake_case works too); `option_reader` maps them onto
+a processor's snake_case constructor and names any option it does not take.
+`from_options` is the factory built on it.
 """
 
 from __future__ import annotations
@@ -13,15 +14,86 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
+from agentd.runtime.cache import ServerCache
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.base import check_hooks
 
 Factory = Callable[[dict[str, Any]], Any]
+#: The `backend` option of a factory bound to the server's caches.
+CACHE_BACKENDS = ("memory", "redis")
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def snake(name: str) -> str:
     return _CAMEL.sub("_", name).lower()
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
+OptionReader = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def option_reader(cls: Callable[..., Any], *, extra: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> OptionReader:
+    """Maps options onto the snake_case keyword arguments of `cls`. `extra`
+    names options a bound factory takes itself, `skip` parameters it fills
+    itself (they are no options). The reader raises ValueError naming an
+    unknown option or one given twice."""
+    params = inspect.signature(cls).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    takes = [
+        *extra,
+        *(n for n, p in params.items() if n not in skip and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)),
+    ]
+    own_id = getattr(cls, "id", None)
+    prefix = f"{own_id}: " if isinstance(own_id, str) and own_id else ""
+
+    def read(options: Mapping[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        unknown: list[str] = []
+        for key, value in options.items():
+            name = snake(str(key))
+            if name not in takes and (not takes_any or name in skip):
+                unknown.append(repr(key))
+            elif name in kwargs:
+                raise ValueError(f"{prefix}option {camel(name)!r} given twice")
+            kwargs[name] = value
+        if unknown:
+            plural = "s" if len(unknown) > 1 else ""
+            listing = ", ".join(camel(n) for n in takes) or "none"
+            raise ValueError(f"{prefix}unknown option{plural} {', '.join(unknown)} (takes: {listing})")
+        return kwargs
+
+    return read
+
+
+def from_options(cls: Callable[..., Any]) -> Factory:
+    """A factory calling `cls(**kwargs)` with the kwargs `option_reader` reads;
+    its errors are InvalidArgument on `options`. A class with a `process_*`
+    method that is no hook is refused here, when registered."""
+    check_hooks(cls)
+    read = option_reader(cls)
+
+    def build(options: dict[str, Any]) -> Any:
+        try:
+            return cls(**read(options))
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgument.field("options", str(exc)) from None
+
+    return build
+
+
+def server_cache(caches: Mapping[str, ServerCache], backend: Any, who: str) -> ServerCache:
+    """The cache a bound factory's `backend` option names (ValueError when the
+    server has none by that name)."""
+    if backend not in CACHE_BACKENDS:
+        raise ValueError(f"{who}: unknown backend {backend!r} (takes: {', '.join(CACHE_BACKENDS)})")
+    cache = caches.get(backend)
+    if cache is None:
+        raise ValueError(f"{who}: backend {backend!r} is not configured on this server")
+    return cache
 
 
 def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, tuples: tuple[str, ...] = ()) -> Any:
@@ -36,24 +108,3 @@ def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, 
         if key in kwargs:
             kwargs[key] = tuple(kwargs[key])
     return cls(**kwargs)
-
-
-def from_options(cls: Callable[..., Any]) -> Factory:
-    """A factory calling `cls(**options)`, camelCase keys accepted. A class
-    with a `process_*` method that is no hook is refused here, when registered."""
-    check_hooks(cls)
-    params = inspect.signature(cls).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-    def build(options: dict[str, Any]) -> Any:
-        kwargs = {snake(k): v for k, v in options.items()}
-        unknown = sorted(k for k in kwargs if k not in params and not takes_any)
-        if unknown:
-            allowed = ", ".join(sorted(p for p in params if p != "self")) or "none"
-            raise InvalidArgument.field("options", f"unknown option(s) {', '.join(unknown)} (takes: {allowed})")
-        try:
-            return cls(**kwargs)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgument.field("options", str(exc)) from None
-
-    return build
