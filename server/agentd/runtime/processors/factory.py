@@ -2,17 +2,22 @@
 
 Options arrive as JSON (camelCase, as in the reference docs: `maxRetries`,
 `filterAfterToolSteps`; snake_case works too); `option_reader` maps them onto
-a processor's snake_case constructor and names any option it does not take.
-`from_options` is the factory built on it.
+a processor's snake_case constructor, names any option it does not take, and
+turns an integral float into the int the constructor declares: options that
+came over gRPC as a protobuf Struct carry every number as a float
+(`{"limit": 2000}` arrives as 2000.0). `from_options` is the factory built on it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
-from collections.abc import Callable, Mapping
+import types
+import typing
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, Union
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.errors import InvalidArgument
@@ -33,6 +38,46 @@ def camel(name: str) -> str:
     return head + "".join(word.capitalize() for word in rest)
 
 
+def _wants_int(hint: Any) -> bool:
+    """True for `int` and `int | None`; False where a float is welcome too (or for bool)."""
+    members = typing.get_args(hint) if typing.get_origin(hint) in (Union, types.UnionType) else (hint,)
+    return int in members and float not in members
+
+
+def _hints(target: Any) -> dict[str, Any]:
+    """The resolved annotations of a function or a dataclass. One that cannot be
+    resolved (a name imported only for type checking) is left out."""
+    try:
+        return typing.get_type_hints(target)
+    except Exception:
+        namespace = getattr(target, "__globals__", None) or vars(inspect.getmodule(target) or typing)
+        hints: dict[str, Any] = {}
+        for name, annotation in getattr(target, "__annotations__", {}).items():
+            one = types.SimpleNamespace(__annotations__={name: annotation})
+            try:
+                hints[name] = typing.get_type_hints(one, namespace)[name]
+            except Exception:
+                continue
+        return hints
+
+
+def int_options(target: Any) -> frozenset[str]:
+    """The constructor parameters (dataclass fields) of `target` declared `int` or `int | None`."""
+    constructor: Any = target
+    if isinstance(target, type) and not dataclasses.is_dataclass(target):
+        constructor = typing.cast(Any, target).__init__
+    return frozenset(name for name, hint in _hints(constructor).items() if name != "return" and _wants_int(hint))
+
+
+def _integral(kwargs: dict[str, Any], ints: Collection[str]) -> dict[str, Any]:
+    """An integral float becomes the int the constructor declares; 2.5 stays for it to refuse."""
+    for name in ints:
+        value = kwargs.get(name)
+        if isinstance(value, float) and value.is_integer():
+            kwargs[name] = int(value)
+    return kwargs
+
+
 OptionReader = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
@@ -49,6 +94,7 @@ def option_reader(cls: Callable[..., Any], *, extra: tuple[str, ...] = (), skip:
     ]
     own_id = getattr(cls, "id", None)
     prefix = f"{own_id}: " if isinstance(own_id, str) and own_id else ""
+    ints = int_options(cls)
 
     def read(options: Mapping[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -64,7 +110,7 @@ def option_reader(cls: Callable[..., Any], *, extra: tuple[str, ...] = (), skip:
             plural = "s" if len(unknown) > 1 else ""
             listing = ", ".join(camel(n) for n in takes) or "none"
             raise ValueError(f"{prefix}unknown option{plural} {', '.join(unknown)} (takes: {listing})")
-        return kwargs
+        return _integral(kwargs, ints)
 
     return read
 
@@ -107,4 +153,4 @@ def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, 
     for key in tuples:
         if key in kwargs:
             kwargs[key] = tuple(kwargs[key])
-    return cls(**kwargs)
+    return cls(**_integral(kwargs, int_options(cls)))
