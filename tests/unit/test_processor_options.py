@@ -3,7 +3,7 @@ protobuf Struct, where every number is a float."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import pytest
 
@@ -16,7 +16,7 @@ from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd.runtime.processors.builtins.stream_error_retry import RetryMatcher, StreamErrorRetryProcessor
 from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
 from agentd.runtime.processors.catalogue import BUILTINS, default_registry
-from agentd.runtime.processors.factory import camel, from_options, int_options
+from agentd.runtime.processors.factory import camel, declared_options, from_options, int_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 
 JUDGE = "local/scripted"
@@ -96,3 +96,23 @@ def test_from_options_reads_camel_case_and_names_what_it_does_not_take() -> None
         from_options(Plain)({"colour": "red"})
     with pytest.raises(InvalidArgument, match="option 'count' given twice"):
         from_options(Plain)({"count": 1, "Count": 2})
+
+
+class Common(TypedDict, total=False):
+    size: int
+    name: str
+
+
+class Typed:
+    id = "typed"
+
+    def __init__(self, *, flag: bool = False, **options: Unpack[Common]) -> None:
+        self.flag, self.options = flag, options
+
+
+def test_options_declared_by_typed_keywords_are_taken_and_no_others() -> None:
+    assert declared_options(Typed).names == ("flag", "size", "name") and int_options(Typed) == {"size"}
+    built = from_options(Typed)(over_grpc({"flag": True, "size": 4, "name": "x"}))
+    assert built.flag is True and built.options == {"size": 4, "name": "x"} and type(built.options["size"]) is int
+    with pytest.raises(InvalidArgument, match=r"unknown option 'colour' \(takes: flag, size, name\)"):
+        from_options(Typed)({"colour": "red"})

@@ -16,7 +16,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any, Union
 
 from agentd.runtime.cache import ServerCache
@@ -61,12 +61,43 @@ def _hints(target: Any) -> dict[str, Any]:
         return hints
 
 
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """The options a constructor (or a dataclass) declares."""
+
+    #: In declaration order; a `**options: Unpack[SomeTypedDict]` adds the TypedDict's keys.
+    names: tuple[str, ...]
+    #: Those declared `int` or `int | None`.
+    ints: frozenset[str]
+    #: A bare `**kwargs`: any option is taken.
+    takes_any: bool
+
+
+def declared_options(target: Any) -> Declared:
+    if dataclasses.is_dataclass(target):
+        hints = _hints(target)
+        names = tuple(f.name for f in fields(target) if f.init)
+        return Declared(names, frozenset(n for n in names if _wants_int(hints.get(n))), False)
+    hints = _hints(typing.cast(Any, target).__init__ if isinstance(target, type) else target)
+    declared: list[str] = []
+    takes_any = False
+    for name, param in inspect.signature(target).parameters.items():
+        if param.kind is param.VAR_KEYWORD:
+            hint = hints.get(name)
+            if typing.get_origin(hint) is typing.Unpack:
+                typed = _hints(typing.get_args(hint)[0])
+                declared.extend(typed)
+                hints = {**typed, **hints}
+            else:
+                takes_any = True
+        elif param.kind is not param.VAR_POSITIONAL:
+            declared.append(name)
+    return Declared(tuple(declared), frozenset(n for n in declared if _wants_int(hints.get(n))), takes_any)
+
+
 def int_options(target: Any) -> frozenset[str]:
-    """The constructor parameters (dataclass fields) of `target` declared `int` or `int | None`."""
-    constructor: Any = target
-    if isinstance(target, type) and not dataclasses.is_dataclass(target):
-        constructor = typing.cast(Any, target).__init__
-    return frozenset(name for name, hint in _hints(constructor).items() if name != "return" and _wants_int(hint))
+    """The options of `target` declared `int` or `int | None`."""
+    return declared_options(target).ints
 
 
 def _integral(kwargs: dict[str, Any], ints: Collection[str]) -> dict[str, Any]:
@@ -86,22 +117,17 @@ def option_reader(cls: Callable[..., Any], *, extra: tuple[str, ...] = (), skip:
     names options a bound factory takes itself, `skip` parameters it fills
     itself (they are no options). The reader raises ValueError naming an
     unknown option or one given twice."""
-    params = inspect.signature(cls).parameters
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    takes = [
-        *extra,
-        *(n for n, p in params.items() if n not in skip and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)),
-    ]
+    declared = declared_options(cls)
+    takes = [*extra, *(n for n in declared.names if n not in skip)]
     own_id = getattr(cls, "id", None)
     prefix = f"{own_id}: " if isinstance(own_id, str) and own_id else ""
-    ints = int_options(cls)
 
     def read(options: Mapping[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         unknown: list[str] = []
         for key, value in options.items():
             name = snake(str(key))
-            if name not in takes and (not takes_any or name in skip):
+            if name not in takes and (not declared.takes_any or name in skip):
                 unknown.append(repr(key))
             elif name in kwargs:
                 raise ValueError(f"{prefix}option {camel(name)!r} given twice")
@@ -110,7 +136,7 @@ def option_reader(cls: Callable[..., Any], *, extra: tuple[str, ...] = (), skip:
             plural = "s" if len(unknown) > 1 else ""
             listing = ", ".join(camel(n) for n in takes) or "none"
             raise ValueError(f"{prefix}unknown option{plural} {', '.join(unknown)} (takes: {listing})")
-        return _integral(kwargs, ints)
+        return _integral(kwargs, declared.ints)
 
     return read
 
