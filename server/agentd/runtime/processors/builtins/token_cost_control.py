@@ -84,6 +84,7 @@ from urllib.parse import quote
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.chunks import Usage
+from agentd.runtime.notifications import parse_duration
 from agentd.runtime.processors.base import (
     ProcessInputStepArgs,
     Processor,
@@ -255,8 +256,6 @@ class TokenCostControl(Processor):
         self.window_seconds: float | None = None
         self.window_label: str | None = None
         if window is not None:
-            from agentd.runtime.notifications import parse_duration
-
             try:
                 seconds = parse_duration(window).total_seconds()
             except ValueError as exc:
