@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
@@ -281,9 +281,6 @@ class ProcessAPIErrorArgs(HookArgs):
 @dataclass(kw_only=True)
 class APIErrorResult:
     retry: bool = False
-
-
-HookResult = Any | Awaitable[Any]
 
 
 class Processor:
