@@ -15,7 +15,7 @@ from agentd.grpc.server import AgentdServer
 from agentd.runtime import Agent, AgentRegistry
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
-from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import (

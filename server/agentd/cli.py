@@ -19,7 +19,7 @@ from agentd.runtime.cluster import ClusterError
 from agentd.runtime.coordination import CoordinationError
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, Host
-from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.storage import StorageError
 
 log = logging.getLogger("agentd")

@@ -28,7 +28,8 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
-from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
+from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentd.runtime import Message
 from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessOutputResultArgs
-from agentd.runtime.processors.registry import from_options
+from agentd.runtime.processors.factory import from_options
 
 
 class Guard(Processor):

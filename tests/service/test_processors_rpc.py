@@ -20,7 +20,7 @@ from agentd.runtime.processors.base import (
     ProcessOutputStepArgs,
     ProcessOutputStreamArgs,
 )
-from agentd.runtime.processors.registry import from_options
+from agentd.runtime.processors.factory import from_options
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb

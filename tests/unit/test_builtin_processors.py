@@ -37,8 +37,8 @@ from agentd.runtime.processors.builtins.token_limiter import (
 )
 from agentd.runtime.processors.builtins.tool_call_filter import ToolCallFilter
 from agentd.runtime.processors.builtins.unicode_normalizer import UnicodeNormalizer
+from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.processors.message_list import MessageList
-from agentd.runtime.processors.registry import default_registry
 
 # ---------------------------------------------------------------- helpers
 

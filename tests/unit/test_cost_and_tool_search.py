@@ -15,7 +15,6 @@ from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.models.local import LocalModel
 from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.processors.base import ProcessorViolation
-from agentd.runtime.processors.builtins import BUILTIN_FACTORIES
 from agentd.runtime.processors.builtins import token_cost_control as tcc
 from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd.runtime.processors.builtins.token_cost_control import (
@@ -31,7 +30,7 @@ from agentd.runtime.processors.builtins.tool_search import (
     rank_tools,
     score_tool,
 )
-from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.processors.catalogue import BUILTIN_FACTORIES, default_registry
 from agentd.runtime.run import RunResult
 
 HOUR = 3600.0

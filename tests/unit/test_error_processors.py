@@ -35,7 +35,6 @@ from agentd.runtime.processors.base import (
     ProcessLLMRequestArgs,
     Processor,
 )
-from agentd.runtime.processors.builtins import BUILTIN_FACTORIES
 from agentd.runtime.processors.builtins.error_chain import iter_error_chain
 from agentd.runtime.processors.builtins.error_defaults import (
     PrefillErrorHandler,
@@ -50,6 +49,7 @@ from agentd.runtime.processors.builtins.provider_history_compat import (
     provider_of,
 )
 from agentd.runtime.processors.builtins.unsupported_file_handler import REJECTED_MEDIA_TYPES_STATE_KEY
+from agentd.runtime.processors.catalogue import BUILTIN_FACTORIES
 from agentd.runtime.processors.message_list import MessageList
 
 COMPAT, PREFILL, FILES, SER = DEFAULT_ERROR_PROCESSOR_IDS

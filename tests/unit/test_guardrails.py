@@ -29,7 +29,7 @@ from agentd.runtime.processors.builtins.moderation import ModerationProcessor
 from agentd.runtime.processors.builtins.pii_detector import PIIDetector, detect_pii, mask_value, redact_text
 from agentd.runtime.processors.builtins.prompt_injection import PromptInjectionDetector
 from agentd.runtime.processors.builtins.system_prompt_scrubber import SystemPromptScrubber
-from agentd.runtime.processors.registry import default_registry
+from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.run import RunResult
 
 JUDGE = "local/scripted"

@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from agentd.runtime import Agent, ExecutionOptions, Message, TextPart, tool
+from agentd.runtime import Agent, ExecutionOptions, InvalidArgument, Message, TextPart, tool
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import DataPart
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.local import LocalModel
-from agentd.runtime.options import MemoryOptions, ThreadRef, ToolChoice
+from agentd.runtime.options import MemoryOptions, ProcessorSpec, ThreadRef, ToolChoice
 from agentd.runtime.processors.base import (
+    HOOKS,
     APIErrorResult,
     CachedLLMResponse,
     LLMRequestResult,
@@ -30,6 +31,8 @@ from agentd.runtime.processors.base import (
     ProcessOutputStreamArgs,
     StepOverrides,
 )
+from agentd.runtime.processors.factory import from_options
+from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 from agentd.runtime.run import RunHandle, RunResult
 
@@ -859,8 +862,6 @@ async def test_sub_agents_are_tools_with_nested_chunks() -> None:
 
 
 async def test_request_context_schema_names_the_failing_path() -> None:
-    from agentd.runtime import InvalidArgument
-
     schema = {"type": "object", "properties": {"tier": {"enum": ["free", "pro"]}}, "required": ["tier"]}
     agent = Agent(id="a", request_context_schema=schema)
     with pytest.raises(InvalidArgument) as info:
@@ -957,3 +958,49 @@ async def test_a_fallback_model_answers_when_the_error_processors_give_up(record
         "x", script({"error": {"message": "down", "status": 503}})
     )
     assert alone.error is not None and alone.error.status_code == 503
+
+
+class Misspelt(Processor):
+    id = "misspelt"
+
+    def process_ouput_stream(self, args: ProcessOutputStreamArgs) -> Chunk:
+        return args.part
+
+
+class DataAware(Processor):
+    id = "data-aware"
+    process_data_parts = True  # a setting, not a hook
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk:
+        return args.part
+
+
+def _refused(info: pytest.ExceptionInfo[InvalidArgument], name: str) -> None:
+    assert info.value.reason == "PROCESSOR_UNKNOWN_HOOK"
+    assert name in info.value.message and "misspelt" in info.value.message
+    for hook in HOOKS:  # the message lists the hooks there are
+        assert hook in info.value.message
+
+
+async def test_a_process_method_that_is_no_hook_is_refused() -> None:
+    with pytest.raises(InvalidArgument) as info:
+        await Agent(id="a", output_processors=[Misspelt()]).generate("x")
+    _refused(info, "process_ouput_stream")
+    with pytest.raises(InvalidArgument) as info:
+        ProcessorWorkflow("w", [ParallelStep([Misspelt()]), MapStep("processor:misspelt")])
+    _refused(info, "process_ouput_stream")
+    with pytest.raises(InvalidArgument) as info:
+        from_options(Misspelt)  # registering a class
+    _refused(info, "process_ouput_stream")
+    registry = ProcessorRegistry({"misspelt": lambda options: Misspelt()})
+    with pytest.raises(InvalidArgument) as info:
+        registry.build(ProcessorSpec("misspelt"))  # what any factory builds is checked too
+    _refused(info, "process_ouput_stream")
+    own = DataAware()
+    own.id = "misspelt"
+    own.process_inptu = lambda args: None  # type: ignore[attr-defined]
+    with pytest.raises(InvalidArgument) as info:
+        await Agent(id="a", input_processors=[own]).generate("x")
+    _refused(info, "process_inptu")
+    result = await Agent(id="a", output_processors=[DataAware()]).generate("fine")
+    assert result.error is None and result.text == "fine"

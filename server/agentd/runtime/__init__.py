@@ -52,7 +52,7 @@ from agentd.runtime.processors.base import (
 # The default error lane's processors register themselves with the runtime
 # (agentd.runtime.lanes) when imported: importing the runtime registers them.
 from agentd.runtime.processors.builtins import error_defaults as _error_defaults  # noqa: F401
-from agentd.runtime.processors.registry import dataclass_from_options, from_options, snake
+from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.tools import Tool, ToolContext, tool

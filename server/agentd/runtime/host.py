@@ -20,7 +20,8 @@ from agentd.runtime.notifications import (
     RouteResult,
     ThreadState,
 )
-from agentd.runtime.processors.registry import ProcessorRegistry, default_registry
+from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import (

@@ -49,13 +49,8 @@ from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import OutputResult, TripWire
 from agentd.runtime.processors.message_list import MessageList
-from agentd.runtime.processors.runner import (
-    ProcessorRunError,
-    ProcessorRunner,
-    RunnerContext,
-    StepInput,
-    is_intermediate_step_finish,
-)
+from agentd.runtime.processors.phases import ProcessorRunError, StepInput
+from agentd.runtime.processors.runner import ProcessorRunner, RunnerContext, is_intermediate_step_finish
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.telemetry import RunTrace, Telemetry

@@ -33,7 +33,7 @@ from agentd.runtime.models.base import (
 )
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.processors.base import CachedLLMResponse, TripWire
-from agentd.runtime.processors.runner import StepInput
+from agentd.runtime.processors.phases import StepInput
 from agentd.runtime.results import StepResult
 from agentd.runtime.tools import Tool
 

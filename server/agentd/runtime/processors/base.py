@@ -9,11 +9,14 @@ decides which of its hooks run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import inspect
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
 from agentd.runtime.chunks import Chunk, FinishReason, Usage
+from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.models.base import ModelEvent
 from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
@@ -24,7 +27,10 @@ if TYPE_CHECKING:
     from agentd.runtime.signals import Signal
     from agentd.runtime.tools import Tool
 
-HOOKS = (
+#: The hooks a processor may implement. A `process_*` method by any other name
+#: is refused where processors are taken up (`check_hooks`): a misspelt hook
+#: would otherwise never run.
+Hook = Literal[
     "process_input",
     "process_input_step",
     "process_llm_request",
@@ -34,14 +40,12 @@ HOOKS = (
     "process_output_result",
     "process_tool_result",
     "process_api_error",
-)
-INPUT_HOOKS = ("process_input", "process_input_step", "process_llm_request", "process_llm_response")
-OUTPUT_HOOKS = (
-    "process_output_stream",
-    "process_output_step",
-    "process_output_result",
-    "process_tool_result",
-)
+]
+HOOKS: Final[tuple[Hook, ...]] = get_args(Hook)
+#: `process_*` attributes that are settings, not hooks.
+HOOK_SETTINGS: Final = ("process_data_parts",)
+
+log = logging.getLogger("agentd.processors")
 
 
 class TripWire(Exception):
@@ -279,9 +283,6 @@ class APIErrorResult:
     retry: bool = False
 
 
-HookResult = Any | Awaitable[Any]
-
-
 class Processor:
     """Base class for processors. Set `id`; implement any hooks:
 
@@ -311,5 +312,55 @@ class Processor:
         return f"<{type(self).__name__} id={self.id!r}>"
 
 
-def implements(processor: object, hook: str) -> bool:
+def implements(processor: object, hook: Hook) -> bool:
     return callable(getattr(processor, hook, None))
+
+
+#: Class -> its unknown `process_*` names: runners check every request's processors.
+_unknown_by_class: dict[type, tuple[str, ...]] = {}
+
+
+def _unknown_in_class(cls: type) -> tuple[str, ...]:
+    unknown = _unknown_by_class.get(cls)
+    if unknown is None:
+        unknown = _unknown_by_class[cls] = tuple(n for n in dir(cls) if _unknown(n))
+    return unknown
+
+
+def _unknown(name: str) -> bool:
+    return name.startswith("process_") and name not in HOOKS and name not in HOOK_SETTINGS
+
+
+def check_hooks(processor: object) -> None:
+    """Raises InvalidArgument (PROCESSOR_UNKNOWN_HOOK) when `processor` (an
+    instance or a class) has a `process_*` attribute that is neither a hook nor
+    a setting: it would never be called. Checked per class once, then for the
+    instance's own attributes."""
+    cls = processor if isinstance(processor, type) else type(processor)
+    own = {} if isinstance(processor, type) else getattr(processor, "__dict__", {})
+    unknown = sorted({*_unknown_in_class(cls), *(n for n in own if _unknown(n))})
+    if unknown:
+        processor_id = getattr(processor, "id", "") or cls.__name__
+        raise InvalidArgument.field(
+            "processors",
+            f"processor {processor_id!r} ({cls.__name__}) has {', '.join(unknown)}, "
+            f"which is not a processor hook (the hooks: {', '.join(HOOKS)})",
+            "PROCESSOR_UNKNOWN_HOOK",
+        )
+
+
+def report_violation(processor: object, violation: ProcessorViolation) -> None:
+    """Calls `processor.on_violation`; its exceptions are logged, never raised."""
+    callback = getattr(processor, "on_violation", None)
+    if callback is None:
+        return
+    try:
+        result = callback(violation)
+        if inspect.isawaitable(result):
+            # Fire and forget would lose errors; callbacks are expected to be quick.
+            log.warning("on_violation of %s returned an awaitable; it was not awaited", processor)
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+    except Exception:
+        log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))

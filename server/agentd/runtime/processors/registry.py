@@ -1,61 +1,17 @@
 """Processors by registered name, for agentd.toml and per-call overrides.
 
-Options arrive as JSON (camelCase, as in the reference docs: `maxRetries`,
-`filterAfterToolSteps`); `from_options` maps them onto a processor's
-snake_case constructor and names any option it does not take.
+A registry maps a name to a factory (`factory.from_options` builds one from a
+processor class); the built-ins are in `catalogue.default_registry()`.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import fields
-from typing import Any
-
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.options import ParallelStep as ParallelStepSpec
 from agentd.runtime.options import ProcessorRef, ProcessorSpec, ProcessorWorkflowSpec
-from agentd.runtime.processors.base import Processor
-
-Factory = Callable[[dict[str, Any]], Any]
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def snake(name: str) -> str:
-    return _CAMEL.sub("_", name).lower()
-
-
-def dataclass_from_options(cls: Any, options: Mapping[str, Any], where: str, *, tuples: tuple[str, ...] = ()) -> Any:
-    """`cls(**options)` for a dataclass of nested options (camelCase keys accepted);
-    `tuples` names list-valued fields stored as tuples."""
-    names = {f.name for f in fields(cls)}
-    kwargs = {snake(str(k)): v for k, v in options.items()}
-    unknown = sorted(k for k in kwargs if k not in names)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    for key in tuples:
-        if key in kwargs:
-            kwargs[key] = tuple(kwargs[key])
-    return cls(**kwargs)
-
-
-def from_options(cls: Callable[..., Any]) -> Factory:
-    """A factory calling `cls(**options)`, camelCase keys accepted."""
-    params = inspect.signature(cls).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-    def build(options: dict[str, Any]) -> Any:
-        kwargs = {snake(k): v for k, v in options.items()}
-        unknown = sorted(k for k in kwargs if k not in params and not takes_any)
-        if unknown:
-            allowed = ", ".join(sorted(p for p in params if p != "self")) or "none"
-            raise InvalidArgument.field("options", f"unknown option(s) {', '.join(unknown)} (takes: {allowed})")
-        try:
-            return cls(**kwargs)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgument.field("options", str(exc)) from None
-
-    return build
+from agentd.runtime.processors.base import Processor, check_hooks
+from agentd.runtime.processors.factory import Factory
+from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 
 
 class ProcessorRegistry:
@@ -79,32 +35,24 @@ class ProcessorRegistry:
         if factory is None:
             raise InvalidArgument.field("name", f"no processor named {spec.name!r} is registered", "UNKNOWN_PROCESSOR")
         processor = factory(dict(spec.options))
+        check_hooks(processor)
         if spec.id:
             processor.id = spec.id
         return processor  # type: ignore[no-any-return]
 
-    def build_ref(self, ref: ProcessorRef) -> Any:
+    def build_ref(self, ref: ProcessorRef) -> Processor | ProcessorWorkflow:
         """A processor, or a ProcessorWorkflow of processors."""
         if isinstance(ref, ProcessorSpec):
             return self.build(ref)
         return self.build_workflow(ref)
 
-    def build_workflow(self, spec: ProcessorWorkflowSpec) -> Any:
-        from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
-
-        steps: list[Any] = []
+    def build_workflow(self, spec: ProcessorWorkflowSpec) -> ProcessorWorkflow:
+        steps: list[Processor | ParallelStep | MapStep] = []
         for step in spec.steps:
             if isinstance(step, ProcessorSpec):
                 steps.append(self.build(step))
-            elif hasattr(step, "branches"):
+            elif isinstance(step, ParallelStepSpec):
                 steps.append(ParallelStep([self.build(b) for b in step.branches]))
             else:
                 steps.append(MapStep(step.select))
         return ProcessorWorkflow(spec.id, steps)
-
-
-def default_registry() -> ProcessorRegistry:
-    """The built-in processors, by name."""
-    from agentd.runtime.processors.builtins import BUILTIN_FACTORIES
-
-    return ProcessorRegistry(BUILTIN_FACTORIES)

@@ -23,13 +23,11 @@ from typing import Any
 
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
-from agentd.runtime.processors.builtins import builtin
 
 #: Chunks that end a step or the stream: they always flush the batch.
 FLUSH_TYPES = frozenset({"finish", "step-finish", "error", "abort", "tripwire"})
 
 
-@builtin("batch-parts")
 class BatchPartsProcessor(Processor):
     id = "batch-parts"
     name = "Batch Parts"

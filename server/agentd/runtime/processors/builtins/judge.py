@@ -1,4 +1,4 @@
-"""Shared pieces of the guardrail processors: the LLM judge call and the strategy plumbing.
+"""The LLM judge call of the guardrails, and the checks of their options.
 
 The guardrails (moderation, prompt-injection-detector, pii-detector,
 language-detector, system-prompt-scrubber) ask a *judge* model for a verdict:
@@ -7,21 +7,9 @@ as structured output and temperature 0. The judge fails open: when the call
 fails or its answer is not JSON matching the schema, `call_judge` logs ONE
 warning on `agentd.processors.<processor id>` and returns None, and the
 processor lets the content through (deterministic checks, e.g. PII patterns,
-still apply). Through `Guardrail.ask`, only a processor's first judge failure in
-a request is a warning (later ones are debug records), so a failing judge on a
-stream does not log once per chunk.
-
-Strategies common to the guardrails:
-
-* `block`  -> `args.abort(message, metadata=detail)`: the run ends as a tripwire
-  (the runner emits the tripwire chunk and calls `on_violation`);
-* `warn`   -> one warning log record and one `on_violation` call, the content is
-  unchanged. Each distinct violation message is reported once per request and
-  side (input, output): an output guardrail sees both the stream and the final
-  messages, and the same finding is not reported twice;
-* `filter` -> the message (input, result) or the chunk (stream) is dropped;
-* `redact` / `rewrite` / `translate` -> the message becomes one text part with
-  the new text (non-text parts of that message are dropped).
+still apply). Through `Guardrail.ask` (guardrail.py), only a processor's first
+judge failure in a request is a warning (later ones are debug records), so a
+failing judge on a stream does not log once per chunk.
 """
 
 from __future__ import annotations
@@ -31,7 +19,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from agentd.runtime.chunks import Chunk, Error, ObjectPartial, TextDelta
 from agentd.runtime.errors import AgentdError
@@ -39,13 +27,6 @@ from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.models.base import ModelAPIError, ModelRequest
 from agentd.runtime.models.router import check_model_spec, resolve_model
 from agentd.runtime.options import ModelSettings, StructuredOutput
-from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation
-from agentd.runtime.processors.runner import report_violation
-
-Side = Literal["input", "output"]
-
-#: Where a finding was made: in detail["phase"].
-Phase = Literal["input", "output-stream", "output-result"]
 
 
 def logger_for(processor_id: str) -> logging.Logger:
@@ -231,59 +212,3 @@ def window_text(stream_parts: Sequence[Chunk], window: int) -> str:
 
 def quoted(text: str) -> str:
     return f'"""\n{text}\n"""'
-
-
-def side_of(phase: Phase) -> Side:
-    return "input" if phase == "input" else "output"
-
-
-# ---------------------------------------------------------------- the guardrail base
-
-
-class Guardrail(Processor):
-    """Strategy plumbing shared by the guardrails."""
-
-    provider_options: dict[str, Any] | None = None
-
-    @property
-    def log(self) -> logging.Logger:
-        return logger_for(self.id)
-
-    async def ask(
-        self,
-        model: str,
-        system: str,
-        prompt: str,
-        schema: dict[str, Any],
-        args: HookArgs,
-        *,
-        temperature: float | None = 0.0,
-    ) -> dict[str, Any] | None:
-        """`call_judge` with this processor's options. The first judge failure of
-        a request is a warning, later ones are debug records: a failing judge on
-        a stream logs once, not once per chunk."""
-        failed_before = bool(args.state.get("judge_failed"))
-        answer = await call_judge(
-            model,
-            system,
-            prompt,
-            schema,
-            provider_options=self.provider_options,
-            cancelled=args.cancelled,
-            processor_id=self.id,
-            temperature=temperature,
-            failure_level=logging.DEBUG if failed_before else logging.WARNING,
-        )
-        if answer is None and not (args.cancelled is not None and args.cancelled.is_set()):
-            args.state["judge_failed"] = True
-        return answer
-
-    def warn(self, args: HookArgs, phase: Phase, message: str, detail: dict[str, Any]) -> None:
-        """One warning record and one on_violation call per distinct message and side."""
-        reported: set[tuple[str, str]] = args.state.setdefault("warned", set())
-        key = (side_of(phase), message)
-        if key in reported:
-            return
-        reported.add(key)
-        self.log.warning("%s (%s)", message, phase)
-        report_violation(self, ProcessorViolation(self.id, message, detail))

@@ -25,18 +25,14 @@ strategy detect, preserve_original true, min_text_length 10, instructions, provi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Unpack
 
 from agentd.runtime.messages import Message, TextPart
-from agentd.runtime.processors.base import ProcessInputArgs, TripWire
-from agentd.runtime.processors.builtins import builtin
+from agentd.runtime.processors.base import ProcessInputArgs
+from agentd.runtime.processors.builtins.guardrail import Guardrail, GuardrailOptions, verdict
 from agentd.runtime.processors.builtins.judge import (
-    Guardrail,
-    check_choice,
-    check_model,
     check_names,
     check_non_negative_int,
-    check_options,
     check_threshold,
     quoted,
     text_of,
@@ -103,46 +99,37 @@ def verdict_schema(*, translate: bool) -> dict[str, Any]:
         "iso_code": {"type": ["string", "null"], "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"},
         "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
     }
-    if translate:
-        properties["translated_text"] = {"type": ["string", "null"]}
-    return {"type": "object", "properties": properties, "required": ["iso_code"]}
+    return verdict(properties, required="iso_code", text="translated_text" if translate else None)
 
 
-@builtin("language-detector")
 class LanguageDetector(Guardrail):
     id = "language-detector"
     name = "Language Detector"
+    strategies = STRATEGIES
+    default_strategy = "detect"
 
     def __init__(
         self,
         *,
-        model: str | None = None,
         target_languages: list[str] | None = None,
         threshold: float = 0.7,
-        strategy: str = "detect",
         preserve_original: bool = True,
         min_text_length: int = 10,
-        instructions: str | None = None,
-        provider_options: dict[str, Any] | None = None,
+        **options: Unpack[GuardrailOptions],
     ) -> None:
-        self.id = type(self).id
-        self.model = check_model(model, required=True, processor_id=self.id)
+        super().__init__(**options)
         self.target_languages = check_names("target_languages", target_languages, default=("English", "en"))
         self.threshold = check_threshold(threshold)
-        self.strategy = check_choice("strategy", strategy, STRATEGIES)
         self.preserve_original = bool(preserve_original)
         self.min_text_length = check_non_negative_int("min_text_length", min_text_length)
-        if instructions is not None and not isinstance(instructions, str):
-            raise ValueError("instructions must be a string")
         translate = self.strategy == "translate"
-        self.instructions = instructions or (
+        self.instructions = self.custom_instructions or (
             "You are a language detection specialist. Identify the language of the content as an ISO 639-1 code "
             "with a confidence from 0 to 1 (null when there is no natural language)."
             + (" When asked, also translate it faithfully, keeping its formatting." if translate else "")
             + '\nAnswer with JSON only: {"iso_code": "..", "confidence": 0.0'
             + (', "translated_text": "..."}.' if translate else "}.")
         )
-        self.provider_options = check_options(provider_options)
         self.schema = verdict_schema(translate=self.strategy == "translate")
         #: Target languages as lower-case primary codes.
         self._targets = {language_code(t) for t in self.target_languages}
@@ -166,7 +153,7 @@ class LanguageDetector(Guardrail):
                 f"\nIf it is not in a target language, also provide translated_text: "
                 f"the content translated into {self.translation_target}."
             )
-        answer = await self.ask(self.model or "", self.instructions, prompt, self.schema, args)
+        answer = await self.ask(self.instructions, prompt, self.schema, args)
         if answer is None:
             return None
         code = answer.get("iso_code")
@@ -218,7 +205,7 @@ class LanguageDetector(Guardrail):
         return _with_metadata(message, info)
 
     async def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
-        try:
+        with self.aborting_on_error(args, "Language detection"):
             out: list[Message] = []
             changed = False
             for message in args.messages:
@@ -226,11 +213,6 @@ class LanguageDetector(Guardrail):
                 out.append(message if replaced is None else replaced)
                 changed = changed or replaced is not None
             return out if changed else None
-        except TripWire:
-            raise
-        except Exception as exc:
-            self.log.exception("language detection failed")
-            args.abort(f"Language detection failed: {exc}", metadata={"phase": "input", "error": str(exc)})
 
 
 def _with_metadata(message: Message, info: dict[str, Any]) -> Message:

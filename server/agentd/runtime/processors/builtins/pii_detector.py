@@ -55,7 +55,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
@@ -65,20 +65,23 @@ from agentd.runtime.processors.base import (
     ProcessOutputResultArgs,
     ProcessOutputStreamArgs,
 )
-from agentd.runtime.processors.builtins import builtin
-from agentd.runtime.processors.builtins.judge import (
+from agentd.runtime.processors.builtins.guardrail import (
+    Finding,
     Guardrail,
-    Phase,
+    GuardrailOptions,
+    at_or_above,
+    detection_items,
+    locate,
+    scored_items,
+    top_scores,
+    verdict,
+)
+from agentd.runtime.processors.builtins.judge import (
     check_choice,
-    check_model,
     check_names,
-    check_options,
     check_threshold,
     delta_text,
     quoted,
-    text_of,
-    with_delta_text,
-    with_text,
 )
 
 DEFAULT_TYPES = (
@@ -388,37 +391,11 @@ def redact_text(text: str, detections: list[Detection], method: str = "mask", *,
 
 
 def verdict_schema(types: tuple[str, ...], *, redact: bool) -> dict[str, Any]:
-    properties: dict[str, Any] = {
-        "categories": {
-            "type": ["array", "null"],
-            "items": {
-                "type": "object",
-                "properties": {
-                    "type": {"type": "string", "enum": list(types)},
-                    "score": {"type": "number", "minimum": 0, "maximum": 1},
-                },
-                "required": ["type", "score"],
-            },
-        },
-        "detections": {
-            "type": ["array", "null"],
-            "items": {
-                "type": "object",
-                "properties": {
-                    "type": {"type": "string", "enum": list(types)},
-                    "value": {"type": "string"},
-                    "confidence": {"type": ["number", "null"]},
-                    "start": {"type": ["integer", "null"]},
-                    "end": {"type": ["integer", "null"]},
-                    "redacted_value": {"type": ["string", "null"]},
-                },
-                "required": ["type", "value"],
-            },
-        },
-    }
-    if redact:
-        properties["redacted_content"] = {"type": ["string", "null"]}
-    return {"type": "object", "properties": properties, "required": ["detections"]}
+    return verdict(
+        {"categories": scored_items("type", types), "detections": detection_items(types)},
+        required="detections",
+        text="redacted_content" if redact else None,
+    )
 
 
 @dataclass
@@ -437,52 +414,31 @@ class Findings:
         return list(dict.fromkeys([d.type for d in self.detections] + self.category_types))
 
 
-def _locate(text: str, item: Mapping[str, Any]) -> list[tuple[int, int]]:
-    """Where a judge detection is in `text`: its span if it matches, else every occurrence of its value."""
-    value = str(item.get("value") or "")
-    if not value:
-        return []
-    start, end = item.get("start"), item.get("end")
-    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text) and text[start:end] == value:
-        return [(start, end)]
-    spans: list[tuple[int, int]] = []
-    at = text.find(value)
-    while at != -1:
-        spans.append((at, at + len(value)))
-        at = text.find(value, at + len(value))
-    return spans
-
-
-@builtin("pii-detector")
 class PIIDetector(Guardrail):
     id = "pii-detector"
     name = "PII Detector"
+    strategies = STRATEGIES
+    default_strategy = "redact"
+    model_required = False  # the patterns run without a judge
 
     def __init__(
         self,
         *,
-        model: str | None = None,
         detection_types: list[str] | None = None,
         threshold: float = 0.6,
-        strategy: str = "redact",
         redaction_method: str = "mask",
         include_detections: bool = False,
         preserve_format: bool = True,
-        instructions: str | None = None,
         custom_patterns: dict[str, str] | None = None,
-        provider_options: dict[str, Any] | None = None,
+        **options: Unpack[GuardrailOptions],
     ) -> None:
-        self.id = type(self).id
-        self.model = check_model(model, required=False, processor_id=self.id)
+        super().__init__(**options)
         self.detection_types = check_names("detection_types", detection_types, default=DEFAULT_TYPES)
         self.threshold = check_threshold(threshold)
-        self.strategy = check_choice("strategy", strategy, STRATEGIES)
         self.redaction_method = check_choice("redaction_method", redaction_method, REDACTION_METHODS)
         self.include_detections = bool(include_detections)
         self.preserve_format = bool(preserve_format)
-        if instructions is not None and not isinstance(instructions, str):
-            raise ValueError("instructions must be a string")
-        self.instructions = instructions or self._default_instructions()
+        self.instructions = self.custom_instructions or self._default_instructions()
         self.custom_patterns: dict[str, re.Pattern[str]] = {}
         if custom_patterns is not None:
             if not isinstance(custom_patterns, dict):
@@ -492,7 +448,6 @@ class PIIDetector(Guardrail):
                     self.custom_patterns[str(kind)] = re.compile(str(pattern))
                 except re.error as exc:
                     raise ValueError(f"custom_patterns[{kind!r}]: {exc}") from None
-        self.provider_options = check_options(provider_options)
         self.pattern_types = frozenset(self.detection_types) & PATTERN_TYPES
         self.schema = verdict_schema(self.detection_types, redact=self.strategy == "redact")
 
@@ -520,13 +475,13 @@ class PIIDetector(Guardrail):
         prompt = "Analyse the following content for PII"
         if self.strategy == "redact":
             prompt += " and provide redacted_content with every detected value replaced"
-        answer = await self.ask(self.model, self.instructions, f"{prompt}:\n\n{quoted(text)}", self.schema, args)
+        answer = await self.ask(self.instructions, f"{prompt}:\n\n{quoted(text)}", self.schema, args)
         if answer is None:
             return findings  # fail open: the pattern findings still apply
         judged = list(findings.detections)
         for item in answer.get("detections") or []:
             confidence = item.get("confidence")
-            for start, end in _locate(text, item):
+            for start, end in locate(text, item):
                 judged.append(
                     Detection(
                         item["type"],
@@ -539,11 +494,8 @@ class PIIDetector(Guardrail):
                 )
         findings.detections = _resolve(judged)
         found = {d.type for d in findings.detections}
-        findings.category_types = [
-            c["type"]
-            for c in answer.get("categories") or []
-            if float(c["score"]) >= self.threshold and c["type"] not in found
-        ]
+        scores = top_scores(answer.get("categories"), "type")
+        findings.category_types = [t for t in at_or_above(scores, self.threshold) if t not in found]
         redacted = answer.get("redacted_content")
         if isinstance(redacted, str) and redacted != text:
             findings.judge_redacted = redacted
@@ -557,14 +509,16 @@ class PIIDetector(Guardrail):
             return redact_text(text, findings.detections, self.redaction_method, preserve_format=self.preserve_format)
         return None
 
-    def _violation(self, findings: Findings, phase: Phase) -> tuple[str, dict[str, Any]]:
+    def _finding(self, text: str, findings: Findings) -> Finding | None:
+        if not findings.flagged:
+            return None
         counts = dict(Counter(d.type for d in findings.detections))
         count = len(findings.detections)
         types = findings.types
         message = f"PII detected. Types: {', '.join(types)}"
         if count:
             message += f" ({count} detection{'s' if count != 1 else ''})"
-        detail: dict[str, Any] = {"types": types, "counts": counts, "count": count, "phase": phase}
+        detail: dict[str, Any] = {"types": types, "counts": counts, "count": count}
         if self.include_detections:
             detail["detections"] = [
                 {
@@ -576,62 +530,21 @@ class PIIDetector(Guardrail):
                 }
                 for d in findings.detections
             ]
-        return message, detail
+        return Finding(message, detail, self._redacted(text, findings) if self.strategy == "redact" else None)
 
-    async def _messages(self, messages: list[Message], args: HookArgs, phase: Phase) -> list[Message] | None:
-        out: list[Message] = []
-        changed = False
-        for message in messages:
-            text = text_of(message)
-            if not text or (phase == "output-result" and message.role != "assistant"):
-                out.append(message)
-                continue
-            findings = await self._findings(text, args)
-            if not findings.flagged:
-                out.append(message)
-                continue
-            reason, detail = self._violation(findings, phase)
-            if self.strategy == "block":
-                args.abort(reason, metadata=detail)
-            if self.strategy == "warn":
-                self.warn(args, phase, reason, detail)
-                out.append(message)
-            elif self.strategy == "filter":
-                self.log.debug("%s; message %s filtered", reason, message.id)
-                changed = True
-            else:  # redact
-                redacted = self._redacted(text, findings)
-                if redacted is None:
-                    self.log.debug("%s; nothing to redact in message %s, kept", reason, message.id)
-                    out.append(message)
-                else:
-                    out.append(with_text(message, redacted))
-                    changed = True
-        return out if changed else None
+    async def _find(self, text: str, args: HookArgs) -> Finding | None:
+        return self._finding(text, await self._findings(text, args))
 
     # ------------------------------------------------------------ hooks
 
     async def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
-        return await self._messages(args.messages, args, "input")
+        return await self.guard_messages(args, args.messages, "input", lambda text: self._find(text, args))
 
     def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
-        part = args.part
-        text = delta_text(part)
+        text = delta_text(args.part)
         if not text:
-            return part
-        findings = Findings(self.scan(text))
-        if not findings.flagged:
-            return part
-        reason, detail = self._violation(findings, "output-stream")
-        if self.strategy == "block":
-            args.abort(reason, metadata=detail)
-        if self.strategy == "warn":
-            self.warn(args, "output-stream", reason, detail)
-            return part
-        if self.strategy == "filter":
-            return None
-        redacted = self._redacted(text, findings)
-        return None if redacted is None else with_delta_text(part, redacted)
+            return args.part
+        return self.on_chunk(args, args.part, self._finding(text, Findings(self.scan(text))))
 
     async def process_output_result(self, args: ProcessOutputResultArgs) -> list[Message] | None:
-        return await self._messages(args.messages, args, "output-result")
+        return await self.guard_messages(args, args.messages, "output-result", lambda text: self._find(text, args))

@@ -13,7 +13,6 @@ import re
 
 from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.processors.base import APIErrorResult, ProcessAPIErrorArgs, Processor
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.error_chain import chain_texts
 
 PREFILL_ERROR_HANDLER_ID = "prefill-error-handler"
@@ -41,7 +40,6 @@ def prefill_retry_message(like: list[Message] | None = None) -> Message:
     return message
 
 
-@builtin(PREFILL_ERROR_HANDLER_ID)
 class PrefillErrorHandler(Processor):
     """Appends a "continue" reminder and retries once after a prefill rejection."""
 

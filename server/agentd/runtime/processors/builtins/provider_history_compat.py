@@ -62,9 +62,8 @@ from agentd.runtime.processors.base import (
     ProcessLLMRequestArgs,
     Processor,
 )
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.error_chain import chain_texts
-from agentd.runtime.processors.registry import dataclass_from_options
+from agentd.runtime.processors.factory import dataclass_from_options
 
 PROVIDER_HISTORY_COMPAT_ID = "provider-history-compat"
 #: Request-context key (reserved prefix) telling the processor the agent uses
@@ -316,7 +315,6 @@ def _rule(value: Any, index: int) -> CompatRule:
     raise ValueError(f"additional_rules[{index}] must be a CompatRule or a dict")
 
 
-@builtin(PROVIDER_HISTORY_COMPAT_ID)
 class ProviderHistoryCompat(Processor):
     """Provider compatibility rules for outbound prompts (see the module docstring).
 

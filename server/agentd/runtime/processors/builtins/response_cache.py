@@ -121,7 +121,7 @@ from agentd.runtime.processors.base import (
     ProcessLLMResponseArgs,
     Processor,
 )
-from agentd.runtime.processors.registry import snake
+from agentd.runtime.processors.factory import option_reader, server_cache
 
 log = logging.getLogger("agentd.processors.response_cache")
 
@@ -143,15 +143,6 @@ CACHEABLE_FINISH_REASONS: Final = frozenset({"stop", "length", "tool-calls"})
 _FAILURE_CHUNK_TYPES: Final = frozenset({"error", "tripwire", "abort"})
 _PENDING_KEY: Final = "pendingKey"
 _PENDING_TTL: Final = "pendingTtl"
-_BACKENDS: Final = ("memory", "redis")
-_FACTORY_OPTIONS: Final = {
-    "backend": "backend",
-    "ttl": "ttl",
-    "scope": "scope",
-    "key": "key",
-    "bust": "bust",
-    "agent_id": "agentId",
-}
 _HEX32: Final = re.compile(r"[0-9a-f]{32}")
 
 
@@ -660,22 +651,11 @@ def response_cache_factory(
     or null), key (string), bust, agentId}`. Raises ValueError for an unknown
     option or backend, or a backend the server has no cache for."""
 
+    read = option_reader(ResponseCache, extra=("backend",), skip=("cache",))
+
     def build(options: dict[str, Any]) -> ResponseCache:
-        kwargs: dict[str, Any] = {}
-        for name, value in options.items():
-            python_name = snake(str(name))
-            if python_name not in _FACTORY_OPTIONS:
-                allowed = ", ".join(_FACTORY_OPTIONS.values())
-                raise ValueError(f"response-cache: unknown option {name!r} (takes: {allowed})")
-            if python_name in kwargs:
-                raise ValueError(f"response-cache: option {_FACTORY_OPTIONS[python_name]!r} given twice")
-            kwargs[python_name] = value
-        backend = kwargs.pop("backend", default_backend)
-        if backend not in _BACKENDS:
-            raise ValueError(f"response-cache: unknown backend {backend!r} (takes: {', '.join(_BACKENDS)})")
-        cache = caches.get(backend)
-        if cache is None:
-            raise ValueError(f"response-cache: backend {backend!r} is not configured on this server")
+        kwargs = read(options)
+        cache = server_cache(caches, kwargs.pop("backend", default_backend), RESPONSE_CACHE_ID)
         if "key" in kwargs and not isinstance(kwargs["key"], str):
             raise ValueError("response-cache: key must be a string")
         return ResponseCache(cache, **kwargs)

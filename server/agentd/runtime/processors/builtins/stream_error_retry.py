@@ -43,7 +43,6 @@ from typing import Any
 from agentd.runtime.messages import utcnow
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.processors.base import APIErrorResult, ProcessAPIErrorArgs, Processor
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.error_chain import (
     codes_of,
     details_of,
@@ -51,7 +50,7 @@ from agentd.runtime.processors.builtins.error_chain import (
     status_of,
     texts_of,
 )
-from agentd.runtime.processors.registry import dataclass_from_options
+from agentd.runtime.processors.factory import dataclass_from_options
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +263,6 @@ def _entry(matcher: Any, index: int) -> _Entry:
     )
 
 
-@builtin(STREAM_ERROR_RETRY_ID)
 class StreamErrorRetryProcessor(Processor):
     """Retries transient provider and stream failures (see the module docstring).
 

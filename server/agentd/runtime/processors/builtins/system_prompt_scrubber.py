@@ -32,53 +32,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import HookArgs, ProcessOutputResultArgs, ProcessOutputStreamArgs
-from agentd.runtime.processors.builtins import builtin
-from agentd.runtime.processors.builtins.judge import (
+from agentd.runtime.processors.builtins.guardrail import (
+    REASON,
+    Finding,
     Guardrail,
-    Phase,
+    GuardrailOptions,
+    detection_items,
+    locate,
+    verdict,
+)
+from agentd.runtime.processors.builtins.judge import (
     check_choice,
-    check_model,
     check_names,
     check_non_negative_int,
-    check_options,
     delta_text,
     text_of,
-    with_delta_text,
-    with_text,
 )
 
 STRATEGIES = ("block", "warn", "filter", "redact")
 REDACTION_METHODS = ("mask", "placeholder", "remove")
 VERBATIM_TYPE = "system-prompt"
 
-_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "detections": {
-            "type": ["array", "null"],
-            "items": {
-                "type": "object",
-                "properties": {
-                    "type": {"type": "string"},
-                    "value": {"type": "string"},
-                    "confidence": {"type": ["number", "null"]},
-                    "start": {"type": ["integer", "null"]},
-                    "end": {"type": ["integer", "null"]},
-                    "redacted_value": {"type": ["string", "null"]},
-                },
-                "required": ["type", "value"],
-            },
-        },
-        "reason": {"type": ["string", "null"]},
-        "redacted_content": {"type": ["string", "null"]},
-    },
-    "required": ["detections"],
-}
+_SCHEMA = verdict(
+    {"detections": detection_items(None), "reason": REASON}, required="detections", text="redacted_content"
+)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -130,38 +112,31 @@ def _non_overlapping(leaks: list[Leak]) -> list[Leak]:
     return kept
 
 
-@builtin("system-prompt-scrubber")
 class SystemPromptScrubber(Guardrail):
     id = "system-prompt-scrubber"
     name = "System Prompt Scrubber"
+    strategies = STRATEGIES
+    default_strategy = "redact"
 
     def __init__(
         self,
         *,
-        model: str | None = None,
-        strategy: str = "redact",
         custom_patterns: list[str] | None = None,
         redaction_method: str = "mask",
         placeholder_text: str = "[SYSTEM_PROMPT]",
-        instructions: str | None = None,
         include_detections: bool = False,
         min_verbatim_length: int = 24,
-        provider_options: dict[str, Any] | None = None,
+        **options: Unpack[GuardrailOptions],
     ) -> None:
-        self.id = type(self).id
-        self.model = check_model(model, required=True, processor_id=self.id)
-        self.strategy = check_choice("strategy", strategy, STRATEGIES)
+        super().__init__(**options)
         self.custom_patterns = check_names("custom_patterns", custom_patterns, default=()) if custom_patterns else ()
         self.redaction_method = check_choice("redaction_method", redaction_method, REDACTION_METHODS)
         if not isinstance(placeholder_text, str):
             raise ValueError("placeholder_text must be a string")
         self.placeholder_text = placeholder_text
-        if instructions is not None and not isinstance(instructions, str):
-            raise ValueError("instructions must be a string")
-        self.instructions = instructions or self._default_instructions()
         self.include_detections = bool(include_detections)
         self.min_verbatim_length = check_non_negative_int("min_verbatim_length", min_verbatim_length)
-        self.provider_options = check_options(provider_options)
+        self.instructions = self.custom_instructions or self._default_instructions()
 
     def _default_instructions(self) -> str:
         text = (
@@ -183,24 +158,14 @@ class SystemPromptScrubber(Guardrail):
 
     async def _leaks(self, text: str, args: HookArgs, pieces: list[str]) -> Leaks:
         leaks = Leaks([Leak(VERBATIM_TYPE, s, e) for s, e in verbatim_spans(text, pieces)])
-        answer = await self.ask(self.model or "", self.instructions, text, _SCHEMA, args, temperature=None)
+        answer = await self.ask(self.instructions, text, _SCHEMA, args, temperature=None)
         if answer is None:
             leaks.spans = _non_overlapping(leaks.spans)
             return leaks
         for item in answer.get("detections") or []:
-            value = str(item.get("value") or "")
             kind = str(item.get("type") or VERBATIM_TYPE)
             redacted_value = item.get("redacted_value") if isinstance(item.get("redacted_value"), str) else None
-            start, end = item.get("start"), item.get("end")
-            placed: list[tuple[int, int]] = []
-            if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
-                if text[start:end] == value:
-                    placed.append((start, end))
-            if not placed and value:
-                at = text.find(value)
-                while at != -1:
-                    placed.append((at, at + len(value)))
-                    at = text.find(value, at + len(value))
+            placed = locate(text, item)
             if placed:
                 leaks.spans.extend(Leak(kind, s, e, redacted_value) for s, e in placed)
             else:
@@ -233,18 +198,20 @@ class SystemPromptScrubber(Guardrail):
             return self._replace(text, leaks.spans)
         return None
 
-    def _violation(self, leaks: Leaks, phase: Phase) -> tuple[str, dict[str, Any]]:
+    async def _find(self, text: str, args: HookArgs, pieces: list[str]) -> Finding | None:
+        leaks = await self._leaks(text, args, pieces)
         types = leaks.types
-        message = f"System prompt detected: {', '.join(types)}"
+        if not types:
+            return None
         detail: dict[str, Any] = {
             "types": types,
             "count": len(leaks.spans) + len(leaks.unplaced),
             "reason": leaks.reason,
-            "phase": phase,
         }
         if self.include_detections:
             detail["detections"] = [{"type": s.type, "start": s.start, "end": s.end} for s in leaks.spans]
-        return message, detail
+        replacement = self._redacted(text, leaks, pieces) if self.strategy == "redact" else None
+        return Finding(f"System prompt detected: {', '.join(types)}", detail, replacement)
 
     def _pieces(self, system_messages: list[Message]) -> list[str]:
         if not self.min_verbatim_length:
@@ -254,50 +221,13 @@ class SystemPromptScrubber(Guardrail):
     # ------------------------------------------------------------ hooks
 
     async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
-        part = args.part
-        text = delta_text(part)
+        text = delta_text(args.part)
         if text is None or not text.strip():
-            return part
-        leaks = await self._leaks(text, args, [])
-        if not leaks.types:
-            return part
-        reason, detail = self._violation(leaks, "output-stream")
-        if self.strategy == "block":
-            args.abort(reason, metadata=detail)
-        if self.strategy == "warn":
-            self.warn(args, "output-stream", reason, detail)
-            return part
-        if self.strategy == "filter":
-            return None
-        redacted = self._redacted(text, leaks, [])
-        return None if redacted is None else with_delta_text(part, redacted)
+            return args.part
+        return self.on_chunk(args, args.part, await self._find(text, args, []))
 
     async def process_output_result(self, args: ProcessOutputResultArgs) -> list[Message] | None:
         pieces = self._pieces(args.system_messages)
-        out: list[Message] = []
-        changed = False
-        for message in args.messages:
-            text = text_of(message)
-            if message.role != "assistant" or not text:
-                out.append(message)
-                continue
-            leaks = await self._leaks(text, args, pieces)
-            if not leaks.types:
-                out.append(message)
-                continue
-            reason, detail = self._violation(leaks, "output-result")
-            if self.strategy == "block":
-                args.abort(reason, metadata=detail)
-            if self.strategy == "warn":
-                self.warn(args, "output-result", reason, detail)
-                out.append(message)
-            elif self.strategy == "filter":
-                changed = True
-            else:
-                redacted = self._redacted(text, leaks, pieces)
-                if redacted is None:
-                    out.append(message)
-                else:
-                    out.append(with_text(message, redacted))
-                    changed = True
-        return out if changed else None
+        return await self.guard_messages(
+            args, args.messages, "output-result", lambda text: self._find(text, args, pieces)
+        )

@@ -90,9 +90,9 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessorViolation,
     ProcessOutputStepArgs,
+    report_violation,
 )
-from agentd.runtime.processors.registry import snake
-from agentd.runtime.processors.runner import report_violation
+from agentd.runtime.processors.factory import option_reader, server_cache
 
 log = logging.getLogger("agentd.processors.token_cost_control")
 
@@ -121,7 +121,6 @@ THREAD_ID_KEY: Final = "agentd.threadId"
 _SCOPES = ("run", "thread", "resource")
 _WINDOW_KINDS = ("fixed", "rolling")
 _STRATEGIES = ("block", "warn")
-_BACKENDS = ("memory", "redis")
 _MICRO = Decimal(1_000_000)
 
 # state keys
@@ -485,17 +484,6 @@ class TokenCostControl(Processor):
         }
 
 
-_FACTORY_OPTIONS = {
-    "backend": "backend",
-    "max_cost": "maxCost",
-    "max_tokens": "maxTokens",
-    "scope": "scope",
-    "window": "window",
-    "window_kind": "windowKind",
-    "strategy": "strategy",
-}
-
-
 def token_cost_control_factory(
     caches: Mapping[str, ServerCache], prices: Mapping[str, Any] | None = None, default_backend: str = "memory"
 ) -> Callable[[dict[str, Any]], TokenCostControl]:
@@ -506,22 +494,11 @@ def token_cost_control_factory(
     cache for, or an invalid value."""
     table = parse_prices(prices)
 
+    read = option_reader(TokenCostControl, extra=("backend",), skip=("cache", "prices", "clock"))
+
     def build(options: dict[str, Any]) -> TokenCostControl:
-        kwargs: dict[str, Any] = {}
-        for name, value in options.items():
-            python_name = snake(str(name))
-            if python_name not in _FACTORY_OPTIONS:
-                allowed = ", ".join(_FACTORY_OPTIONS.values())
-                raise ValueError(f"token-cost-control: unknown option {name!r} (takes: {allowed})")
-            if python_name in kwargs:
-                raise ValueError(f"token-cost-control: option {_FACTORY_OPTIONS[python_name]!r} given twice")
-            kwargs[python_name] = value
-        backend = kwargs.pop("backend", default_backend)
-        if backend not in _BACKENDS:
-            raise ValueError(f"token-cost-control: unknown backend {backend!r} (takes: {', '.join(_BACKENDS)})")
-        cache = caches.get(backend)
-        if cache is None:
-            raise ValueError(f"token-cost-control: backend {backend!r} is not configured on this server")
+        kwargs = read(options)
+        cache = server_cache(caches, kwargs.pop("backend", default_backend), TokenCostControl.id)
         return TokenCostControl(cache, prices=table, **kwargs)
 
     return build

@@ -55,7 +55,6 @@ from agentd.runtime.processors.base import (
     ProcessOutputResultArgs,
     ProcessOutputStreamArgs,
 )
-from agentd.runtime.processors.builtins import builtin
 
 if TYPE_CHECKING:
     import tiktoken
@@ -252,7 +251,6 @@ def _file_tokens(part: FilePart) -> float:
 # ---------------------------------------------------------------- the processor
 
 
-@builtin("token-limiter")
 class TokenLimiter(Processor):
     """Limits the tokens sent to and produced by the model. See the module docs."""
 

@@ -29,14 +29,12 @@ from typing import Any
 
 from agentd.runtime.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.processors.base import LLMRequestResult, ProcessLLMRequestArgs, Processor
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.message_list import MessageList
 
 #: Where a tool's model-facing form of its result is kept (provider_metadata).
 MODEL_OUTPUT_KEY = ("agentd", "modelOutput")
 
 
-@builtin("tool-call-filter")
 class ToolCallFilter(Processor):
     id = "tool-call-filter"
     name = "Tool Call Filter"

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor, StepOverrides
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.tools import Tool
 
 log = logging.getLogger("agentd.processors.tool_search")
@@ -117,7 +116,6 @@ def _near_matches(name: str, library: Sequence[Tool], limit: int) -> list[str]:
     return close[:limit]
 
 
-@builtin("tool-search")
 class ToolSearchProcessor(Processor):
     id = "tool-search"
     name = "Tool search"

@@ -14,7 +14,6 @@ import unicodedata
 
 from agentd.runtime.messages import Message, Part, TextPart
 from agentd.runtime.processors.base import ProcessInputArgs, Processor
-from agentd.runtime.processors.builtins import builtin
 
 log = logging.getLogger("agentd.processors.unicode_normalizer")
 
@@ -27,7 +26,6 @@ _NEWLINE_RUNS = re.compile(r"\n+")
 _SPACE_RUNS = re.compile(r"[ \t]+")
 
 
-@builtin("unicode-normalizer")
 class UnicodeNormalizer(Processor):
     id = "unicode-normalizer"
     name = "Unicode Normalizer"

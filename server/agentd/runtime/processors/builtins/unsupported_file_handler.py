@@ -41,7 +41,6 @@ from agentd.runtime.processors.base import (
     ProcessLLMRequestArgs,
     Processor,
 )
-from agentd.runtime.processors.builtins import builtin
 from agentd.runtime.processors.builtins.error_chain import details_of, iter_error_chain, status_of, texts_of
 
 log = logging.getLogger(__name__)
@@ -137,7 +136,6 @@ def replace_rejected_files(prompt: list[Message], rejected: Collection[str]) -> 
     return out if changed else None
 
 
-@builtin(UNSUPPORTED_FILE_HANDLER_ID)
 class UnsupportedFileHandler(Processor):
     """Replaces files the model refused with placeholders and retries (see the module docstring)."""
 
