@@ -18,7 +18,8 @@ from agentd.grpc.validate import Violations, execution_options
 from agentd.runtime.errors import InvalidArgument, NotFound
 from agentd.runtime.host import Host
 from agentd.runtime.options import ExecutionOptions
-from agentd.runtime.signals import Signal, create_signal, normalize_attributes
+from agentd.runtime.signals import Signal, normalize_attributes
+from agentd.runtime.state_signals import OMITTED, StateSignalRequest, send_state_signal
 from agentd.runtime.threads import RouteRequest, Routing
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as pb
@@ -144,63 +145,38 @@ class SignalRouter:
         )
 
     async def state_signal(self, agent_id: str, state: spb.StateSignalInput, delivery: Delivery, v: Violations) -> Any:
-        """A state signal: skipped when its lane already holds this cacheKey and
-        mode; otherwise versioned in the thread's metadata, then routed."""
-        if not state.id:
-            v.add("state.id", "is required (the state lane, e.g. browser)")
-        if not state.cache_key:
-            v.add("state.cache_key", "is required")
+        """A state signal: deduped and versioned by the runtime, then routed."""
         if state.text and state.parts:
             v.add("state.parts", "set text or parts, not both")
-        mode = "delta" if state.mode == spb.STATE_MODE_DELTA else "snapshot"
-        attributes = self._scalar(state.attributes, "state.attributes", v)
-        v.check()
-        thread = await self.host.storage.get_thread(delivery.thread_id)
-        if thread is None:
-            raise NotFound(
-                f"thread {delivery.thread_id!r} not found: create it first",
-                "THREAD_NOT_FOUND",
-                {"thread_id": delivery.thread_id},
-            )
-        agentd_meta = dict(thread.metadata.get("agentd") or {})
-        lanes = dict(agentd_meta.get("stateSignals") or {})
-        lane = dict(lanes.get(state.id) or {})
-        if lane.get("currentCacheKey") == state.cache_key and lane.get("currentMode") == mode:
-            return None, Routing("skipped_unchanged"), int(lane.get("version", 1))
-        version = int(lane.get("version", 0)) + 1
-        metadata = convert.from_struct(state.metadata) if state.HasField("metadata") else {}
-        metadata["state"] = {
-            "id": state.id,
-            "cacheKey": state.cache_key,
-            "mode": mode,
-            "version": version,
-            "threadId": delivery.thread_id,
-        }
-        if state.HasField("value"):
-            metadata["value"] = convert.from_value(state.value)
-        if state.HasField("delta"):
-            metadata["delta"] = convert.from_value(state.delta)
-        signal = create_signal(
-            "state",
-            state.text or [content_part_from_pb(part) for part in state.parts],
-            tag_name=state.tag_name or None,
-            attributes=attributes,
-            metadata=metadata,
+        request = StateSignalRequest(
+            agent_id=agent_id,
+            resource_id=delivery.resource_id,
+            thread_id=delivery.thread_id,
+            lane=state.id,
+            cache_key=state.cache_key,
+            mode="delta" if state.mode == spb.STATE_MODE_DELTA else "snapshot",
+            contents=state.text or tuple(content_part_from_pb(part) for part in state.parts),
+            value=convert.from_value(state.value) if state.HasField("value") else OMITTED,
+            delta=convert.from_value(state.delta) if state.HasField("delta") else OMITTED,
+            attributes=attributes_from_pb(state.attributes),
+            metadata=convert.from_struct(state.metadata) if state.HasField("metadata") else None,
             provider_options=convert.from_struct(state.provider_options)
             if state.HasField("provider_options")
             else None,
-            id=state.signal_id or None,
+            tag_name=state.tag_name or None,
+            signal_id=state.signal_id or None,
+            if_active=delivery.if_active,
+            if_idle=delivery.if_idle,
+            active_attributes=delivery.active_attributes,
+            idle_attributes=delivery.idle_attributes,
+            stream_options=delivery.stream_options,
+            run_id=delivery.run_id,
         )
-        lanes[state.id] = {
-            "currentCacheKey": state.cache_key,
-            "currentMode": mode,
-            "version": version,
-            "lastSignalId": signal.id,
-        }
-        agentd_meta["stateSignals"] = lanes
-        await self.host.storage.update_thread(thread.id, metadata={**thread.metadata, "agentd": agentd_meta})
-        routing = await self.route(agent_id, signal, delivery)
-        return routing.signal, routing, version
+        for item in request.violations():
+            v.add("state." + ("id" if item.field == "lane" else item.field), item.description)
+        v.check()
+        result = await send_state_signal(request, storage=self.host.storage, threads=self.host.threads)
+        return result.routing.signal, result.routing, result.version
 
 
 def _target(v: Violations, agent_id: str, target: spb.SignalTarget) -> None:

@@ -26,6 +26,7 @@ from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.run import RunHandle, RunResult, StepResult
+from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
     "RunRegistry",
     "RunResult",
     "SignalPart",
+    "StateSignalRequest",
+    "StateSignalResult",
     "StepResult",
     "TextPart",
     "ThreadRef",
@@ -66,5 +69,6 @@ __all__ = [
     "Usage",
     "resolve_dynamic",
     "resolve_model",
+    "send_state_signal",
     "tool",
 ]
