@@ -11,6 +11,7 @@ from agentd.grpc.validate import Violations, duration_seconds
 from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.errors import AgentdError, Unavailable
 from agentd.runtime.host import Host
+from agentd.runtime.response_keys import UNSET, invalidate_response_cache
 from agentd_proto.v1 import cache_service_pb2 as pb
 
 #: Longest key accepted (Redis allows more; nobody needs more).
@@ -110,27 +111,15 @@ class CacheService:
         )
 
     async def InvalidateResponseCache(self, request: pb.InvalidateResponseCacheRequest, context: Context) -> Any:
-        from agentd.runtime.processors.builtins.response_cache import UNSET, key_prefix, matches_unscoped
-
         v = Violations()
         v.require(request.agent_id, "agent_id")
         which = request.WhichOneof("scope_filter")
         if which == "scope" and not request.scope:
             v.add("scope", "must not be empty; use no_scope for the unscoped entries")
         v.check()
-        deleted = 0
+        scope = request.scope if which == "scope" else None if which == "no_scope" else UNSET
         try:
-            for cache in self.host.caches.values():  # response caches may sit on any backend
-                if which == "no_scope":
-                    keys = [
-                        k
-                        for k in await cache.keys(key_prefix(request.agent_id))
-                        if matches_unscoped(k, request.agent_id)
-                    ]
-                else:
-                    keys = await cache.keys(key_prefix(request.agent_id, request.scope if which == "scope" else UNSET))
-                for key in keys:
-                    deleted += int(await cache.delete(key))
+            deleted = await invalidate_response_cache(self.host.caches.values(), request.agent_id, scope)
         except CacheError as exc:
             raise unavailable(exc) from exc
         return pb.InvalidateResponseCacheResponse(deleted_count=deleted)
