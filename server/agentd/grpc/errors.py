@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from agentd.runtime.errors import AgentdError
 
@@ -44,11 +44,3 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
         trailing_metadata=((DETAILS_KEY, status.SerializeToString()),),
     )
     raise AssertionError("unreachable")  # context.abort raises
-
-
-def internal_status(message: str) -> status_pb2.Status:
-    status = status_pb2.Status(code=code_pb2.INTERNAL, message=message)
-    info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN))
-    status.details.append(info)
-    return status

@@ -26,6 +26,7 @@ from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.run import RunHandle, RunResult, StepResult
+from agentd.runtime.run_requests import RunRequest, start_run
 from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.tools import Tool, ToolContext, tool
 
@@ -52,6 +53,7 @@ __all__ = [
     "RunHandle",
     "RunInput",
     "RunRegistry",
+    "RunRequest",
     "RunResult",
     "SignalPart",
     "StateSignalRequest",
@@ -70,5 +72,6 @@ __all__ = [
     "resolve_dynamic",
     "resolve_model",
     "send_state_signal",
+    "start_run",
     "tool",
 ]
