@@ -36,7 +36,6 @@ from agentd.runtime.processors.builtins.response_cache import (
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.response_keys import (
     MODEL_SPEC_VERSION,
-    UNSET,
     ModelIdentity,
     ResponseCacheKeyInputs,
     build_response_cache_key,
@@ -46,6 +45,7 @@ from agentd.runtime.response_keys import (
     scope_tag,
 )
 from agentd.runtime.run import RESPONSE_CACHE_KEY, RunResult
+from agentd.runtime.unset import UNSET
 
 INSTRUCTIONS = "You answer questions concisely."
 QUESTION = "What is the capital of France?"

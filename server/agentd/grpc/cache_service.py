@@ -15,7 +15,8 @@ from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.cache_codec import encode
 from agentd.runtime.errors import Unavailable
 from agentd.runtime.host import Host
-from agentd.runtime.response_keys import UNSET, Unset, invalidate_response_cache
+from agentd.runtime.response_keys import invalidate_response_cache
+from agentd.runtime.unset import UNSET, Unset
 from agentd_proto.v1 import cache_service_pb2 as pb
 from agentd_proto.v1 import cache_service_pb2_grpc
 

@@ -15,8 +15,9 @@ from agentd.runtime.errors import NotFound
 from agentd.runtime.host import Host
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Attributes, Signal
-from agentd.runtime.state_signals import OMITTED, StateSignalRequest
+from agentd.runtime.state_signals import StateSignalRequest
 from agentd.runtime.threads import ActiveBehavior, IdleBehavior, RouteRequest, Routing
+from agentd.runtime.unset import UNSET
 from agentd_proto.v1 import signal_pb2 as spb
 
 ACTIVE: dict[int, ActiveBehavior] = {
@@ -113,8 +114,8 @@ def state_signal_request(
         cache_key=state.cache_key,
         mode="delta" if state.mode == spb.STATE_MODE_DELTA else "snapshot",
         contents=state.text or tuple(content_part_from_pb(part) for part in state.parts),
-        value=from_value(state.value) if state.HasField("value") else OMITTED,
-        delta=from_value(state.delta) if state.HasField("delta") else OMITTED,
+        value=from_value(state.value) if state.HasField("value") else UNSET,
+        delta=from_value(state.delta) if state.HasField("delta") else UNSET,
         attributes=attributes_from_pb(state.attributes),
         metadata=optional_struct(state, "metadata"),
         provider_options=optional_struct(state, "provider_options"),

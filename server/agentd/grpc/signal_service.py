@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import grpc
 
 from agentd.grpc import paging
@@ -19,6 +21,7 @@ from agentd.grpc.signals import message_input_from_pb, signal_input_from_pb, sig
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
+from agentd.runtime.signals import Signal
 from agentd.runtime.state_signals import send_state_signal
 from agentd.runtime.threads import Routing
 from agentd_proto.v1 import signal_pb2 as spb
@@ -49,47 +52,46 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
             if_idle=if_idle,
         )
 
+    async def _send(
+        self,
+        request: pb.SendMessageRequest | pb.QueueMessageRequest | pb.SendSignalRequest,
+        build: Callable[[], Signal],
+        *,
+        queue: bool = False,
+    ) -> tuple[Signal, Routing]:
+        """A signal routed into its target: the signal as routed, and where it went."""
+        v = Violations()
+        if_active = None if isinstance(request, pb.QueueMessageRequest) else _if_active(request)
+        fields = await self._route_fields(v, request.agent_id, request.target, if_active, _if_idle(request))
+        route = route_request(request.agent_id, v.collect(build), fields, v, queue=queue)
+        routing = await self.host.threads.route(route)
+        return routing.signal or route.signal, routing
+
     async def SendMessage(
         self,
         request: pb.SendMessageRequest,
         context: grpc.aio.ServicerContext[pb.SendMessageRequest, pb.SendMessageResponse],
     ) -> pb.SendMessageResponse:
-        v = Violations()
-        fields = await self._route_fields(v, request.agent_id, request.target, _if_active(request), _if_idle(request))
-        signal = v.collect(lambda: message_input_from_pb(request.message, "message"))
-        route = route_request(request.agent_id, signal, fields, v)
-        routing = await self.host.threads.route(route)
-        return pb.SendMessageResponse(
-            signal=signal_to_pb(routing.signal or route.signal), decision=decision_to_pb(routing)
-        )
+        signal, routing = await self._send(request, lambda: message_input_from_pb(request.message, "message"))
+        return pb.SendMessageResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
     async def QueueMessage(
         self,
         request: pb.QueueMessageRequest,
         context: grpc.aio.ServicerContext[pb.QueueMessageRequest, pb.QueueMessageResponse],
     ) -> pb.QueueMessageResponse:
-        v = Violations()
-        fields = await self._route_fields(v, request.agent_id, request.target, None, _if_idle(request))
-        signal = v.collect(lambda: message_input_from_pb(request.message, "message"))
-        route = route_request(request.agent_id, signal, fields, v, queue=True)
-        routing = await self.host.threads.route(route)
-        return pb.QueueMessageResponse(
-            signal=signal_to_pb(routing.signal or route.signal), decision=decision_to_pb(routing)
+        signal, routing = await self._send(
+            request, lambda: message_input_from_pb(request.message, "message"), queue=True
         )
+        return pb.QueueMessageResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
     async def SendSignal(
         self,
         request: pb.SendSignalRequest,
         context: grpc.aio.ServicerContext[pb.SendSignalRequest, pb.SendSignalResponse],
     ) -> pb.SendSignalResponse:
-        v = Violations()
-        fields = await self._route_fields(v, request.agent_id, request.target, _if_active(request), _if_idle(request))
-        signal = v.collect(lambda: signal_input_from_pb(request.signal, "signal"))
-        route = route_request(request.agent_id, signal, fields, v)
-        routing = await self.host.threads.route(route)
-        return pb.SendSignalResponse(
-            signal=signal_to_pb(routing.signal or route.signal), decision=decision_to_pb(routing)
-        )
+        signal, routing = await self._send(request, lambda: signal_input_from_pb(request.signal, "signal"))
+        return pb.SendSignalResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
     async def SendStateSignal(
         self,

@@ -69,24 +69,13 @@ from agentd.runtime.messages import (
     ToolResultPart,
 )
 from agentd.runtime.signals import render_for_model
+from agentd.runtime.unset import UNSET, Unset
 
 #: Every default-derived key starts with this.
 KEY_NAMESPACE: Final = "agentd:agent-response:"
 #: The model-interface version that goes into the key's model tag.
 MODEL_SPEC_VERSION: Final = "v1"
 _HEX32: Final = re.compile(r"[0-9a-f]{32}")
-
-
-class Unset(enum.Enum):
-    """The type of `UNSET`: "not given" (distinct from None, which means no scope)."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = Unset.UNSET
 
 
 @dataclass(frozen=True, slots=True)

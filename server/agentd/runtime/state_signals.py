@@ -16,7 +16,6 @@ so concurrent sends of one state are routed exactly once (the others are
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -26,23 +25,12 @@ from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import AttributesInput, ContentPart, Signal, create_signal, normalize_attributes
 from agentd.runtime.storage import Storage
 from agentd.runtime.threads import ActiveBehavior, IdleBehavior, RouteRequest, Routing, ThreadRuntime
+from agentd.runtime.unset import UNSET, Unset
 
 StateMode = Literal["snapshot", "delta"]
 #: Where in a thread's metadata the lanes are kept.
 METADATA_KEY: Final = "agentd"
 LANES_KEY: Final = "stateSignals"
-
-
-class Omitted(enum.Enum):
-    """The type of `OMITTED`: no value given (distinct from None, a JSON null)."""
-
-    OMITTED = "OMITTED"
-
-    def __repr__(self) -> str:
-        return "OMITTED"
-
-
-OMITTED: Final = Omitted.OMITTED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,8 +48,8 @@ class StateSignalRequest:
     mode: StateMode = "snapshot"
     contents: str | tuple[ContentPart, ...] = ""
     #: A structured snapshot and a structured delta, stored in the signal's metadata (not rendered).
-    value: JSON | Omitted = OMITTED
-    delta: JSON | Omitted = OMITTED
+    value: JSON | Unset = UNSET
+    delta: JSON | Unset = UNSET
     #: Scalar values only.
     attributes: AttributesInput = None
     metadata: dict[str, JSON] | None = None
@@ -165,9 +153,9 @@ def _signal(request: StateSignalRequest, version: int) -> Signal:
         "version": version,
         "threadId": request.thread_id,
     }
-    if not isinstance(request.value, Omitted):
+    if not isinstance(request.value, Unset):
         metadata["value"] = request.value
-    if not isinstance(request.delta, Omitted):
+    if not isinstance(request.delta, Unset):
         metadata["delta"] = request.delta
     return create_signal(
         "state",

@@ -70,14 +70,8 @@ from agentd.runtime.processors.base import (
     Processor,
 )
 from agentd.runtime.processors.registry import snake
-from agentd.runtime.response_keys import (
-    UNSET,
-    KeyFunction,
-    ModelIdentity,
-    ResponseCacheKeyInputs,
-    Unset,
-    build_response_cache_key,
-)
+from agentd.runtime.response_keys import KeyFunction, ModelIdentity, ResponseCacheKeyInputs, build_response_cache_key
+from agentd.runtime.unset import UNSET, Unset
 
 log = logging.getLogger("agentd.processors.response_cache")
 
