@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import grpc
 
+from agentd.grpc.errors import unavailable_on
 from agentd.grpc.values import duration_seconds, from_value, to_value
 from agentd.grpc.violations import Violations
 from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.cache_codec import encode
-from agentd.runtime.errors import Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.response_keys import invalidate_response_cache
 from agentd.runtime.unset import UNSET, Unset
@@ -24,13 +23,8 @@ from agentd_proto.v1 import cache_service_pb2_grpc
 MAX_KEY_LENGTH = 1024
 
 
-@contextmanager
-def cache_errors() -> Iterator[None]:
-    """A failing cache backend answers UNAVAILABLE (CACHE_UNAVAILABLE)."""
-    try:
-        yield
-    except CacheError as exc:
-        raise Unavailable(f"the cache backend failed: {exc}", "CACHE_UNAVAILABLE") from exc
+def cache_errors() -> AbstractContextManager[None]:
+    return unavailable_on(CacheError, "cache", "CACHE_UNAVAILABLE")
 
 
 def jsonable(value: Any) -> Any:

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from agentd.runtime.errors import AgentdError
+from agentd.runtime.errors import AgentdError, Unavailable
 
 DOMAIN = "agentd"
 DETAILS_KEY = "grpc-status-details-bin"
@@ -44,3 +46,12 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
         trailing_metadata=((DETAILS_KEY, status.SerializeToString()),),
     )
     raise AssertionError("unreachable")  # context.abort raises
+
+
+@contextmanager
+def unavailable_on(error: type[Exception], backend: str, reason: str) -> Iterator[None]:
+    """A failing backend (`error`) answers UNAVAILABLE with `reason`."""
+    try:
+        yield
+    except error as exc:
+        raise Unavailable(f"the {backend} backend failed: {exc}", reason) from exc

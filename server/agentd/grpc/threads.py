@@ -5,12 +5,13 @@ hides, chunk batches per run, and storage failures as UNAVAILABLE."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
+from agentd.grpc.errors import unavailable_on
 from agentd.grpc.values import to_struct, to_timestamp
 from agentd.grpc.violations import Violations
 from agentd.runtime.chunks import Chunk, SignalEcho
-from agentd.runtime.errors import NotFound, Unavailable
+from agentd.runtime.errors import NotFound
 from agentd.runtime.storage import StorageError, Thread
 from agentd.runtime.threads import ThreadRuntime
 from agentd_proto.v1 import thread_service_pb2 as pb
@@ -46,13 +47,8 @@ def thread_not_found(thread_id: str) -> NotFound:
     return NotFound(f"thread {thread_id!r} not found", "THREAD_NOT_FOUND", {"thread_id": thread_id})
 
 
-@contextmanager
-def storage_errors() -> Iterator[None]:
-    """A failing storage backend answers UNAVAILABLE (STORAGE_UNAVAILABLE)."""
-    try:
-        yield
-    except StorageError as exc:
-        raise Unavailable(f"the storage backend failed: {exc}", "STORAGE_UNAVAILABLE") from exc
+def storage_errors() -> AbstractContextManager[None]:
+    return unavailable_on(StorageError, "storage", "STORAGE_UNAVAILABLE")
 
 
 def check_id(value: str, field: str, v: Violations, *, required: bool = True) -> None:
