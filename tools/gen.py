@@ -5,6 +5,8 @@ languages; the Go and TypeScript plugins are pinned in the Makefile and
 tools/ts-gen/package-lock.json. Python output is moved into the `agentd_proto`
 namespace (protoc derives import paths from proto paths, and `agentd` is the
 server's package), the way temporalio/sdk-python fixes its generated imports.
+The `_pb2_grpc.pyi` stubs come from mypy-protobuf (pinned in the dev extra):
+they type the generated servicer base classes the server's servicers subclass.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ PROTOS = ROOT / "protos"
 OWN = sorted(p.relative_to(PROTOS).as_posix() for p in (PROTOS / "agentd").rglob("*.proto"))
 VENDORED = sorted(p.relative_to(PROTOS).as_posix() for p in (PROTOS / "google").rglob("*.proto"))
 GO_MODULE = "github.com/agentd/agentd/gen/go"
+#: A generated servicer class: only protos with a service get a `_pb2_grpc` module.
+SERVICER = re.compile(r"^class \w+Servicer\b", re.MULTILINE)
 
 
 def protoc(*args: str) -> None:
@@ -31,14 +35,22 @@ def protoc(*args: str) -> None:
 
 def python_out(out: Path) -> None:
     dest = out / "python/agentd_proto/v1"
+    mypy_grpc = Path(sys.executable).parent / "protoc-gen-mypy_grpc"
     with tempfile.TemporaryDirectory() as tmp:
-        protoc(f"--python_out={tmp}", f"--pyi_out={tmp}", f"--grpc_python_out={tmp}", *OWN)
+        protoc(
+            f"--python_out={tmp}",
+            f"--pyi_out={tmp}",
+            f"--grpc_python_out={tmp}",
+            f"--plugin=protoc-gen-mypy_grpc={mypy_grpc}",
+            f"--mypy_grpc_out={tmp}",
+            *OWN,
+        )
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
         for src in sorted((Path(tmp) / "agentd/v1").iterdir()):
             text = src.read_text()
-            if src.name.endswith("_pb2_grpc.py") and "class " not in text:
+            if src.name.endswith(("_pb2_grpc.py", "_pb2_grpc.pyi")) and not SERVICER.search(text):
                 continue  # message-only file: no service, nothing to import
             text = re.sub(r"\bfrom agentd\.v1 import\b", "from agentd_proto.v1 import", text)
             text = re.sub(r"(['\"])agentd\.v1\.(\w+_pb2)\1", r"\1agentd_proto.v1.\2\1", text)

@@ -316,12 +316,20 @@ async def test_reflection_lists_the_four_services(server: Running) -> None:
 
 async def test_a_method_without_an_implementation_answers_unimplemented() -> None:
     from agentd.grpc import service
-    from agentd.grpc.server import SERVICES, Unimplemented
+    from agentd.grpc.server import SERVICES
     from agentd_proto.v1 import signal_service_pb2 as sspb
     from agentd_proto.v1 import signal_service_pb2_grpc
 
+    class Unimplemented(signal_service_pb2_grpc.SignalServiceServicer):
+        """Implements none of the service's methods."""
+
     server = grpc.aio.server()
-    service.register(server, next(s for s in SERVICES if s.name == "SignalService"), Unimplemented())
+    service.register(
+        server,
+        next(s for s in SERVICES if s.name == "SignalService"),
+        signal_service_pb2_grpc.SignalServiceServicer,
+        Unimplemented(),
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:

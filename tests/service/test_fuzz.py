@@ -21,7 +21,10 @@ FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 # Strings that mean something to the server, mixed with noise.
 WORDS = st.sampled_from(["", "echo", "scripted", "x", "agentd.resourceId", "data-x", "processor:a", "ü\x00"])
 TEXT = st.one_of(WORDS, st.text(max_size=12))
-JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), TEXT)
+# NaN and infinities too: a Value can carry them, JSON cannot (INVALID_ARGUMENT, never INTERNAL).
+JSON_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from([float("nan"), float("inf"), -float("inf")]), TEXT
+)
 
 
 def json_values(depth: int = 2) -> st.SearchStrategy[Any]:

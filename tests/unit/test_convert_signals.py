@@ -7,14 +7,14 @@ from datetime import UTC, datetime
 import pytest
 from google.protobuf import struct_pb2
 
-from agentd.grpc.convert import to_struct, to_value
-from agentd.grpc.convert_signals import (
+from agentd.grpc.signals import (
     attributes_from_pb,
     message_input_from_pb,
     signal_from_pb,
     signal_input_from_pb,
     signal_to_pb,
 )
+from agentd.grpc.values import to_struct, to_value
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.messages import FilePart, TextPart
 from agentd.runtime.signals import Signal, create_message_signal, create_signal, render_for_model

@@ -7,7 +7,7 @@ from typing import Any, TypedDict, Unpack
 
 import pytest
 
-from agentd.grpc import convert
+from agentd.grpc import values
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import with_response_cache
@@ -41,7 +41,7 @@ def registry() -> ProcessorRegistry:
 
 def over_grpc(options: dict[str, Any]) -> dict[str, Any]:
     """The options as a servicer hands them over: through a protobuf Struct."""
-    return convert.from_struct(convert.to_struct(options))
+    return values.from_struct(values.to_struct(options))
 
 
 def test_the_int_options_are_found_from_the_declarations() -> None:

@@ -30,21 +30,23 @@ from agentd.runtime.processors.base import (
 from agentd.runtime.processors.builtins.response_cache import (
     DEFAULT_AGENT_ID,
     DEFAULT_RESPONSE_CACHE_TTL_SECONDS,
-    MODEL_SPEC_VERSION,
     RESPONSE_CACHE_CONTEXT_KEY,
-    UNSET,
-    ModelIdentity,
     ResponseCache,
+    response_cache_factory,
+)
+from agentd.runtime.processors.registry import ProcessorRegistry
+from agentd.runtime.response_keys import (
+    MODEL_SPEC_VERSION,
+    ModelIdentity,
     ResponseCacheKeyInputs,
     build_response_cache_key,
     canonical_prompt,
     key_prefix,
     matches_unscoped,
-    response_cache_factory,
     scope_tag,
 )
-from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.run import RunResult
+from agentd.runtime.unset import UNSET
 
 INSTRUCTIONS = "You answer questions concisely."
 QUESTION = "What is the capital of France?"

@@ -177,6 +177,48 @@ async def test_update_thread(storage: Storage) -> None:
     assert await storage.get_thread("missing") is None
 
 
+def bump(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A counter in the metadata: a lost update shows as a missing increment."""
+    count = int(metadata.get("count", 0)) + 1
+    return {**metadata, "count": count}, count
+
+
+async def test_update_thread_metadata_is_one_atomic_step(storage: Storage) -> None:
+    await storage.create_thread(thread(metadata={"keep": "me"}, created_at=T0, updated_at=T0))
+    results = await asyncio.gather(*(storage.update_thread_metadata("t-1", bump) for _ in range(30)))
+    assert sorted(r[1] for r in results if r is not None) == list(range(1, 31))
+    stored = await storage.get_thread("t-1")
+    assert stored is not None and stored.metadata == {"keep": "me", "count": 30}
+    assert stored.created_at == T0 and stored.updated_at > T0
+
+
+async def test_update_thread_metadata_answers(storage: Storage) -> None:
+    await storage.create_thread(thread(metadata={"a": [1]}, created_at=T0, updated_at=T0))
+
+    def look(metadata: dict[str, Any]) -> tuple[None, str]:
+        metadata["a"].append(2)  # its own copy: nothing is stored
+        return None, "looked"
+
+    answer = await storage.update_thread_metadata("t-1", look)
+    assert answer is not None
+    unchanged, result = answer
+    assert result == "looked" and unchanged.metadata == {"a": [1]} and unchanged.updated_at == T0
+    assert await storage.get_thread("t-1") == unchanged
+
+    def fail(metadata: dict[str, Any]) -> tuple[dict[str, Any], None]:
+        raise LookupError("no")
+
+    with pytest.raises(LookupError):
+        await storage.update_thread_metadata("t-1", fail)
+    assert await storage.get_thread("t-1") == unchanged
+    written = await storage.update_thread_metadata("t-1", lambda m: ({"b": {"c": None}}, 7))
+    assert written is not None and written[1] == 7
+    assert written[0].metadata == {"b": {"c": None}} and written[0].updated_at > T0
+    assert await storage.get_thread("t-1") == written[0]
+    assert await storage.update_thread_metadata("missing", bump) is None
+    assert await storage.get_thread("missing") is None
+
+
 async def test_delete_thread_removes_its_messages(storage: Storage) -> None:
     await storage.create_thread(thread("a"))
     await storage.create_thread(thread("b"))
@@ -675,6 +717,21 @@ async def test_sqlite_concurrent_writers_all_land(tmp_path: Path) -> None:
     finally:
         await store.close()
         await other.close()
+
+
+async def test_sqlite_metadata_updates_of_two_instances_are_atomic(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    first, second = SQLiteStorage(path), SQLiteStorage(path)
+    try:
+        await first.create_thread(thread())
+        await asyncio.gather(
+            *(store.update_thread_metadata("t-1", bump) for _ in range(15) for store in (first, second))
+        )
+        stored = await second.get_thread("t-1")
+        assert stored is not None and stored.metadata == {"count": 30}
+    finally:
+        await first.close()
+        await second.close()
 
 
 async def test_sqlite_a_killed_writer_loses_nothing_it_returned(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ class AgentdClient:
                 "signals": signal_service_pb2_grpc.SignalServiceStub,
                 "cache": cache_service_pb2_grpc.CacheServiceStub,
             }[name]
-            stub = self._stubs[name] = factory(self.channel)  # type: ignore[no-untyped-call]
+            stub = self._stubs[name] = factory(self.channel)
         return stub
 
     @property

@@ -194,7 +194,8 @@ class ConnectSession:
         while True:
             if self._call is not None:
                 self._call.cancel()
-            self._call = self._stub.Connect(metadata=self._metadata())
+            # No request iterator: frames are written on the call (grpc.aio; the stubs require one).
+            self._call = self._stub.Connect(metadata=tuple(self._metadata()))  # type: ignore[call-arg]
             opening = thread_service_pb2.ConnectOpen(
                 agent_id=self.agent_id,
                 resource_id=self.resource_id,

@@ -202,7 +202,7 @@ class Subscription:
         attempt = 0
         while True:
             self._cancel_call()
-            self._call = self._stub.Subscribe(self._request(), metadata=self._metadata())
+            self._call = self._stub.Subscribe(self._request(), metadata=tuple(self._metadata()))
             try:
                 first = await self._call.read()
             except grpc.RpcError as err:

@@ -57,7 +57,9 @@ from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
     MessagePage,
     MessageQuery,
+    MetadataUpdate,
     PendingSignal,
+    R,
     Storage,
     StorageError,
     Thread,
@@ -314,6 +316,34 @@ class RedisStorage(Storage):
                     except WatchError:
                         continue
         raise StorageError(f"redis storage update_thread {thread_id}: too many concurrent changes")
+
+    async def update_thread_metadata(self, thread_id: str, fn: MetadataUpdate[R]) -> tuple[Thread, R] | None:
+        key = self._thread_key(thread_id)
+        for _ in range(MAX_ATTEMPTS):
+            async with self._transaction() as pipe:  # leaving it unwatches
+                # Optimistic: a write to the thread after WATCH fails EXEC, and `fn`
+                # runs again on what that write stored.
+                with self._failures("update_thread_metadata"):
+                    await pipe.watch(key)
+                    raw = await pipe.hgetall(key)
+                    if not raw:
+                        return None
+                    thread = self._thread(thread_id, raw)
+                metadata, result = fn(thread.metadata)  # outside _failures: its errors are its own
+                if metadata is None:
+                    return self._thread(thread_id, raw), result  # as stored, whatever `fn` did to its copy
+                thread.metadata = metadata
+                thread.updated_at = utcnow()
+                fields = self._thread_fields(thread, thread.created_at)
+                with self._failures("update_thread_metadata"):
+                    try:
+                        _begin(pipe)
+                        pipe.hset(key, mapping=fields)
+                        await pipe.execute()
+                    except WatchError:
+                        continue
+                return self._thread(thread_id, fields), result
+        raise StorageError(f"redis storage update_thread_metadata {thread_id}: too many concurrent changes")
 
     async def delete_thread(self, thread_id: str) -> bool:
         key = self._thread_key(thread_id)

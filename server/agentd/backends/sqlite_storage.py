@@ -32,6 +32,7 @@ the storage from configuration touches no file.
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -45,7 +46,9 @@ from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
     MessagePage,
     MessageQuery,
+    MetadataUpdate,
     PendingSignal,
+    R,
     Storage,
     StorageError,
     Thread,
@@ -196,6 +199,27 @@ class SQLiteStorage(SQLiteWorker, Storage):
                     (title, encoded, now, thread_id),
                 ).rowcount
                 return _get_thread(connection, thread_id) if changed else None
+
+        return await self._call(update)
+
+    async def update_thread_metadata(self, thread_id: str, fn: MetadataUpdate[R]) -> tuple[Thread, R] | None:
+        def update(connection: sqlite3.Connection) -> tuple[Thread, R] | None:
+            # One write transaction: its lock keeps every other writer (another
+            # process on the file too) out between the read and the write.
+            with write(connection):
+                thread = _get_thread(connection, thread_id)
+                if thread is None:
+                    return None
+                metadata, result = fn(copy.deepcopy(thread.metadata))
+                if metadata is not None:
+                    thread.metadata = metadata
+                    thread.updated_at = utcnow()
+                    _, _, _, encoded, _, updated_us = _thread_row(thread)
+                    connection.execute(
+                        "UPDATE threads SET metadata = ?, updated_us = ? WHERE id = ?", (encoded, updated_us, thread_id)
+                    )
+                    thread = _thread(_thread_row(thread))  # as a read gives it back (times to the microsecond)
+                return thread, result
 
         return await self._call(update)
 

@@ -6,16 +6,23 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentd.grpc import convert, paging
-from agentd.grpc.errors import Context
-from agentd.grpc.validate import Violations, execution_options, page_size, run_input
+import grpc
+
+from agentd.grpc import paging
+from agentd.grpc.chunks import chunks_to_pb
+from agentd.grpc.results import result_to_pb
+from agentd.grpc.runs import run_request
+from agentd.grpc.values import from_struct, to_struct
+from agentd.grpc.violations import Violations
 from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
 from agentd.runtime.errors import AgentdError, FailedPrecondition, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.lanes import resolve_error_processors
-from agentd.runtime.run import RunHandle, RunResult
+from agentd.runtime.run import RunResult
+from agentd.runtime.run_requests import start_run
 from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import agent_service_pb2_grpc
 
 #: Most chunks one StreamResponse carries, and the byte budget a batch is
 #: split under (the default gRPC receive limit is 4 MiB).
@@ -28,10 +35,10 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         id=agent.id,
         name=agent.name,
         description=agent.description,
-        metadata=convert.to_struct(agent.static_metadata()),
+        metadata=to_struct(agent.static_metadata()),
         model=agent.static_model(),
         tools=[
-            apb.ToolInfo(name=t.name, description=t.description, input_schema=convert.to_struct(t.input_schema))
+            apb.ToolInfo(name=t.name, description=t.description, input_schema=to_struct(t.input_schema))
             for t in agent.static_tools()
         ],
         input_processor_ids=agent.static_processor_ids("input"),
@@ -70,7 +77,7 @@ def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
 
 
 def _sized(chunks: list[Chunk]) -> list[apb.StreamResponse]:
-    response = apb.StreamResponse(chunks=convert.chunks_to_pb(chunks))
+    response = apb.StreamResponse(chunks=chunks_to_pb(chunks))
     if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
         return [response]
     middle = len(chunks) // 2
@@ -92,47 +99,41 @@ def run_error(error: Error) -> AgentdError:
     return FailedPrecondition(error.message, error.reason, metadata)
 
 
-class AgentService:
+class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def ListAgents(self, request: apb.ListAgentsRequest, context: Context) -> Any:
+    async def ListAgents(
+        self,
+        request: apb.ListAgentsRequest,
+        context: grpc.aio.ServicerContext[apb.ListAgentsRequest, apb.ListAgentsResponse],
+    ) -> apb.ListAgentsResponse:
         v = Violations()
-        size = page_size(request.page_size, "page_size", v)
+        size = paging.page_size(request.page_size, "page_size", v)
         after = paging.decode("agents", request.page_token)
         v.check()
-        wanted = convert.from_struct(request.metadata_filter) if request.HasField("metadata_filter") else {}
+        wanted = from_struct(request.metadata_filter) if request.HasField("metadata_filter") else {}
         agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
         page = agents[:size]
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
         return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
 
-    async def GetAgent(self, request: apb.GetAgentRequest, context: Context) -> Any:
+    async def GetAgent(
+        self,
+        request: apb.GetAgentRequest,
+        context: grpc.aio.ServicerContext[apb.GetAgentRequest, apb.GetAgentResponse],
+    ) -> apb.GetAgentResponse:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         v.check()
         return apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id)))
 
-    async def _start(self, request: apb.GenerateRequest | apb.StreamRequest) -> RunHandle:
-        v = Violations()
-        v.require(request.agent_id, "agent_id")
-        messages = run_input(request.messages, request.text, v)
-        options = execution_options(request.options, "options", v, self.host.processors, self.host.step_functions)
-        if isinstance(request, apb.StreamRequest) and request.keep_running:
-            if options.memory is None or options.memory.thread is None:
-                v.add(
-                    "keep_running",
-                    "only a thread-bound run (options.memory with a thread) can outlive its call",
-                    "KEEP_RUNNING_REQUIRES_THREAD",
-                )
-        v.check()
-        agent = self.host.agents.get(request.agent_id)
-        if options.memory is not None and options.memory.thread is not None:
-            return await self.host.threads.start_run(agent, messages, options)  # subscribers see thread-bound runs
-        return self.host.runs.start(agent, messages, options)
-
-    async def Generate(self, request: apb.GenerateRequest, context: Context) -> Any:
-        handle = await self._start(request)
+    async def Generate(
+        self,
+        request: apb.GenerateRequest,
+        context: grpc.aio.ServicerContext[apb.GenerateRequest, apb.GenerateResponse],
+    ) -> apb.GenerateResponse:
+        handle = await start_run(self.host, run_request(self.host, request))
         try:
             await handle.ready()
             result: RunResult = await handle.result()
@@ -147,10 +148,15 @@ class AgentService:
             if reason == "SERVER_SHUTDOWN":
                 raise Unavailable(result.aborted.message, reason)
             raise FailedPrecondition(result.aborted.message, reason)
-        return convert.result_to_pb(result)
+        return result_to_pb(result)
 
-    async def Stream(self, request: apb.StreamRequest, context: Context) -> AsyncIterator[apb.StreamResponse]:
-        handle = await self._start(request)
+    async def Stream(
+        self,
+        request: apb.StreamRequest,
+        context: grpc.aio.ServicerContext[apb.StreamRequest, apb.StreamResponse],
+    ) -> AsyncIterator[apb.StreamResponse]:
+        run = run_request(self.host, request)
+        handle = await start_run(self.host, run)
         try:
             await handle.ready()
             # The run appends to its buffer at its own pace; each pass takes
@@ -160,5 +166,5 @@ class AgentService:
                     yield response
             await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends
         finally:
-            if not handle.done and not request.keep_running:
+            if not handle.done and not run.keep_running:
                 handle.abort("CALLER_CANCELLED", "the caller cancelled the call")

@@ -3,33 +3,44 @@
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from typing import Any
 
-from agentd.grpc import convert
-from agentd.grpc.errors import Context
-from agentd.grpc.validate import Violations, duration_seconds
+import grpc
+
+from agentd.grpc.errors import unavailable_on
+from agentd.grpc.values import duration_seconds, from_value, to_value
+from agentd.grpc.violations import Violations
 from agentd.runtime.cache import CacheError, ServerCache
-from agentd.runtime.errors import AgentdError, Unavailable
+from agentd.runtime.codec import encode
 from agentd.runtime.host import Host
+from agentd.runtime.response_keys import invalidate_response_cache
+from agentd.runtime.unset import UNSET, Unset
 from agentd_proto.v1 import cache_service_pb2 as pb
+from agentd_proto.v1 import cache_service_pb2_grpc
 
 #: Longest key accepted (Redis allows more; nobody needs more).
 MAX_KEY_LENGTH = 1024
 
 
-def unavailable(exc: CacheError) -> AgentdError:
-    return Unavailable(f"the cache backend failed: {exc}", "CACHE_UNAVAILABLE")
+def cache_errors() -> AbstractContextManager[None]:
+    return unavailable_on(CacheError, "cache", "CACHE_UNAVAILABLE")
 
 
 def jsonable(value: Any) -> Any:
     """A JSON view of a cached value: runtime objects in the codec's tagged form,
     bytes base64-encoded."""
-    from agentd.runtime.codec import encode
-
     return json.loads(encode(value))
 
 
-class CacheService:
+def _check_key(key: str, v: Violations, field: str = "key") -> None:
+    if not key:
+        v.add(field, "is required")
+    elif len(key) > MAX_KEY_LENGTH:
+        v.add(field, f"must be at most {MAX_KEY_LENGTH} characters")
+
+
+class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
 
@@ -37,28 +48,27 @@ class CacheService:
     def cache(self) -> ServerCache:
         return self.host.cache
 
-    @staticmethod
-    def _key(key: str, v: Violations, field: str = "key") -> None:
-        if not key:
-            v.add(field, "is required")
-        elif len(key) > MAX_KEY_LENGTH:
-            v.add(field, f"must be at most {MAX_KEY_LENGTH} characters")
-
-    async def GetCacheEntry(self, request: pb.GetCacheEntryRequest, context: Context) -> Any:
+    async def GetCacheEntry(
+        self,
+        request: pb.GetCacheEntryRequest,
+        context: grpc.aio.ServicerContext[pb.GetCacheEntryRequest, pb.GetCacheEntryResponse],
+    ) -> pb.GetCacheEntryResponse:
         v = Violations()
-        self._key(request.key, v)
+        _check_key(request.key, v)
         v.check()
-        try:
+        with cache_errors():
             value = await self.cache.get(request.key)
-        except CacheError as exc:
-            raise unavailable(exc) from exc
         if value is None:
             return pb.GetCacheEntryResponse(found=False)
-        return pb.GetCacheEntryResponse(found=True, value=convert.to_value(jsonable(value)))
+        return pb.GetCacheEntryResponse(found=True, value=to_value(jsonable(value)))
 
-    async def SetCacheEntry(self, request: pb.SetCacheEntryRequest, context: Context) -> Any:
+    async def SetCacheEntry(
+        self,
+        request: pb.SetCacheEntryRequest,
+        context: grpc.aio.ServicerContext[pb.SetCacheEntryRequest, pb.SetCacheEntryResponse],
+    ) -> pb.SetCacheEntryResponse:
         v = Violations()
-        self._key(request.key, v)
+        _check_key(request.key, v)
         if not request.HasField("value"):
             v.add("value", "is required")
         ttl: float | None = None
@@ -69,37 +79,41 @@ class CacheService:
             if request.pinned:
                 v.add("pinned", "a pinned entry has no ttl")
         v.check()
-        try:
-            await self.cache.set(request.key, convert.from_value(request.value), ttl, pinned=request.pinned)
-        except CacheError as exc:
-            raise unavailable(exc) from exc
+        with cache_errors():
+            await self.cache.set(request.key, from_value(request.value), ttl, pinned=request.pinned)
         return pb.SetCacheEntryResponse()
 
-    async def DeleteCacheEntry(self, request: pb.DeleteCacheEntryRequest, context: Context) -> Any:
+    async def DeleteCacheEntry(
+        self,
+        request: pb.DeleteCacheEntryRequest,
+        context: grpc.aio.ServicerContext[pb.DeleteCacheEntryRequest, pb.DeleteCacheEntryResponse],
+    ) -> pb.DeleteCacheEntryResponse:
         v = Violations()
-        self._key(request.key, v)
+        _check_key(request.key, v)
         v.check()
-        try:
+        with cache_errors():
             return pb.DeleteCacheEntryResponse(deleted=await self.cache.delete(request.key))
-        except CacheError as exc:
-            raise unavailable(exc) from exc
 
-    async def ClearCache(self, request: pb.ClearCacheRequest, context: Context) -> Any:
+    async def ClearCache(
+        self,
+        request: pb.ClearCacheRequest,
+        context: grpc.aio.ServicerContext[pb.ClearCacheRequest, pb.ClearCacheResponse],
+    ) -> pb.ClearCacheResponse:
         v = Violations()
         if not request.prefix:
             v.add("prefix", "is required (clearing everything by accident is not offered)")
         v.check()
-        try:
+        with cache_errors():
             return pb.ClearCacheResponse(deleted_count=await self.cache.clear(request.prefix))
-        except CacheError as exc:
-            raise unavailable(exc) from exc
 
-    async def GetCacheStats(self, request: pb.GetCacheStatsRequest, context: Context) -> Any:
-        try:
+    async def GetCacheStats(
+        self,
+        request: pb.GetCacheStatsRequest,
+        context: grpc.aio.ServicerContext[pb.GetCacheStatsRequest, pb.GetCacheStatsResponse],
+    ) -> pb.GetCacheStatsResponse:
+        with cache_errors():
             stats = await self.cache.shared_stats()
             size = await self.cache.size()
-        except CacheError as exc:
-            raise unavailable(exc) from exc
         return pb.GetCacheStatsResponse(
             hits=stats.hits,
             misses=stats.misses,
@@ -109,28 +123,18 @@ class CacheService:
             backend=self.cache.backend,
         )
 
-    async def InvalidateResponseCache(self, request: pb.InvalidateResponseCacheRequest, context: Context) -> Any:
-        from agentd.runtime.processors.builtins.response_cache import UNSET, key_prefix, matches_unscoped
-
+    async def InvalidateResponseCache(
+        self,
+        request: pb.InvalidateResponseCacheRequest,
+        context: grpc.aio.ServicerContext[pb.InvalidateResponseCacheRequest, pb.InvalidateResponseCacheResponse],
+    ) -> pb.InvalidateResponseCacheResponse:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         which = request.WhichOneof("scope_filter")
         if which == "scope" and not request.scope:
             v.add("scope", "must not be empty; use no_scope for the unscoped entries")
         v.check()
-        deleted = 0
-        try:
-            for cache in self.host.caches.values():  # response caches may sit on any backend
-                if which == "no_scope":
-                    keys = [
-                        k
-                        for k in await cache.keys(key_prefix(request.agent_id))
-                        if matches_unscoped(k, request.agent_id)
-                    ]
-                else:
-                    keys = await cache.keys(key_prefix(request.agent_id, request.scope if which == "scope" else UNSET))
-                for key in keys:
-                    deleted += int(await cache.delete(key))
-        except CacheError as exc:
-            raise unavailable(exc) from exc
+        scope: str | Unset | None = request.scope if which == "scope" else None if which == "no_scope" else UNSET
+        with cache_errors():
+            deleted = await invalidate_response_cache(self.host.caches.values(), request.agent_id, scope)
         return pb.InvalidateResponseCacheResponse(deleted_count=deleted)

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
-from agentd.runtime.errors import AgentdError
+from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, Unavailable
 
 DOMAIN = "agentd"
 DETAILS_KEY = "grpc-status-details-bin"
@@ -33,6 +36,12 @@ def to_rpc_status(err: AgentdError) -> status_pb2.Status:
         detail = any_pb2.Any()
         detail.Pack(bad)
         status.details.append(detail)
+    if err.retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(timedelta(seconds=err.retry_after))
+        detail = any_pb2.Any()
+        detail.Pack(retry)
+        status.details.append(detail)
     return status
 
 
@@ -46,9 +55,10 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
     raise AssertionError("unreachable")  # context.abort raises
 
 
-def internal_status(message: str) -> status_pb2.Status:
-    status = status_pb2.Status(code=code_pb2.INTERNAL, message=message)
-    info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN))
-    status.details.append(info)
-    return status
+@contextmanager
+def unavailable_on(error: type[Exception], backend: str, reason: str) -> Iterator[None]:
+    """A failing backend (`error`) answers UNAVAILABLE with `reason`, and when to retry."""
+    try:
+        yield
+    except error as exc:
+        raise Unavailable(f"the {backend} backend failed: {exc}", reason, retry_after=BACKEND_RETRY_SECONDS) from exc

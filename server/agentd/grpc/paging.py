@@ -1,4 +1,5 @@
-"""Opaque AIP-158 page tokens: a cursor bound to the list it came from."""
+"""Paging: opaque AIP-158 page tokens (a cursor bound to the list it came from)
+and page sizes."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import binascii
 import json
 from typing import Any
 
+from agentd.grpc.violations import Violations
 from agentd.runtime.errors import InvalidArgument
+
+MAX_PAGE_SIZE = 1000
 
 
 def encode(kind: str, cursor: Any) -> str:
@@ -26,3 +30,9 @@ def decode(kind: str, token: str, field: str = "page_token") -> Any:
         return data.get("c")
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidArgument.field(field, "is not a page token this list issued") from None
+
+
+def page_size(value: int, field: str, v: Violations, default: int = 50) -> int:
+    if value < 0:
+        v.add(field, "must not be negative")
+    return default if value <= 0 else min(value, MAX_PAGE_SIZE)

@@ -18,9 +18,13 @@ from agentd.grpc.thread_service import ThreadService
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
     agent_service_pb2,
+    agent_service_pb2_grpc,
     cache_service_pb2,
+    cache_service_pb2_grpc,
     signal_service_pb2,
+    signal_service_pb2_grpc,
     thread_service_pb2,
+    thread_service_pb2_grpc,
 )
 
 log = logging.getLogger("agentd.server")
@@ -32,10 +36,6 @@ SERVICES = (
     cache_service_pb2.DESCRIPTOR.services_by_name["CacheService"],
 )
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES)
-
-
-class Unimplemented:
-    """A servicer with no methods yet: every RPC answers UNIMPLEMENTED."""
 
 
 class AgentdServer:
@@ -68,14 +68,11 @@ class AgentdServer:
             host.runs.telemetry.enable(self.tracer_provider, capture_content=tracing.capture_content())
         # so_reuseport off: a second server on a taken port must fail, not share it.
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
-        servicers: dict[str, object] = {
-            "agentd.v1.AgentService": AgentService(host),
-            "agentd.v1.CacheService": CacheService(host),
-            "agentd.v1.ThreadService": ThreadService(host),
-            "agentd.v1.SignalService": SignalService(host),
-        }
-        for descriptor in SERVICES:
-            service.register(self.server, descriptor, servicers.get(descriptor.full_name, Unimplemented()))
+        agents, threads, signals, cache = SERVICES
+        service.register(self.server, agents, agent_service_pb2_grpc.AgentServiceServicer, AgentService(host))
+        service.register(self.server, threads, thread_service_pb2_grpc.ThreadServiceServicer, ThreadService(host))
+        service.register(self.server, signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host))
+        service.register(self.server, cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
         self.port = 0
@@ -126,6 +123,3 @@ class AgentdServer:
             self.tracer_provider.shutdown()
         await self.host.close()
         self._stopped.set()
-
-    async def wait_stopped(self) -> None:
-        await self._stopped.wait()

@@ -1,8 +1,11 @@
-"""Registers servicers from the service descriptors, so every method gets the
-same treatment: requests that do not decode answer INVALID_ARGUMENT (not
-grpc's INTERNAL), runtime errors become rich statuses, unexpected exceptions
-are logged and answered INTERNAL, and methods with no implementation yet
-answer UNIMPLEMENTED with reason NOT_IMPLEMENTED."""
+"""Registers a servicer (a subclass of its generated servicer class) from the
+service descriptor, so every method gets the same treatment: requests that do
+not decode answer INVALID_ARGUMENT (not grpc's INTERNAL), a NaN or infinite
+number in any Value answers INVALID_ARGUMENT naming the field, runtime errors
+become rich statuses, unexpected exceptions are logged and answered INTERNAL.
+A method the servicer does not implement (mypy flags the class: the generated
+stubs make it abstract) answers UNIMPLEMENTED with reason NOT_IMPLEMENTED, and
+is logged at start-up."""
 
 from __future__ import annotations
 
@@ -15,9 +18,12 @@ import grpc
 from google.protobuf import descriptor, message, message_factory
 
 from agentd.grpc.errors import Context, abort
+from agentd.grpc.values import non_finite
 from agentd.runtime.errors import AgentdError, InvalidArgument, Unimplemented
 
 log = logging.getLogger("agentd.grpc")
+Unary = Callable[[Any, Context], Awaitable[Any]]
+Streaming = Callable[[Any, Context], AsyncIterator[Any]]
 
 
 class Malformed:
@@ -33,14 +39,24 @@ def malformed_error(what: Malformed) -> InvalidArgument:
     return InvalidArgument(f"the request did not decode: {what.error}", "MALFORMED_REQUEST")
 
 
-def _deserializer(cls: type[message.Message]) -> Callable[[bytes], Any]:
-    def decode(data: bytes) -> Any:
+def _deserializer(cls: type[message.Message]) -> Callable[[bytes], message.Message | Malformed]:
+    def decode(data: bytes) -> message.Message | Malformed:
         try:
             return cls.FromString(data)
         except Exception as exc:
             return Malformed(exc)
 
     return decode
+
+
+def _checked(request: message.Message | Malformed) -> None:
+    """What every decoded request passes before it is handled (a bidirectional
+    stream's frames are its own to check)."""
+    if isinstance(request, Malformed):
+        raise malformed_error(request)
+    problems = non_finite(request)
+    if problems:
+        raise InvalidArgument.fields(problems)
 
 
 async def _guard(context: Context, exc: BaseException) -> None:
@@ -50,11 +66,10 @@ async def _guard(context: Context, exc: BaseException) -> None:
     await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
 
 
-def _unary(impl: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+def _unary(impl: Unary) -> Unary:
     async def handle(request: Any, context: Context) -> Any:
         try:
-            if isinstance(request, Malformed):
-                raise malformed_error(request)
+            _checked(request)
             return await impl(request, context)
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
@@ -64,14 +79,14 @@ def _unary(impl: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]
     return handle
 
 
-def _stream(impl: Callable[..., AsyncIterator[Any]], *, decoded_request: bool) -> Callable[..., AsyncIterator[Any]]:
+def _stream(impl: Streaming, *, decoded_request: bool) -> Streaming:
     """Server streaming (`decoded_request`: one request to check) or bidirectional
     (frames are the implementation's to check)."""
 
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         try:
-            if decoded_request and isinstance(request, Malformed):
-                raise malformed_error(request)
+            if decoded_request:
+                _checked(request)
             async for response in impl(request, context):
                 yield response
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
@@ -82,53 +97,48 @@ def _stream(impl: Callable[..., AsyncIterator[Any]], *, decoded_request: bool) -
     return handle
 
 
-def _not_implemented(service: str, method: str) -> Unimplemented:
-    return Unimplemented(
+def _missing(service: str, method: str, *, streaming: bool) -> Unary | Streaming:
+    err = Unimplemented(
         f"{service}.{method} is not implemented in this release of agentd",
         "NOT_IMPLEMENTED",
         {"method": f"{service}.{method}"},
     )
 
+    async def unary(_: Any, __: Context) -> Any:
+        raise err
 
-def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, servicer: object) -> None:
+    async def stream(_: Any, __: Context) -> AsyncIterator[Any]:
+        raise err
+        yield  # pragma: no cover
+
+    return stream if streaming else unary
+
+
+def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, base: type, servicer: object) -> None:
+    """Serves `service` with `servicer`, an instance of `base`, the service's
+    generated servicer class (TypeError otherwise)."""
+    if not isinstance(servicer, base):
+        raise TypeError(f"{type(servicer).__name__} does not subclass {base.__name__}, the {service.name} servicer")
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in service.methods:
-        request_cls = message_factory.GetMessageClass(method.input_type)
-        response_cls = message_factory.GetMessageClass(method.output_type)
-        impl = getattr(servicer, method.name, None)
-        err = _not_implemented(service.name, method.name)
-        decode = _deserializer(request_cls)
-        encode = response_cls.SerializeToString
-        if method.client_streaming and method.server_streaming:
-
-            async def bidi_missing(_: Any, __: Any, err: AgentdError = err) -> AsyncIterator[Any]:
-                raise err
-                yield  # pragma: no cover
-
+        if method.client_streaming and not method.server_streaming:
+            raise NotImplementedError("client-streaming methods are not part of the contract")
+        decode = _deserializer(message_factory.GetMessageClass(method.input_type))
+        encode = message_factory.GetMessageClass(method.output_type).SerializeToString
+        impl: Any = getattr(servicer, method.name)
+        if getattr(type(servicer), method.name) is getattr(base, method.name):  # the generated stand-in
+            log.warning("%s.%s is not implemented: it answers UNIMPLEMENTED", service.name, method.name)
+            impl = _missing(service.name, method.name, streaming=method.server_streaming)
+        if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _stream(impl or bidi_missing, decoded_request=False),
-                request_deserializer=decode,
-                response_serializer=encode,
+                _stream(impl, decoded_request=False), request_deserializer=decode, response_serializer=encode
             )
         elif method.server_streaming:
-
-            async def stream_missing(_: Any, __: Any, err: AgentdError = err) -> AsyncIterator[Any]:
-                raise err
-                yield  # pragma: no cover
-
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _stream(impl or stream_missing, decoded_request=True),
-                request_deserializer=decode,
-                response_serializer=encode,
+                _stream(impl, decoded_request=True), request_deserializer=decode, response_serializer=encode
             )
-        elif method.client_streaming:
-            raise NotImplementedError("client-streaming methods are not part of the contract")
         else:
-
-            async def unary_missing(_: Any, __: Any, err: AgentdError = err) -> Any:
-                raise err
-
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _unary(impl or unary_missing), request_deserializer=decode, response_serializer=encode
+                _unary(impl), request_deserializer=decode, response_serializer=encode
             )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))

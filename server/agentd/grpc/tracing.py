@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from opentelemetry import propagate, trace
+
+from agentd.runtime.telemetry import LINK_TO
+
 
 def enabled(env: dict[str, str] | None = None) -> bool:
     env = dict(os.environ) if env is None else env
@@ -63,10 +67,6 @@ def link_runs_to_caller(metadata: Any) -> None:
     """Runs started from here on (in this task and tasks it creates) become
     roots linked to the caller's traceparent: for long-lived streams, which
     would otherwise parent every run of a connection that lasts for hours."""
-    from opentelemetry import propagate, trace
-
-    from agentd.runtime.telemetry import LINK_TO
-
     carrier = {key: value for key, value in metadata or () if isinstance(value, str)}
     context = trace.get_current_span(propagate.extract(carrier)).get_span_context()
     LINK_TO.set(context if context.is_valid else trace.INVALID_SPAN_CONTEXT)

@@ -55,6 +55,8 @@ from agentd.runtime.processors.builtins import error_defaults as _error_defaults
 from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.results import RunResult, StepResult
+from agentd.runtime.run_requests import RunRequest, start_run
+from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -98,8 +100,11 @@ __all__ = [
     "RunHandle",
     "RunInput",
     "RunRegistry",
+    "RunRequest",
     "RunResult",
     "SignalPart",
+    "StateSignalRequest",
+    "StateSignalResult",
     "StepOverrides",
     "StepResult",
     "TextPart",
@@ -118,6 +123,8 @@ __all__ = [
     "register_provider",
     "resolve_dynamic",
     "resolve_model",
+    "send_state_signal",
     "snake",
+    "start_run",
     "tool",
 ]

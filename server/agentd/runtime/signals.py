@@ -3,7 +3,7 @@
 A signal is created once (`create_signal`, `create_message_signal`), then
 rendered for the model as a user turn of XML (`render_for_model`), stored as a
 `signal` row (`to_db_message` / `from_db_message`), and echoed to subscribers
-as itself. No grpc here: the transport converts in agentd.grpc.convert_signals.
+as itself. No grpc here: the transport converts in agentd.grpc.signals.
 """
 
 from __future__ import annotations

@@ -16,14 +16,18 @@ from __future__ import annotations
 import asyncio
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from agentd.runtime.messages import JSON, Message, Signal, SignalPart, utcnow
 
 Order = Literal["asc", "desc"]
+R = TypeVar("R")
+#: `update_thread_metadata`'s step: the thread's current metadata (a copy, free
+#: to change) to the new metadata (None: leave the thread as it is) and a result.
+MetadataUpdate = Callable[[dict[str, JSON]], tuple[dict[str, JSON] | None, R]]
 
 
 @dataclass
@@ -121,6 +125,16 @@ class Storage(ABC):
         self, thread_id: str, *, title: str | None = None, metadata: dict[str, JSON] | None = None
     ) -> Thread | None:
         """Changes the given fields and updated_at; None when the thread does not exist."""
+
+    @abstractmethod
+    async def update_thread_metadata(self, thread_id: str, fn: MetadataUpdate[R]) -> tuple[Thread, R] | None:
+        """Read-modify-write of the thread's metadata as one atomic step: `fn`
+        sees the stored metadata and nothing else writes the thread until its
+        answer is stored (when it returns new metadata, updated_at changes too).
+        Returns the thread as it then is and `fn`'s result; None when the thread
+        does not exist. An exception from `fn` changes nothing and propagates.
+        `fn` must be quick and have no side effects: a backend may call it on
+        another thread (SQLite) or again after a conflict (Redis)."""
 
     @abstractmethod
     async def delete_thread(self, thread_id: str) -> bool:
@@ -255,6 +269,17 @@ class InMemoryStorage(Storage):
                 thread.metadata = copy.deepcopy(metadata)
             thread.updated_at = utcnow()
             return copy.deepcopy(thread)
+
+    async def update_thread_metadata(self, thread_id: str, fn: MetadataUpdate[R]) -> tuple[Thread, R] | None:
+        async with self._lock:  # every write takes it: nothing changes the thread between read and write
+            thread = self._threads.get(thread_id)
+            if thread is None:
+                return None
+            metadata, result = fn(copy.deepcopy(thread.metadata))
+            if metadata is not None:
+                thread.metadata = copy.deepcopy(metadata)
+                thread.updated_at = utcnow()
+            return copy.deepcopy(thread), result
 
     async def delete_thread(self, thread_id: str) -> bool:
         async with self._lock:

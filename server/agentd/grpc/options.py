@@ -1,135 +1,29 @@
-"""Request validation: proto requests to runtime values, or INVALID_ARGUMENT with
-one field violation per problem (field paths as in the proto, snake_case)."""
+"""Execution options a caller sends (ExecutionOptions, its processor lists and
+workflows) to validated runtime options."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from agentd.grpc import convert
-from agentd.runtime import messages as rm
+from agentd.grpc.values import from_struct
+from agentd.grpc.violations import Violations
 from agentd.runtime import options as ro
-from agentd.runtime.errors import FieldViolation, InvalidArgument
+from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.host import Host
 from agentd.runtime.processors.registry import ProcessorRegistry
-from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 
 #: Request-context keys the runtime reads itself; set through `memory` and
 #: `response_cache`, never directly.
 RESERVED_CONTEXT_PREFIX = "agentd."
 MAX_STEPS_LIMIT = 1000
-MAX_PAGE_SIZE = 1000
 
 
-class Violations:
-    """Collects field violations, then raises them all at once."""
-
-    def __init__(self) -> None:
-        self.items: list[FieldViolation] = []
-        self.reason = "INVALID_REQUEST"
-
-    def add(self, field: str, description: str, reason: str | None = None) -> None:
-        self.items.append(FieldViolation(field, description))
-        if reason is not None and self.reason == "INVALID_REQUEST":
-            self.reason = reason
-
-    def require(self, value: str, field: str) -> None:
-        if not value:
-            self.add(field, "is required")
-
-    def check(self) -> None:
-        if self.items:
-            raise InvalidArgument.fields(self.items, self.reason)
-
-
-# google.protobuf.Timestamp's valid range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z.
-_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799
-
-
-def timestamp(pb: Any, field: str, v: Violations) -> datetime | None:
-    """A valid Timestamp as a datetime, or a field violation."""
-    if not _MIN_SECONDS <= pb.seconds <= _MAX_SECONDS or not 0 <= pb.nanos < 1_000_000_000:
-        v.add(field, "is not a valid timestamp (years 1 to 9999, nanos in [0, 1e9))")
-        return None
-    return convert.from_timestamp(pb)
-
-
-def duration_seconds(pb: Any, field: str, v: Violations) -> float | None:
-    """A valid Duration in seconds, or a field violation."""
-    ok = abs(pb.seconds) <= 315_576_000_000 and abs(pb.nanos) < 1_000_000_000
-    if not ok or (pb.seconds > 0 > pb.nanos) or (pb.seconds < 0 < pb.nanos):
-        v.add(field, "is not a valid duration")
-        return None
-    return float(pb.seconds + pb.nanos / 1e9)
-
-
-def page_size(value: int, field: str, v: Violations, default: int = 50) -> int:
-    if value < 0:
-        v.add(field, "must not be negative")
-    return default if value <= 0 else min(value, MAX_PAGE_SIZE)
-
-
-def run_input(messages: Any, text: str, v: Violations) -> list[rm.Message]:
-    """`messages` xor `text`."""
-    if messages and text:
-        v.add("text", "set either text or messages, not both")
-        return []
-    if not messages and not text:
-        v.add("text", "set text or messages")
-        return []
-    if text:
-        return [rm.Message.user(text)]
-    out: list[rm.Message] = []
-    for i, message in enumerate(messages):
-        out.extend(_message(message, f"messages[{i}]", v))
-    if out and all(m.role == "system" for m in out):
-        v.add("messages", "needs at least one non-system message")
-    return out
-
-
-def _message(message: mpb.Message, path: str, v: Violations) -> list[rm.Message]:
-    before = len(v.items)
-    if message.role not in (mpb.ROLE_USER, mpb.ROLE_ASSISTANT, mpb.ROLE_SYSTEM):
-        v.add(f"{path}.role", "must be ROLE_USER, ROLE_ASSISTANT or ROLE_SYSTEM")
-    if not message.parts:
-        v.add(f"{path}.parts", "must not be empty")
-    for j, part in enumerate(message.parts):
-        _part(part, f"{path}.parts[{j}]", message.role, v)
-    if message.HasField("create_time"):
-        timestamp(message.create_time, f"{path}.create_time", v)
-    if len(v.items) > before:
-        return []
-    return [convert.message_from_pb(message)]
-
-
-def _part(part: mpb.Part, path: str, role: int, v: Violations) -> None:
-    kind = part.WhichOneof("part")
-    if kind is None:
-        v.add(path, "no part set")
-    elif kind == "file":
-        file_part(part.file, f"{path}.file", v)
-    elif kind == "signal":
-        v.add(f"{path}.signal", "signal parts are written by the server; send signals with SignalService")
-    elif kind in ("tool_call", "tool_result", "reasoning") and role != mpb.ROLE_ASSISTANT:
-        v.add(f"{path}.{kind}", "only assistant messages carry this part")
-    elif kind == "tool_call" and not (part.tool_call.tool_call_id and part.tool_call.tool_name):
-        v.add(f"{path}.tool_call", "tool_call_id and tool_name are required")
-    elif kind == "tool_result" and not part.tool_result.tool_call_id:
-        v.add(f"{path}.tool_result.tool_call_id", "is required")
-    elif kind == "data" and not part.data.type.startswith("data-"):
-        v.add(f"{path}.data.type", 'must start with "data-"')
-    elif kind == "text" and role == mpb.ROLE_SYSTEM and not part.text.text:
-        v.add(f"{path}.text.text", "must not be empty")
-
-
-def file_part(f: mpb.FilePart, path: str, v: Violations) -> None:
-    if not f.media_type or "/" not in f.media_type:
-        v.add(f"{path}.media_type", 'is required, as an IANA media type such as "image/png"')
-    source = f.WhichOneof("source")
-    if source is None:
-        v.add(f"{path}.data", "set data or url")
-    elif source == "url" and not f.url.startswith(("http://", "https://", "data:")):
-        v.add(f"{path}.url", "must be an http(s) or data: URL")
+def host_options(
+    host: Host, pb: opb.ExecutionOptions, path: str, v: Violations, *, thread_bound: bool = False
+) -> ro.ExecutionOptions:
+    """`execution_options` with the host's processors and step functions."""
+    return execution_options(pb, path, v, host.processors, host.step_functions, thread_bound=thread_bound)
 
 
 def execution_options(
@@ -183,12 +77,12 @@ def execution_options(
             v.add(f"{path}.structured_output.schema", "is required (a JSON Schema object)")
         else:
             structured = ro.StructuredOutput(
-                convert.from_struct(pb.structured_output.schema),
+                from_struct(pb.structured_output.schema),
                 pb.structured_output.name or None,
                 pb.structured_output.description or None,
             )
 
-    request_context = convert.from_struct(pb.request_context) if pb.HasField("request_context") else None
+    request_context = from_struct(pb.request_context) if pb.HasField("request_context") else None
     for key in request_context or {}:
         if key.startswith(RESERVED_CONTEXT_PREFIX):
             v.add(
@@ -210,7 +104,7 @@ def execution_options(
             elif t.name in names:
                 v.add(f"{path}.client_tools[{i}].name", f"duplicate tool name {t.name!r}")
             names.add(t.name)
-            tools.append(ro.ClientTool(t.name, t.description, convert.from_struct(t.input_schema)))
+            tools.append(ro.ClientTool(t.name, t.description, from_struct(t.input_schema)))
         client_tools = tuple(tools)
         if not thread_bound and (memory is None or memory.thread is None):
             v.add(
@@ -265,7 +159,7 @@ def execution_options(
         tool_choice=tool_choice,
         active_tools=active_tools,
         model_settings=settings,
-        provider_options=convert.from_struct(pb.provider_options) if pb.HasField("provider_options") else None,
+        provider_options=from_struct(pb.provider_options) if pb.HasField("provider_options") else None,
         structured_output=structured,
         client_tools=client_tools,
         request_context=request_context,
@@ -315,9 +209,7 @@ def _memory(pb: opb.MemoryOptions, path: str, v: Violations) -> ro.MemoryOptions
         t = pb.thread_object
         if not t.id:
             v.add(f"{path}.thread_object.id", "is required")
-        thread = ro.ThreadRef(
-            t.id, t.title or None, convert.from_struct(t.metadata) if t.HasField("metadata") else None
-        )
+        thread = ro.ThreadRef(t.id, t.title or None, from_struct(t.metadata) if t.HasField("metadata") else None)
     if thread is not None and not pb.resource:
         v.add(f"{path}.resource", "is required with a thread", "MEMORY_IDS_REQUIRED")
     return ro.MemoryOptions(pb.resource or None, thread)
@@ -341,9 +233,7 @@ def build_processors(
         try:
             out.append(registry.build_ref(spec))
         except InvalidArgument as exc:
-            kind = "workflow" if isinstance(spec, ro.ProcessorWorkflowSpec) else "processor"
-            for violation in exc.violations:
-                v.add(f"{item}.{kind}.{violation.field}", violation.description, exc.reason)
+            v.absorb(exc, f"{item}.workflow" if isinstance(spec, ro.ProcessorWorkflowSpec) else f"{item}.processor")
         except ValueError as exc:  # a workflow that does not hold together
             v.add(f"{item}.workflow", str(exc))
     return tuple(out)
@@ -357,47 +247,52 @@ def processor_specs(
         item = f"{path}.processors[{i}]"
         kind = ref.WhichOneof("kind")
         if kind == "processor":
-            spec = _processor_spec(ref.processor, f"{item}.processor", v, known)
-            if spec is not None:
-                out.append(spec)
+            out.extend(_processor_spec(ref.processor, f"{item}.processor", v, known))
         elif kind == "workflow":
-            workflow = ref.workflow
-            if not workflow.id:
-                v.add(f"{item}.workflow.id", "is required")
-            if not workflow.steps:
-                v.add(f"{item}.workflow.steps", "must not be empty")
-            steps: list[ro.ProcessorSpec | ro.ParallelStep | ro.MapStep] = []
-            for j, step in enumerate(workflow.steps):
-                spath = f"{item}.workflow.steps[{j}]"
-                skind = step.WhichOneof("step")
-                if skind == "processor":
-                    spec = _processor_spec(step.processor, f"{spath}.processor", v, known)
-                    if spec is not None:
-                        steps.append(spec)
-                elif skind == "parallel":
-                    if not step.parallel.branches:
-                        v.add(f"{spath}.parallel.branches", "must not be empty")
-                    branches = [
-                        _processor_spec(b, f"{spath}.parallel.branches[{k}]", v, known)
-                        for k, b in enumerate(step.parallel.branches)
-                    ]
-                    steps.append(ro.ParallelStep(tuple(b for b in branches if b is not None)))
-                elif skind == "map":
-                    if not step.map.select.startswith("processor:"):
-                        v.add(f"{spath}.map.select", 'must name a branch as "processor:<id>"')
-                    steps.append(ro.MapStep(step.map.select))
-                else:
-                    v.add(spath, "no step set")
-            out.append(ro.ProcessorWorkflowSpec(workflow.id, tuple(steps)))
+            out.append(_workflow_spec(ref.workflow, f"{item}.workflow", v, known))
         else:
             v.add(item, "set processor or workflow")
     return tuple(out)
 
 
-def _processor_spec(pb: opb.ProcessorSpec, path: str, v: Violations, known: frozenset[str]) -> ro.ProcessorSpec | None:
+def _workflow_spec(
+    workflow: opb.ProcessorWorkflow, path: str, v: Violations, known: frozenset[str]
+) -> ro.ProcessorWorkflowSpec:
+    if not workflow.id:
+        v.add(f"{path}.id", "is required")
+    if not workflow.steps:
+        v.add(f"{path}.steps", "must not be empty")
+    steps: list[ro.ProcessorSpec | ro.ParallelStep | ro.MapStep] = []
+    for j, step in enumerate(workflow.steps):
+        spath = f"{path}.steps[{j}]"
+        kind = step.WhichOneof("step")
+        if kind == "processor":
+            steps.extend(_processor_spec(step.processor, f"{spath}.processor", v, known))
+        elif kind == "parallel":
+            if not step.parallel.branches:
+                v.add(f"{spath}.parallel.branches", "must not be empty")
+            branches = [
+                spec
+                for k, branch in enumerate(step.parallel.branches)
+                for spec in _processor_spec(branch, f"{spath}.parallel.branches[{k}]", v, known)
+            ]
+            steps.append(ro.ParallelStep(tuple(branches)))
+        elif kind == "map":
+            if not step.map.select.startswith("processor:"):
+                v.add(f"{spath}.map.select", 'must name a branch as "processor:<id>"')
+            steps.append(ro.MapStep(step.map.select))
+        else:
+            v.add(spath, "no step set")
+    return ro.ProcessorWorkflowSpec(workflow.id, tuple(steps))
+
+
+def _processor_spec(
+    pb: opb.ProcessorSpec, path: str, v: Violations, known: frozenset[str]
+) -> tuple[ro.ProcessorSpec, ...]:
+    """The spec, or none (and a violation) when it names no registered processor."""
     if not pb.name:
         v.add(f"{path}.name", "is required")
-        return None
+        return ()
     if pb.name not in known:
         listing = ", ".join(sorted(known)) or "none yet"
         v.add(
@@ -405,5 +300,5 @@ def _processor_spec(pb: opb.ProcessorSpec, path: str, v: Violations, known: froz
             f"no processor named {pb.name!r} is registered (registered: {listing})",
             "UNKNOWN_PROCESSOR",
         )
-        return None
-    return ro.ProcessorSpec(pb.name, pb.id or None, convert.from_struct(pb.options))
+        return ()
+    return (ro.ProcessorSpec(pb.name, pb.id or None, from_struct(pb.options)),)

@@ -1,0 +1,89 @@
+"""Messages to protobuf and back (a signal part through the signals rung), and
+the input messages of a run a caller sends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentd.grpc.parts import check_part, part_from_pb, part_to_pb
+from agentd.grpc.signals import signal_to_pb
+from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, to_struct, to_timestamp
+from agentd.grpc.violations import Violations
+from agentd.runtime import messages as rm
+from agentd_proto.v1 import message_pb2 as mpb
+
+ROLES: dict[str, mpb.Role] = {
+    "user": mpb.ROLE_USER,
+    "assistant": mpb.ROLE_ASSISTANT,
+    "system": mpb.ROLE_SYSTEM,
+    "signal": mpb.ROLE_SIGNAL,
+}
+ROLE_NAMES: dict[int, rm.Role] = {v: k for k, v in ROLES.items()}  # type: ignore[misc]
+
+
+def message_to_pb(message: rm.Message) -> mpb.Message:
+    return mpb.Message(
+        id=message.id,
+        role=ROLES[message.role],
+        parts=[_part_to_pb(p) for p in message.parts],
+        metadata=to_struct(message.metadata),
+        provider_options=to_struct(message.provider_options),
+        thread_id=message.thread_id or "",
+        resource_id=message.resource_id or "",
+        create_time=to_timestamp(message.created_at),
+    )
+
+
+def _part_to_pb(part: rm.Part) -> mpb.Part:
+    if isinstance(part, rm.SignalPart):
+        return mpb.Part(signal=mpb.SignalPart(signal=signal_to_pb(part.signal)))
+    return part_to_pb(part)
+
+
+def message_from_pb(message: mpb.Message) -> rm.Message:
+    out = rm.Message(
+        role=ROLE_NAMES[message.role],
+        parts=[part_from_pb(p) for p in message.parts],
+        metadata=from_struct(message.metadata) if message.HasField("metadata") else {},
+        provider_options=optional_struct(message, "provider_options"),
+        thread_id=message.thread_id or None,
+        resource_id=message.resource_id or None,
+    )
+    if message.id:
+        out.id = message.id
+    if message.HasField("create_time"):
+        out.created_at = from_timestamp(message.create_time)
+    return out
+
+
+def run_input(messages: Sequence[mpb.Message], text: str, v: Violations) -> list[rm.Message]:
+    """A run's input: `messages` xor `text`."""
+    if messages and text:
+        v.add("text", "set either text or messages, not both")
+        return []
+    if not messages and not text:
+        v.add("text", "set text or messages")
+        return []
+    if text:
+        return [rm.Message.user(text)]
+    out: list[rm.Message] = []
+    for i, message in enumerate(messages):
+        out.extend(_input_message(message, f"messages[{i}]", v))
+    if out and all(m.role == "system" for m in out):
+        v.add("messages", "needs at least one non-system message")
+    return out
+
+
+def _input_message(message: mpb.Message, path: str, v: Violations) -> list[rm.Message]:
+    before = len(v.items)
+    if message.role not in (mpb.ROLE_USER, mpb.ROLE_ASSISTANT, mpb.ROLE_SYSTEM):
+        v.add(f"{path}.role", "must be ROLE_USER, ROLE_ASSISTANT or ROLE_SYSTEM")
+    if not message.parts:
+        v.add(f"{path}.parts", "must not be empty")
+    for j, part in enumerate(message.parts):
+        check_part(part, f"{path}.parts[{j}]", message.role, v)
+    if message.HasField("create_time"):
+        timestamp(message.create_time, f"{path}.create_time", v)
+    if len(v.items) > before:
+        return []
+    return [message_from_pb(message)]

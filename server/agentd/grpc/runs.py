@@ -1,0 +1,28 @@
+"""GenerateRequest and StreamRequest to the runtime's RunRequest."""
+
+from __future__ import annotations
+
+from agentd.grpc.messages import run_input
+from agentd.grpc.options import host_options
+from agentd.grpc.violations import Violations
+from agentd.runtime.host import Host
+from agentd.runtime.run_requests import RunRequest
+from agentd_proto.v1 import agent_service_pb2 as apb
+
+
+def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) -> RunRequest:
+    """The validated request, or one INVALID_ARGUMENT listing every problem."""
+    v = Violations()
+    v.require(request.agent_id, "agent_id")
+    messages = run_input(request.messages, request.text, v)
+    options = host_options(host, request.options, "options", v)
+    keep_running = isinstance(request, apb.StreamRequest) and request.keep_running
+    run = RunRequest(agent_id=request.agent_id, messages=tuple(messages), options=options, keep_running=keep_running)
+    if keep_running and not run.thread_bound:
+        v.add(
+            "keep_running",
+            "only a thread-bound run (options.memory with a thread) can outlive its call",
+            "KEEP_RUNNING_REQUIRES_THREAD",
+        )
+    v.check()
+    return run

@@ -1,0 +1,144 @@
+"""JSON values (google.protobuf Value and Struct), Timestamps and Durations, to
+runtime values and back; and the check every request passes before it is
+handled: no number in any Value is NaN or infinite (protobuf can carry them,
+JSON cannot), each one a field violation naming where it is."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import descriptor, duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.message import Message
+
+from agentd.grpc.violations import Violations
+from agentd.runtime.errors import FieldViolation
+
+
+def to_value(obj: Any) -> struct_pb2.Value:
+    value = struct_pb2.Value()
+    if obj is None:
+        value.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(obj, bool):
+        value.bool_value = obj
+    elif isinstance(obj, (int, float)):
+        value.number_value = obj
+    elif isinstance(obj, str):
+        value.string_value = obj
+    elif isinstance(obj, dict):
+        value.struct_value.update(obj)
+    elif isinstance(obj, (list, tuple)):
+        value.list_value.extend(obj)
+    else:
+        value.string_value = str(obj)
+    return value
+
+
+def from_value(value: struct_pb2.Value) -> Any:
+    return json_format.MessageToDict(value)
+
+
+def to_struct(obj: dict[str, Any] | None) -> struct_pb2.Struct | None:
+    if not obj:
+        return None
+    struct = struct_pb2.Struct()
+    struct.update(obj)
+    return struct
+
+
+def from_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
+    return json_format.MessageToDict(struct)
+
+
+def optional_struct(message: Message, name: str) -> dict[str, Any] | None:
+    """The Struct field `name` of `message` as a dict, None when it is unset."""
+    return from_struct(getattr(message, name)) if message.HasField(name) else None
+
+
+def optional_value(message: Message, name: str) -> Any:
+    """The Value field `name` of `message`, None when it is unset."""
+    return from_value(getattr(message, name)) if message.HasField(name) else None
+
+
+def to_timestamp(when: datetime | None) -> timestamp_pb2.Timestamp | None:
+    if when is None:
+        return None
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(when.astimezone(UTC))
+    return ts
+
+
+def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:
+    return ts.ToDatetime(tzinfo=UTC)
+
+
+# google.protobuf.Timestamp's valid range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z.
+_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799
+
+
+def timestamp(pb: timestamp_pb2.Timestamp, field: str, v: Violations) -> datetime | None:
+    """A valid Timestamp as a datetime, or a field violation."""
+    if not _MIN_SECONDS <= pb.seconds <= _MAX_SECONDS or not 0 <= pb.nanos < 1_000_000_000:
+        v.add(field, "is not a valid timestamp (years 1 to 9999, nanos in [0, 1e9))")
+        return None
+    return from_timestamp(pb)
+
+
+def duration_seconds(pb: duration_pb2.Duration, field: str, v: Violations) -> float | None:
+    """A valid Duration in seconds, or a field violation."""
+    ok = abs(pb.seconds) <= 315_576_000_000 and abs(pb.nanos) < 1_000_000_000
+    if not ok or (pb.seconds > 0 > pb.nanos) or (pb.seconds < 0 < pb.nanos):
+        v.add(field, "is not a valid duration")
+        return None
+    return float(pb.seconds + pb.nanos / 1e9)
+
+
+# ---------------------------------------------------------------- finite numbers only
+
+_NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON values)"
+
+
+def non_finite(message: Message, path: str = "") -> list[FieldViolation]:
+    """A violation for each NaN or infinite number in any Value inside `message`
+    (Struct keys as `.key`, list items as `[i]`)."""
+    out: list[FieldViolation] = []
+    _walk(message, path, out)
+    return out
+
+
+def _walk(message: Message, path: str, out: list[FieldViolation]) -> None:
+    if isinstance(message, struct_pb2.Value):
+        _value(message, path, out)
+        return
+    if isinstance(message, struct_pb2.Struct):
+        for key, item in message.fields.items():
+            _value(item, f"{path}.{key}" if path else key, out)
+        return
+    if isinstance(message, struct_pb2.ListValue):
+        for i, item in enumerate(message.values):
+            _value(item, f"{path}[{i}]", out)
+        return
+    for field, value in message.ListFields():
+        if field.type != descriptor.FieldDescriptor.TYPE_MESSAGE:
+            continue
+        name = f"{path}.{field.name}" if path else field.name
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            for key, item in value.items():
+                if isinstance(item, Message):
+                    _walk(item, f"{name}.{key}", out)
+        elif field.is_repeated:
+            for i, item in enumerate(value):
+                _walk(item, f"{name}[{i}]", out)
+        else:
+            _walk(value, name, out)
+
+
+def _value(value: struct_pb2.Value, path: str, out: list[FieldViolation]) -> None:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value" and not math.isfinite(value.number_value):
+        out.append(FieldViolation(path, _NOT_FINITE))
+    elif kind == "struct_value":
+        _walk(value.struct_value, path, out)
+    elif kind == "list_value":
+        _walk(value.list_value, path, out)

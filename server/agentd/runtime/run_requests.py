@@ -1,0 +1,33 @@
+"""A request to run an agent, as Generate and Stream make it, and where it
+starts: a thread-bound run on its thread (subscribers see it), any other in
+the run registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentd.runtime.host import Host
+from agentd.runtime.messages import Message
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.run import RunHandle
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRequest:
+    agent_id: str
+    messages: tuple[Message, ...]
+    options: ExecutionOptions = field(default_factory=ExecutionOptions)
+    #: The run outlives its caller's call (only a thread-bound run can).
+    keep_running: bool = False
+
+    @property
+    def thread_bound(self) -> bool:
+        return self.options.memory is not None and self.options.memory.thread is not None
+
+
+async def start_run(host: Host, request: RunRequest) -> RunHandle:
+    """Starts the run (NOT_FOUND for an unknown agent)."""
+    agent = host.agents.get(request.agent_id)
+    if request.thread_bound:
+        return await host.threads.start_run(agent, list(request.messages), request.options)
+    return host.runs.start(agent, list(request.messages), request.options)
