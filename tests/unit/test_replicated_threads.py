@@ -23,6 +23,7 @@ from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
 from agentd.runtime.options import MemoryOptions, ThreadRef
 from agentd.runtime.signals import create_message_signal
+from agentd.runtime.storage import PendingSignal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
 from redis_server import RedisServer
 from support_models import HELD, held_model
@@ -46,6 +47,18 @@ class RecordingCoordination(RedisCoordination):
         return await super().release(thread_id, owner)
 
 
+class SlowOutbox(RedisStorage):
+    """Redis storage whose outbox writes are acknowledged `delay` seconds after they land."""
+
+    def __init__(self, *args: Any, delay: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.delay = delay
+
+    async def save_pending(self, entry: PendingSignal) -> None:
+        await super().save_pending(entry)
+        await asyncio.sleep(self.delay)
+
+
 def agents(release: Path) -> list[Agent]:
     register_provider(HELD, held_model)
     held = {
@@ -63,14 +76,18 @@ async def replicas(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[C
     prefix = f"rt-{uuid.uuid4().hex[:8]}:"
     made: list[Host] = []
 
-    async def make(*, log_retention: int = 10_000) -> Host:
+    async def make(
+        *, log_retention: int = 10_000, sweep_interval: float | None = None, commit_delay: float = 0.0
+    ) -> Host:
         url = redis_server.url
         host = Host(
             agents=AgentRegistry(agents(tmp_path / "release")),
-            storage=RedisStorage(url, key_prefix=f"{prefix}store:"),
+            storage=SlowOutbox(url, key_prefix=f"{prefix}store:", delay=commit_delay),
             coordination=RecordingCoordination(url, key_prefix=f"{prefix}lease:"),
             cluster=RedisCluster(url, key_prefix=f"{prefix}cluster:", log_retention=log_retention),
-            thread_settings=ThreadSettings(lease_ttl_ms=TTL_MS, log_retention=log_retention),
+            thread_settings=ThreadSettings(
+                lease_ttl_ms=TTL_MS, log_retention=log_retention, sweep_interval=sweep_interval
+            ),
         )
         await host.storage.open()
         await host.threads.open()
@@ -284,3 +301,22 @@ async def test_two_subscribers_joining_while_a_run_streams_see_every_chunk_once(
             b.threads.unsubscribe("u1", "t1", late)
         for reader in readers:
             reader.cancel()
+
+
+async def test_a_wake_holds_the_thread_before_its_signal_is_pending(
+    replicas: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A sweeping replica takes over threads whose lease is free and which have
+    signals pending: a wake's signal must never be pending on a free thread, or
+    the sweep replays it while the wake is still being routed."""
+    a = await replicas(commit_delay=0.3)
+    b = await replicas(sweep_interval=0.02)
+    routing = await a.threads.route(
+        RouteRequest(agent_id="held", signal=create_message_signal("once"), resource_id="u1", thread_id="t1")
+    )
+    assert routing.action == "wake" and routing.run_id
+    assert a.runs.get(routing.run_id) is not None and b.runs.active() == []
+    (tmp_path / "release").touch()
+    await asyncio.wait_for(a.runs.wait_finished(routing.run_id), 5)
+    await a.threads.settled(routing.run_id)
+    assert b.runs.active() == [] and await a.storage.list_pending() == []

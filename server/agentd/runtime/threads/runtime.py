@@ -181,12 +181,15 @@ class ThreadRuntime:
         *,
         run_id: str | None = None,
         opening: Signal | None = None,
+        commit: Signal | None = None,
     ) -> RunHandle:
-        """Starts a thread-bound run (the thread must be idle) and logs its chunks."""
+        """Starts a thread-bound run (the thread must be idle) and logs its chunks.
+        `commit`: a signal to write to the outbox once the thread is held and
+        before the run starts (held first, so no takeover replays it meanwhile)."""
         memory = options.memory
         assert memory is not None and memory.thread is not None
         with self._using(memory.resource or "", memory.thread.id) as state:
-            return await self._start(state, agent, run_input, options, run_id, opening)
+            return await self._start(state, agent, run_input, options, run_id, opening, commit)
 
     async def _start(
         self,
@@ -196,6 +199,7 @@ class ThreadRuntime:
         options: ExecutionOptions,
         run_id: str | None,
         opening: Signal | None,
+        commit: Signal | None,
     ) -> RunHandle:
         if state.running is not None:
             raise thread_busy(state.thread_id, state.running.run_id)
@@ -213,7 +217,14 @@ class ThreadRuntime:
             state, RunMarker(run_id, state.thread_id, state.resource_id, agent.id, self.ownership.replica_id)
         )
         try:
-            handle = self._launch(state, agent, run_input, options, run_id, opening)
+            if commit is not None:
+                await self._commit(commit, agent, state)
+            try:
+                handle = self._launch(state, agent, run_input, options, run_id, opening)
+            except BaseException:
+                if commit is not None and not commit.transient:
+                    await self._release([commit.id])  # it never ran
+                raise
         except BaseException:
             await self.ownership.abandon(state, run_id)
             raise
@@ -455,17 +466,13 @@ class ThreadRuntime:
         signal = with_delivery_attributes(signal, request.idle_attributes)
         behavior: IdleBehavior = "wake" if request.queue else request.if_idle
         if behavior == "wake":
-            await self._commit(signal, agent, state)
-            try:
-                handle = await self.start_run(
-                    agent,
-                    [to_db_message(signal)],
-                    self._options_for(request.stream_options, resource_id, thread_id),
-                    opening=signal,
-                )
-            except BaseException:
-                await self._release([signal.id] if not signal.transient else [])  # it never ran here
-                raise
+            handle = await self.start_run(
+                agent,
+                [to_db_message(signal)],
+                self._options_for(request.stream_options, resource_id, thread_id),
+                opening=signal,
+                commit=signal,
+            )
             # Held like a delivered signal: a process killed mid-run replays it
             # (the run saves its input only when it ends).
             self._hold(handle.run_id, signal)
