@@ -95,7 +95,11 @@ async def test_the_run_that_reaches_the_limit_trips_whichever_process_serves_it(
 ) -> None:
     prefix = f"agentd-e2e-cost:{tmp_path.name}:"
     a = serving(config(tmp_path / "a", redis_server.url, prefix), tmp_path / "a")
-    b = serving(config(tmp_path / "b", redis_server.url, prefix), tmp_path / "b")
+    try:
+        b = serving(config(tmp_path / "b", redis_server.url, prefix), tmp_path / "b")
+    except BaseException:
+        a.stop()
+        raise
     redis = Redis.from_url(redis_server.url)
     try:
         async with grpc.aio.insecure_channel(a.addr) as ca, grpc.aio.insecure_channel(b.addr) as cb:

@@ -51,6 +51,7 @@ def test_a_server_whose_port_is_taken_replays_nothing(tmp_path: Path) -> None:
 def test_a_second_process_on_one_sqlite_file_exits_naming_the_first(tmp_path: Path) -> None:
     config = sqlite_config(tmp_path)
     first = start_server(config=config)
+    second = None
     try:
         first.wait_serving(timeout=30)
         second = start_server(config=config, port=free_port())
@@ -60,6 +61,8 @@ def test_a_second_process_on_one_sqlite_file_exits_naming_the_first(tmp_path: Pa
         assert "Traceback" not in log
     finally:
         first.stop()
+        if second is not None:
+            second.stop()
     # Once the first is gone, the file is free again.
     again = start_server(config=config)
     try:

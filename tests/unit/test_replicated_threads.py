@@ -320,3 +320,28 @@ async def test_a_wake_holds_the_thread_before_its_signal_is_pending(
     await asyncio.wait_for(a.runs.wait_finished(routing.run_id), 5)
     await a.threads.settled(routing.run_id)
     assert b.runs.active() == [] and await a.storage.list_pending() == []
+
+
+async def test_a_run_waits_out_a_sweeps_claim_instead_of_answering_thread_busy(
+    replicas: Callable[..., Any],
+) -> None:
+    """A sweep that finds a thread just gone idle holds it for a moment (a claim
+    naming no run); a Generate arriving then must start its run once the claim
+    is let go, not answer THREAD_BUSY for a thread nobody runs."""
+    a, b = await replicas(), await replicas()
+    claim = f"{threads_of(b).replica_id}/~claim-test"
+    assert await b.coordination.acquire("t1", claim, 60_000)
+
+    async def let_go() -> None:
+        await asyncio.sleep(0.2)
+        assert await b.coordination.release("t1", claim)
+
+    releasing = asyncio.ensure_future(let_go())
+    handle = await a.threads.start_run(a.agents.get("echo"), "hi", thread_options("t1"))
+    await releasing
+    assert (await handle.result()).text == "hi"
+    # A claim that does not go away within a lease's lifetime is THREAD_BUSY.
+    assert await b.coordination.acquire("t2", claim, 60_000)
+    with pytest.raises(FailedPrecondition) as busy:
+        await a.threads.start_run(a.agents.get("echo"), "hi", thread_options("t2"))
+    assert busy.value.reason == "THREAD_BUSY" and busy.value.metadata["run_id"] == ""

@@ -147,14 +147,25 @@ class LeasedOwnership(ThreadOwnership):
             await self.abandon(state, marker.run_id)
             raise cluster_unavailable(exc) from exc
 
-    async def _take(self, state: LiveThread, run_id: str) -> None:
-        keeper = LeaseKeeper(self.coordination, state.thread_id, self._token(run_id), self.settings.lease_ttl_ms)
-        try:
-            await keeper.__aenter__()
-        except LeaseUnavailable as exc:
-            raise thread_busy(state.thread_id, _holder_of(exc.holder or "").run_id) from None
-        except CoordinationError as exc:
-            raise _coordination_unavailable(exc) from exc
+    async def _take(self, state: LiveThread, run_id: str, *, wait_for_claims: bool = True) -> None:
+        """Takes the thread's lease for `run_id`. A lease held by a claim (a
+        sweep looking at a thread that just went idle) is let go or becomes a
+        run within moments: a run waits for that, up to a lease's lifetime,
+        rather than answer THREAD_BUSY for a thread nobody runs."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.lease_ttl
+        while True:
+            keeper = LeaseKeeper(self.coordination, state.thread_id, self._token(run_id), self.settings.lease_ttl_ms)
+            try:
+                await keeper.__aenter__()
+                break
+            except LeaseUnavailable as exc:
+                holder = _holder_of(exc.holder or "")
+                if holder.run_id or not wait_for_claims or loop.time() > deadline:
+                    raise thread_busy(state.thread_id, holder.run_id) from None
+            except CoordinationError as exc:
+                raise _coordination_unavailable(exc) from exc
+            await asyncio.sleep(0.01)
         self._leases[state.thread_id] = _Lease(keeper, run_id)
         await self._end_lost_run(state)
 
@@ -212,7 +223,7 @@ class LeasedOwnership(ThreadOwnership):
         if state.thread_id in self._leases:
             return False
         try:
-            await self._take(state, f"{_CLAIM}{uuid.uuid4().hex[:8]}")
+            await self._take(state, f"{_CLAIM}{uuid.uuid4().hex[:8]}", wait_for_claims=False)
         except FailedPrecondition:  # another replica took it first
             return False
         return True
