@@ -14,7 +14,7 @@ from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemory
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
-from agentd.runtime.host import check_shareable, with_response_cache
+from agentd.runtime.host import check_shareable
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -28,7 +28,7 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
-from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings

@@ -10,12 +10,11 @@ import pytest
 from agentd.grpc import values
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.host import with_response_cache
 from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd.runtime.processors.builtins.stream_error_retry import RetryMatcher, StreamErrorRetryProcessor
 from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
-from agentd.runtime.processors.catalogue import BUILTINS, default_registry
+from agentd.runtime.processors.catalogue import BUILTINS, default_registry, with_response_cache
 from agentd.runtime.processors.factory import camel, declared_options, from_options, int_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 

@@ -3,7 +3,7 @@ the order its backends open and close in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -11,7 +11,6 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
-from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (
     DispatchResult,
     InMemoryNotificationStore,
@@ -20,7 +19,7 @@ from agentd.runtime.notifications import (
     RouteResult,
     ThreadState,
 )
-from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.storage import InMemoryStorage, Storage
@@ -34,7 +33,7 @@ from agentd.runtime.threads import (
     ThreadSettings,
 )
 
-__all__ = ["App", "Host", "HostConfig", "check_shareable", "with_response_cache"]
+__all__ = ["App", "Host", "HostConfig", "check_shareable"]
 
 
 @dataclass
@@ -204,32 +203,3 @@ class Host:
     async def dispatch_notifications(self, now: Any = None) -> DispatchResult:
         """Delivers what fell due (the server runs this periodically; tests step it)."""
         return await self.notifications.dispatch_due(now, route=self.route_notification, thread_state=self.thread_state)
-
-
-def with_response_cache(
-    registry: ProcessorRegistry,
-    caches: dict[str, ServerCache],
-    prices: Mapping[str, Any] | None = None,
-    default_backend: str = "memory",
-) -> ProcessorRegistry:
-    """Binds the processors that need the server's caches: `response-cache`, and
-    `token-cost-control` (also bound to the `[pricing]` table). Both use
-    `default_backend` (the server's `[cache] backend`) unless told otherwise."""
-    from agentd.runtime.processors.builtins.response_cache import response_cache_factory
-    from agentd.runtime.processors.builtins.token_cost_control import token_cost_control_factory
-
-    def checked(factory: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-        def build(options: dict[str, Any]) -> Any:
-            try:
-                return factory(options)
-            except ValueError as exc:
-                raise InvalidArgument.field("options", str(exc)) from None
-
-        return build
-
-    return registry.extended(
-        {
-            "response-cache": checked(response_cache_factory(caches, default_backend)),
-            "token-cost-control": checked(token_cost_control_factory(caches, prices, default_backend)),
-        }
-    )
