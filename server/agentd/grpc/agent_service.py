@@ -16,7 +16,7 @@ from agentd.grpc.values import from_struct, to_struct
 from agentd.grpc.violations import Violations
 from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
-from agentd.runtime.errors import AgentdError, FailedPrecondition, Unavailable
+from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.lanes import resolve_error_processors
 from agentd.runtime.run import RunResult
@@ -91,6 +91,8 @@ def run_error(error: Error) -> AgentdError:
         metadata["status_code"] = str(error.status_code)
     if error.provider_code:
         metadata["provider_code"] = error.provider_code
+    if error.reason == "STORAGE_UNAVAILABLE":
+        return Unavailable(error.message, error.reason, metadata, retry_after=BACKEND_RETRY_SECONDS)
     if error.reason == "MODEL_ERROR":
         metadata["retryable"] = str(error.retryable).lower()
         if error.retryable:

@@ -15,6 +15,7 @@ from agentd.grpc.agent_service import AgentService
 from agentd.grpc.cache_service import CacheService
 from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
+from agentd.runtime.health import StorageProbe
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
     agent_service_pb2,
@@ -36,6 +37,8 @@ SERVICES = (
     cache_service_pb2.DESCRIPTOR.services_by_name["CacheService"],
 )
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES)
+#: What reports NOT_SERVING while storage does not answer (the overall "" too).
+STORAGE_SERVICES = ("", "agentd.v1.ThreadService", "agentd.v1.SignalService")
 
 
 class AgentdServer:
@@ -48,8 +51,12 @@ class AgentdServer:
         shutdown_grace: float = 10.0,
         tracer_provider: Any = None,
         dispatch_interval: float = 5.0,
+        health_probe_interval: float = 1.0,
     ) -> None:
         self.host = host
+        #: Flips the storage-bound services' health while storage does not answer.
+        self.storage_probe = StorageProbe(host.storage, interval=health_probe_interval)
+        self._probing: asyncio.Task[None] | None = None
         self.shutdown_grace = shutdown_grace
         self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         # An explicit provider (tests) wins over the OTEL_* environment.
@@ -96,7 +103,15 @@ class AgentdServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         if self.dispatch_interval > 0:
             self._dispatcher = asyncio.create_task(self._dispatch_forever(), name="notification dispatcher")
+        self._probing = asyncio.create_task(self.storage_probe.watch(self._storage_health), name="storage probe")
         return self.port
+
+    async def _storage_health(self, healthy: bool) -> None:
+        """Threads and signals need storage; agents (without memory) and the
+        cache do not, so they stay SERVING: the cache fails open."""
+        status = health_pb2.HealthCheckResponse.SERVING if healthy else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in STORAGE_SERVICES:
+            await self.health.set(name, status)
 
     async def _dispatch_forever(self) -> None:
         while True:
@@ -113,8 +128,9 @@ class AgentdServer:
         if self._stopped.is_set():
             return
         grace = self.shutdown_grace if grace is None else grace
-        if self._dispatcher is not None:
-            self._dispatcher.cancel()
+        for task in (self._dispatcher, self._probing):
+            if task is not None:
+                task.cancel()
         await self.health.enter_graceful_shutdown()
         await self.host.drain(grace)  # open subscriptions end with UNAVAILABLE
         # Streams of aborted runs are flushing their last chunks; give them a moment.

@@ -37,7 +37,7 @@ from agentd.runtime.chunks import (
     TripwireChunk,
     Usage,
 )
-from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument
+from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, storage_unavailable
 from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
@@ -53,6 +53,7 @@ from agentd.runtime.processors.phases import ProcessorRunError, StepInput
 from agentd.runtime.processors.runner import ProcessorRunner, RunnerContext, is_intermediate_step_finish
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.signals import create_signal, to_db_message
+from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext
 
@@ -146,6 +147,10 @@ class AgentLoop:
         except AgentdError as exc:
             if not self.state.set_ready(exc):
                 self._fail(Error(exc.message, exc.reason))
+        except StorageError as exc:  # memory could not be read or saved: the caller may retry
+            unavailable = storage_unavailable(exc)
+            if not self.state.set_ready(unavailable):
+                self._fail(Error(unavailable.message, unavailable.reason, retryable=True))
         except ModelAPIError as exc:
             self._fail(
                 Error(
