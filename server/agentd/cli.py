@@ -59,7 +59,11 @@ async def serve(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else cfg.server.port
     grace = args.grace if args.grace is not None else cfg.server.shutdown_grace_seconds
     server = AgentdServer(
-        agentd_host, shutdown_grace=grace, dispatch_interval=cfg.threads.notification_dispatch_interval_seconds
+        agentd_host,
+        shutdown_grace=grace,
+        dispatch_interval=cfg.threads.notification_dispatch_interval_seconds,
+        health_probe_interval=cfg.server.health_probe_seconds,
+        max_message_bytes=cfg.server.max_message_bytes,
     )
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))

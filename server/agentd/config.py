@@ -9,8 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
 from agentd.runtime.agent import Agent
-from agentd.runtime.cache import DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS, InMemoryServerCache, ServerCache
+from agentd.runtime.cache import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_TTL_SECONDS,
+    InMemoryServerCache,
+    ServerCache,
+)
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
@@ -49,6 +56,10 @@ class ServerSettings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     shutdown_grace_seconds: float = DEFAULT_GRACE
+    #: The largest message the server sends or receives; a unary reply over it is RESOURCE_EXHAUSTED.
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    #: How often storage is probed for the health service.
+    health_probe_seconds: float = 1.0
 
 
 @dataclass
@@ -56,6 +67,8 @@ class CacheSettings:
     #: The backend CacheService operates on: "memory" or "redis".
     backend: str = "memory"
     max_size: int = DEFAULT_MAX_SIZE
+    #: The memory cache's bound in bytes (an estimate of its keys and values).
+    max_bytes: int = DEFAULT_MAX_BYTES
     ttl_seconds: float = DEFAULT_TTL_SECONDS
     #: Set to have a Redis cache (required when backend = "redis").
     redis_url: str | None = None
@@ -162,7 +175,16 @@ class Config:
 def _cache_settings(table: Any) -> CacheSettings:
     if not isinstance(table, dict):
         raise ConfigError("cache: must be a table")
-    allowed = {"backend", "max_size", "ttl_seconds", "redis_url", "key_prefix", "socket_timeout", "max_connections"}
+    allowed = {
+        "backend",
+        "max_size",
+        "max_bytes",
+        "ttl_seconds",
+        "redis_url",
+        "key_prefix",
+        "socket_timeout",
+        "max_connections",
+    }
     _check_keys(table, allowed, "cache")
     settings = CacheSettings(**table)
     if settings.backend not in ("memory", "redis"):
@@ -255,7 +277,9 @@ def build_storage(settings: StorageSettings, base: Path | None = None) -> Storag
 def build_caches(settings: CacheSettings) -> dict[str, ServerCache]:
     """The in-memory cache always; a Redis cache when a URL is configured."""
     caches: dict[str, ServerCache] = {
-        "memory": InMemoryServerCache(max_size=settings.max_size, ttl=settings.ttl_seconds)
+        "memory": InMemoryServerCache(
+            max_size=settings.max_size, max_bytes=settings.max_bytes, ttl=settings.ttl_seconds
+        )
     }
     if settings.redis_url:
         from agentd.backends.redis_cache import RedisServerCache
@@ -502,12 +526,20 @@ def load(
             raise ConfigError(f"attachments.allow_private_networks: {allow!r} is not true or false")
         config.attachments = AttachmentSettings(allow)
         server = data.get("server", {})
-        _check_keys(server, {"host", "port", "shutdown_grace_seconds"}, "server")
+        _check_keys(
+            server, {"host", "port", "shutdown_grace_seconds", "max_message_bytes", "health_probe_seconds"}, "server"
+        )
         config.server = ServerSettings(
             host=server.get("host", DEFAULT_HOST),
             port=int(server.get("port", DEFAULT_PORT)),
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
+            max_message_bytes=int(server.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
+            health_probe_seconds=float(server.get("health_probe_seconds", 1.0)),
         )
+        if config.server.max_message_bytes < 64 * 1024:
+            raise ConfigError(f"server.max_message_bytes: {config.server.max_message_bytes} is under 64 KiB")
+        if config.server.health_probe_seconds <= 0:
+            raise ConfigError(f"server.health_probe_seconds: {config.server.health_probe_seconds} is not positive")
         cache_table, storage_table = data.get("cache", {}), data.get("storage", {})
         coordination = data.get("coordination", {})
         if isinstance(coordination, str):  # `coordination = "redis"`: the table's backend alone

@@ -11,8 +11,9 @@ import grpc
 from agentd.grpc.errors import unavailable_on
 from agentd.grpc.values import duration_seconds, from_value, to_value
 from agentd.grpc.violations import Violations
-from agentd.runtime.cache import CacheError, ServerCache
+from agentd.runtime.cache import CacheEntryTooLarge, CacheError, ServerCache
 from agentd.runtime.codec import encode
+from agentd.runtime.errors import ResourceExhausted
 from agentd.runtime.host import Host
 from agentd.runtime.response_keys import invalidate_response_cache
 from agentd.runtime.unset import UNSET, Unset
@@ -80,7 +81,10 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
                 v.add("pinned", "a pinned entry has no ttl")
         v.check()
         with cache_errors():
-            await self.cache.set(request.key, from_value(request.value), ttl, pinned=request.pinned)
+            try:
+                await self.cache.set(request.key, from_value(request.value), ttl, pinned=request.pinned)
+            except CacheEntryTooLarge as exc:  # the caller's value, not the backend, is at fault
+                raise ResourceExhausted(str(exc), "CACHE_ENTRY_TOO_LARGE") from None
         return pb.SetCacheEntryResponse()
 
     async def DeleteCacheEntry(

@@ -37,6 +37,9 @@ SERVICES = (
     cache_service_pb2.DESCRIPTOR.services_by_name["CacheService"],
 )
 SERVICE_NAMES = tuple(s.full_name for s in SERVICES)
+#: The largest message agentd sends or receives: grpc's own default, which
+#: most clients also receive at most.
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 #: What reports NOT_SERVING while storage does not answer (the overall "" too).
 STORAGE_SERVICES = ("", "agentd.v1.ThreadService", "agentd.v1.SignalService")
 
@@ -52,6 +55,7 @@ class AgentdServer:
         tracer_provider: Any = None,
         dispatch_interval: float = 5.0,
         health_probe_interval: float = 1.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.host = host
         #: Flips the storage-bound services' health while storage does not answer.
@@ -74,12 +78,41 @@ class AgentdServer:
             )
             host.runs.telemetry.enable(self.tracer_provider, capture_content=tracing.capture_content())
         # so_reuseport off: a second server on a taken port must fail, not share it.
-        self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
+        options = [
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ]
+        self.server = grpc.aio.server(interceptors=interceptors, options=options)
         agents, threads, signals, cache = SERVICES
-        service.register(self.server, agents, agent_service_pb2_grpc.AgentServiceServicer, AgentService(host))
-        service.register(self.server, threads, thread_service_pb2_grpc.ThreadServiceServicer, ThreadService(host))
-        service.register(self.server, signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host))
-        service.register(self.server, cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host))
+        service.register(
+            self.server,
+            agents,
+            agent_service_pb2_grpc.AgentServiceServicer,
+            AgentService(host),
+            max_reply_bytes=max_message_bytes,
+        )
+        service.register(
+            self.server,
+            threads,
+            thread_service_pb2_grpc.ThreadServiceServicer,
+            ThreadService(host),
+            max_reply_bytes=max_message_bytes,
+        )
+        service.register(
+            self.server,
+            signals,
+            signal_service_pb2_grpc.SignalServiceServicer,
+            SignalService(host),
+            max_reply_bytes=max_message_bytes,
+        )
+        service.register(
+            self.server,
+            cache,
+            cache_service_pb2_grpc.CacheServiceServicer,
+            CacheService(host),
+            max_reply_bytes=max_message_bytes,
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
         self.port = 0

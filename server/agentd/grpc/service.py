@@ -19,7 +19,7 @@ from google.protobuf import descriptor, message, message_factory
 
 from agentd.grpc.errors import Context, abort
 from agentd.grpc.values import non_finite
-from agentd.runtime.errors import AgentdError, InvalidArgument, Unimplemented
+from agentd.runtime.errors import AgentdError, InvalidArgument, ResourceExhausted, Unimplemented
 
 log = logging.getLogger("agentd.grpc")
 Unary = Callable[[Any, Context], Awaitable[Any]]
@@ -66,11 +66,24 @@ async def _guard(context: Context, exc: BaseException) -> None:
     await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
 
 
-def _unary(impl: Unary) -> Unary:
+def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
+    instead = "stream the run with Stream" if method == "Generate" else "ask for less (a smaller page_size)"
+    return ResourceExhausted(
+        f"the reply would be {size} bytes, over the server's limit of {limit} ([server] max_message_bytes, "
+        f"which most clients also receive at most): {instead}",
+        "RESPONSE_TOO_LARGE",
+        {"reply_bytes": str(size), "limit_bytes": str(limit)},
+    )
+
+
+def _unary(impl: Unary, method: str, max_reply_bytes: int | None) -> Unary:
     async def handle(request: Any, context: Context) -> Any:
         try:
             _checked(request)
-            return await impl(request, context)
+            response = await impl(request, context)
+            if max_reply_bytes is not None and (size := response.ByteSize()) > max_reply_bytes:
+                raise _too_large(method, size, max_reply_bytes)
+            return response
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -114,9 +127,17 @@ def _missing(service: str, method: str, *, streaming: bool) -> Unary | Streaming
     return stream if streaming else unary
 
 
-def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, base: type, servicer: object) -> None:
+def register(
+    server: grpc.aio.Server,
+    service: descriptor.ServiceDescriptor,
+    base: type,
+    servicer: object,
+    *,
+    max_reply_bytes: int | None = None,
+) -> None:
     """Serves `service` with `servicer`, an instance of `base`, the service's
-    generated servicer class (TypeError otherwise)."""
+    generated servicer class (TypeError otherwise). A unary reply over
+    `max_reply_bytes` is RESOURCE_EXHAUSTED RESPONSE_TOO_LARGE instead."""
     if not isinstance(servicer, base):
         raise TypeError(f"{type(servicer).__name__} does not subclass {base.__name__}, the {service.name} servicer")
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
@@ -139,6 +160,6 @@ def register(server: grpc.aio.Server, service: descriptor.ServiceDescriptor, bas
             )
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _unary(impl), request_deserializer=decode, response_serializer=encode
+                _unary(impl, method.name, max_reply_bytes), request_deserializer=decode, response_serializer=encode
             )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))

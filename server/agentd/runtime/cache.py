@@ -15,9 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentd.runtime.sizes import approximate_size
+
 Clock = Callable[[], float]
 DEFAULT_TTL_SECONDS = 300.0
 DEFAULT_MAX_SIZE = 1000
+#: The memory cache's byte bound (an estimate of its keys and values).
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
 class CacheError(Exception):
@@ -96,18 +100,27 @@ class ServerCache(ABC):
         """Releases connections."""
 
 
-class _Entry:
-    __slots__ = ("expires_at", "pinned", "value")
+class CacheEntryTooLarge(CacheError):
+    """The value alone is bigger than the cache may hold (`max_bytes`)."""
 
-    def __init__(self, value: Any, expires_at: float | None, pinned: bool) -> None:
+
+class _Entry:
+    __slots__ = ("expires_at", "pinned", "size", "value")
+
+    def __init__(self, value: Any, expires_at: float | None, pinned: bool, size: int) -> None:
         self.value = value
         self.expires_at = expires_at
         self.pinned = pinned
+        #: approximate_size of key and value.
+        self.size = size
 
 
 class InMemoryServerCache(ServerCache):
-    """TTL and a size bound with least-recently-used eviction (pinned keys exempt).
-    Values are kept by reference: callers that mutate what they get change the cache."""
+    """TTL, and bounds by entry count (`max_size`) and by bytes (`max_bytes`,
+    an estimate of keys and values), with least-recently-used eviction (pinned
+    keys exempt). A value bigger than `max_bytes` alone is refused
+    (CacheEntryTooLarge). Values are kept by reference: callers that mutate
+    what they get change the cache."""
 
     backend = "memory"
 
@@ -115,23 +128,36 @@ class InMemoryServerCache(ServerCache):
         self,
         *,
         max_size: int = DEFAULT_MAX_SIZE,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         ttl: float = DEFAULT_TTL_SECONDS,
         clock: Clock = time.monotonic,
     ) -> None:
         super().__init__()
         if max_size < 1:
             raise ValueError("max_size must be at least 1")
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
         self.max_size = max_size
+        self.max_bytes = max_bytes
         self.ttl = ttl
         self.clock = clock
         self._data: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def bytes(self) -> int:
+        """The estimated bytes held now."""
+        return self._bytes
+
+    def _drop(self, key: str) -> None:
+        self._bytes -= self._data.pop(key).size
 
     def _live(self, key: str) -> _Entry | None:
         entry = self._data.get(key)
         if entry is None:
             return None
         if entry.expires_at is not None and entry.expires_at <= self.clock():
-            del self._data[key]
+            self._drop(key)
             return None
         self._data.move_to_end(key)
         return entry
@@ -142,22 +168,36 @@ class InMemoryServerCache(ServerCache):
         ttl = self.ttl if ttl is None else ttl
         return None if ttl <= 0 else self.clock() + ttl
 
-    def _store(self, key: str, value: Any, expires_at: float | None, pinned: bool) -> None:
-        self._data[key] = _Entry(value, expires_at, pinned)
-        self._data.move_to_end(key)
+    def _store(self, key: str, value: Any, expires_at: float | None, pinned: bool, size: int | None = None) -> None:
+        size = approximate_size(key) + approximate_size(value) if size is None else size
+        if size > self.max_bytes:
+            raise CacheEntryTooLarge(f"{key}: a value of about {size} bytes; the cache holds at most {self.max_bytes}")
+        if key in self._data:
+            self._drop(key)
+        self._data[key] = _Entry(value, expires_at, pinned, size)
+        self._bytes += size
         self._evict()
 
-    def _evict(self) -> None:
-        if len(self._data) <= self.max_size:
+    def _grow(self, key: str, entry: _Entry, by: int) -> None:
+        """An entry changed in place (a list push): count it, and keep the bounds."""
+        entry.size += by
+        self._bytes += by
+        self._evict(keep=key)
+
+    def _over(self) -> bool:
+        return len(self._data) > self.max_size or self._bytes > self.max_bytes
+
+    def _evict(self, keep: str | None = None) -> None:
+        if not self._over():
             return
         now = self.clock()
         for key in [k for k, e in self._data.items() if e.expires_at is not None and e.expires_at <= now]:
-            del self._data[key]
+            self._drop(key)
         for key in list(self._data):  # oldest first
-            if len(self._data) <= self.max_size:
+            if not self._over():
                 break
-            if not self._data[key].pinned:
-                del self._data[key]
+            if not self._data[key].pinned and key != keep:
+                self._drop(key)
 
     async def get(self, key: str) -> Any | None:
         entry = self._live(key)
@@ -172,12 +212,15 @@ class InMemoryServerCache(ServerCache):
         self.stats.writes += 1
 
     async def delete(self, key: str) -> bool:
-        return self._data.pop(key, None) is not None
+        if key not in self._data:
+            return False
+        self._drop(key)
+        return True
 
     async def clear(self, prefix: str = "") -> int:
         doomed = [k for k in self._data if k.startswith(prefix)]
         for key in doomed:
-            del self._data[key]
+            self._drop(key)
         return len(doomed)
 
     async def keys(self, prefix: str = "") -> list[str]:
@@ -190,8 +233,12 @@ class InMemoryServerCache(ServerCache):
             return 1
         if not isinstance(entry.value, list):
             raise CacheError(f"{key} is not a list")
+        added = 8 + approximate_size(value)
+        if entry.size + added > self.max_bytes:
+            raise CacheEntryTooLarge(f"{key}: the list would outgrow the cache's {self.max_bytes} bytes")
         entry.value.append(value)
         entry.expires_at = self._expiry(None, entry.pinned)  # pushing refreshes the default TTL
+        self._grow(key, entry, added)
         return len(entry.value)
 
     async def list_length(self, key: str) -> int:
@@ -223,7 +270,7 @@ class InMemoryServerCache(ServerCache):
         if entry is None:  # the expiry is set when the counter is created: a fixed window
             self._store(key, value, self._expiry(ttl, ttl is None), ttl is None)
         else:
-            self._store(key, value, entry.expires_at, entry.pinned)
+            self._store(key, value, entry.expires_at, entry.pinned, entry.size)
         return value
 
     async def size(self) -> int:

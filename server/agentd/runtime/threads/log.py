@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import InvalidArgument, OutOfRange
+from agentd.runtime.sizes import approximate_size
 from agentd.runtime.threads.subscriber import Subscriber
 
 __all__ = ["LocalThreadLog", "LogJoin", "ThreadLog", "check_resume"]
@@ -75,11 +76,11 @@ def check_resume(epoch: str, dropped_until: int, last_offset: int, resume_epoch:
 
 def chunk_weight(chunk: Chunk) -> int:
     """A cheap estimate of a logged chunk's size in bytes: deltas (nearly every
-    chunk) by their text, the rare others by their repr."""
+    chunk) by their text, the rare others by their parts."""
     text = getattr(chunk.payload, "text", None)
-    if isinstance(text, str):
+    if isinstance(text, str) and type(chunk.payload).__name__.endswith("Delta"):
         return _CHUNK_OVERHEAD + len(text)
-    return _CHUNK_OVERHEAD + len(repr(chunk.payload))
+    return _CHUNK_OVERHEAD + approximate_size(chunk.payload)
 
 
 #: What a logged chunk costs beyond its text (the objects, the deque slot).
