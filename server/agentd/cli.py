@@ -20,6 +20,7 @@ from agentd.runtime.coordination import CoordinationError
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, Host
 from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.redact import install_log_redaction, redact
 from agentd.runtime.storage import StorageError
 
 log = logging.getLogger("agentd")
@@ -99,18 +100,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentd import chat
 
         return chat.run(args)
+    install_log_redaction()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(serve(args))
     except config_mod.ConfigError as exc:
-        print(f"agentd: configuration error: {exc}", file=sys.stderr)
+        print(f"agentd: configuration error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"agentd: {exc}", file=sys.stderr)
+        print(f"agentd: {redact(str(exc))}", file=sys.stderr)
         return 1
     except (AgentdError, StorageError, ClusterError, CoordinationError) as exc:
         # A backend that is down at start-up (Redis, the SQLite file): say which, no traceback.
-        print(f"agentd: cannot start: {exc}", file=sys.stderr)
+        print(f"agentd: cannot start: {redact(str(exc))}", file=sys.stderr)
         return 1
 
 

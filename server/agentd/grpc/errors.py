@@ -13,6 +13,7 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, Unavailable
+from agentd.runtime.redact import redact, redact_mapping
 
 DOMAIN = "agentd"
 DETAILS_KEY = "grpc-status-details-bin"
@@ -22,9 +23,9 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 def to_rpc_status(err: AgentdError) -> status_pb2.Status:
     code = grpc.StatusCode[err.status]
-    status = status_pb2.Status(code=code.value[0], message=err.message)
+    status = status_pb2.Status(code=code.value[0], message=redact(err.message))
     info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=err.metadata))
+    info.Pack(error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=redact_mapping(err.metadata)))
     status.details.append(info)
     if err.violations:
         bad = error_details_pb2.BadRequest(
@@ -49,7 +50,7 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
     status = to_rpc_status(err)
     await context.abort(
         grpc.StatusCode[err.status],
-        err.message,
+        status.message,
         trailing_metadata=((DETAILS_KEY, status.SerializeToString()),),
     )
     raise AssertionError("unreachable")  # context.abort raises

@@ -23,6 +23,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
+from agentd.runtime.redact import redact
+
 #: A span context runs started in this context link to instead of descending
 #: from: set by long-lived streams (Connect) so one connection does not parent
 #: every run it starts, for hours.
@@ -211,7 +213,7 @@ class RunTrace:
             )
         if error is not None:
             span.set_attribute("error.type", error.reason)
-            span.set_status(Status(StatusCode.ERROR, error.message))
+            span.set_status(Status(StatusCode.ERROR, redact(error.message)))
         elif aborted is not None:
             span.set_attribute("error.type", aborted.reason)
             span.set_status(Status(StatusCode.ERROR, aborted.message or aborted.reason))
@@ -251,9 +253,11 @@ class ChatTrace:
         if tripwire is not None:
             span.add_event("agentd.tripwire", {"agentd.tripwire.reason": tripwire})
         if error is not None:
-            span.record_exception(error)
+            message = redact(str(error))
+            # Not record_exception: its message and stack trace would carry what a provider quoted back.
+            span.add_event("exception", {"exception.type": type(error).__name__, "exception.message": message})
             span.set_attribute("error.type", getattr(error, "reason", None) or type(error).__name__)
-            span.set_status(Status(StatusCode.ERROR, str(error)))
+            span.set_status(Status(StatusCode.ERROR, message))
         span.end()
 
 
@@ -277,7 +281,7 @@ class ToolTrace:
             span.set_attribute("gen_ai.tool.call.result", _json(result))
         if is_error:
             span.set_attribute("error.type", "tool_error")
-            span.set_status(Status(StatusCode.ERROR, str(result)[:200]))
+            span.set_status(Status(StatusCode.ERROR, redact(str(result))[:200]))
         span.end()
 
 

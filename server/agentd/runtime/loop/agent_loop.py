@@ -51,6 +51,7 @@ from agentd.runtime.processors.base import OutputResult, TripWire
 from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.processors.phases import ProcessorRunError, StepInput
 from agentd.runtime.processors.runner import ProcessorRunner, RunnerContext, is_intermediate_step_finish
+from agentd.runtime.redact import redact, redact_mapping
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
@@ -185,6 +186,10 @@ class AgentLoop:
         return self.result
 
     def _fail(self, error: Error) -> None:
+        # What a provider or a processor said can quote a secret back: it never reaches a caller.
+        error.message = redact(error.message)
+        if error.details:
+            error.details = redact_mapping(error.details)
         self.state.set_ready()
         self.result.error = error
         self.result.finish_reason = "error"
