@@ -19,7 +19,8 @@ from google.protobuf import descriptor, message, message_factory
 
 from agentd.grpc.errors import Context, abort
 from agentd.grpc.values import non_finite
-from agentd.runtime.errors import AgentdError, InvalidArgument, ResourceExhausted, Unimplemented
+from agentd.grpc.wire import locate_malformed
+from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, ResourceExhausted, Unimplemented
 
 log = logging.getLogger("agentd.grpc")
 Unary = Callable[[Any, Context], Awaitable[Any]]
@@ -29,14 +30,17 @@ Streaming = Callable[[Any, Context], AsyncIterator[Any]]
 class Malformed:
     """Stands in for a request whose bytes did not decode."""
 
-    __slots__ = ("error",)
+    __slots__ = ("error", "field")
 
-    def __init__(self, error: Exception) -> None:
+    def __init__(self, error: Exception, field: tuple[str, str] | None = None) -> None:
         self.error = error
+        #: (the field path, what is wrong with it), when the bytes tell.
+        self.field = field
 
 
 def malformed_error(what: Malformed) -> InvalidArgument:
-    return InvalidArgument(f"the request did not decode: {what.error}", "MALFORMED_REQUEST")
+    violations = [FieldViolation(what.field[0], what.field[1])] if what.field else []
+    return InvalidArgument(f"the request did not decode: {what.error}", "MALFORMED_REQUEST", violations=violations)
 
 
 def _deserializer(cls: type[message.Message]) -> Callable[[bytes], message.Message | Malformed]:
@@ -44,7 +48,7 @@ def _deserializer(cls: type[message.Message]) -> Callable[[bytes], message.Messa
         try:
             return cls.FromString(data)
         except Exception as exc:
-            return Malformed(exc)
+            return Malformed(exc, locate_malformed(cls.DESCRIPTOR, data))
 
     return decode
 
