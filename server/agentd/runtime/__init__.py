@@ -1,11 +1,13 @@
 """agentd's agent runtime, usable without gRPC: `from agentd.runtime import Agent`.
 
-Processor authors find the processor API here too:
-`from agentd.runtime import Processor, ProcessOutputStreamArgs`.
+Everything public is re-exported here (the modules below are private):
+agents and runs, the processor API (`Processor`, every hook's args
+dataclass), models, the host with its thread runtime, signals and errors.
 """
 
 from agentd.runtime.agent import Agent, RunHandle, RunInput, resolve_dynamic
 from agentd.runtime.buffer import ChunkBuffer
+from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.chunks import Chunk, Tripwire, Usage
 from agentd.runtime.errors import (
     AgentdError,
@@ -15,11 +17,14 @@ from agentd.runtime.errors import (
     NotFound,
     Unavailable,
 )
+from agentd.runtime.host import App, Host
+from agentd.runtime.memory import Memory
 from agentd.runtime.messages import (
     DataPart,
     FilePart,
     Message,
     ReasoningPart,
+    Signal,
     SignalPart,
     TextPart,
     ToolCallPart,
@@ -56,7 +61,10 @@ from agentd.runtime.processors.factory import dataclass_from_options, from_optio
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.run_requests import RunRequest, start_run
+from agentd.runtime.signals import create_message_signal, create_signal
 from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
+from agentd.runtime.storage import InMemoryStorage, Storage, Thread
+from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
 from agentd.runtime.tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "Agent",
     "AgentRegistry",
     "AgentdError",
+    "App",
     "CachedLLMResponse",
     "Chunk",
     "ChunkBuffer",
@@ -73,9 +82,13 @@ __all__ = [
     "FieldViolation",
     "FilePart",
     "HookArgs",
+    "Host",
+    "InMemoryServerCache",
+    "InMemoryStorage",
     "InvalidArgument",
     "LLMRequestResult",
     "LanguageModel",
+    "Memory",
     "MemoryOptions",
     "Message",
     "ModelAPIError",
@@ -97,18 +110,26 @@ __all__ = [
     "Processor",
     "ProcessorViolation",
     "ReasoningPart",
+    "RouteRequest",
+    "Routing",
     "RunHandle",
     "RunInput",
     "RunRegistry",
     "RunRequest",
     "RunResult",
+    "ServerCache",
+    "Signal",
     "SignalPart",
     "StateSignalRequest",
     "StateSignalResult",
     "StepOverrides",
     "StepResult",
+    "Storage",
     "TextPart",
+    "Thread",
     "ThreadRef",
+    "ThreadRuntime",
+    "ThreadSettings",
     "Tool",
     "ToolCallPart",
     "ToolChoice",
@@ -118,6 +139,8 @@ __all__ = [
     "Tripwire",
     "Unavailable",
     "Usage",
+    "create_message_signal",
+    "create_signal",
     "dataclass_from_options",
     "from_options",
     "register_provider",
