@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import os
 import random
 from typing import Any
@@ -75,6 +76,7 @@ def field_value(f: d.FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
     return st.integers(-(2**31), 2**31 - 1)
 
 
+@functools.cache  # one strategy per message type and depth: building them is the slow part
 def messages(desc: d.Descriptor, depth: int = 0) -> st.SearchStrategy[message.Message]:
     cls = message_factory.GetMessageClass(desc)
     if desc.full_name == "google.protobuf.Struct":
