@@ -16,8 +16,8 @@ from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, start_server
 
 
 async def collect(call: grpc.aio.UnaryStreamCall) -> tuple[list[apb.StreamResponse], list]:  # type: ignore[type-arg]

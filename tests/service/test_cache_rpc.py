@@ -16,8 +16,8 @@ from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, start_server
 
 
 class Clock:

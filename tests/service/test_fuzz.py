@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentd.grpc.server import SERVICES
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 METHODS = [(s, m) for s in SERVICES for m in s.methods]
 FORBIDDEN = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}

@@ -12,7 +12,7 @@ from agentd import config
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
-from conftest import start_server
+from support.server import start_server
 
 
 def judge(answer: dict[str, Any]) -> dict[str, Any]:

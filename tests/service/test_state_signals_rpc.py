@@ -19,8 +19,8 @@ from agentd.runtime.storage import InMemoryStorage, MessageQuery, Storage, Threa
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
 from redis_server import RedisServer
+from support.server import Running, start_server
 
 
 def slow_reads(storage: Storage, delay: float = 0.005) -> None:

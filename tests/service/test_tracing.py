@@ -8,7 +8,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentd.grpc import tracing
 from agentd_proto.v1 import agent_service_pb2 as apb
-from conftest import start_server
+from support.server import start_server
 
 
 async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:

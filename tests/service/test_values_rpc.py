@@ -23,8 +23,8 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, start_server
 
 NOT_FINITE = [float("nan"), float("inf"), float("-inf")]
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
