@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from test_codec import BLOB, sample_message, sample_response
 
 from agentd import config
 from agentd.backends.redis_cache import RedisServerCache, expire_seconds, match_pattern
 from agentd.runtime.cache import CacheError, CacheStats, InMemoryServerCache, ServerCache
 from agentd.runtime.messages import FilePart, Message
 from redis_server import RedisServer, running_redis_server
+from support.samples import BLOB, sample_message, sample_response
 
 
 class FakeClock:
