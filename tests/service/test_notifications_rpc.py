@@ -11,7 +11,6 @@ import pytest
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.notifications import DeliveryPolicy
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -28,19 +27,6 @@ P = {
     "high": spb.NOTIFICATION_PRIORITY_HIGH,
     "urgent": spb.NOTIFICATION_PRIORITY_URGENT,
 }
-
-
-@pytest.fixture
-def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    calls: list[Any] = []
-    original = LocalModel.stream
-
-    def spy(model: LocalModel, request: Any) -> Any:
-        calls.append([m.text for m in request.prompt if m.role == "user"])
-        return original(model, request)
-
-    monkeypatch.setattr(LocalModel, "stream", spy)
-    return calls
 
 
 @pytest.fixture
