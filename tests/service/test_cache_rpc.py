@@ -15,16 +15,9 @@ from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
+from support.clocks import Clock
 from support.errors import rich_error
 from support.server import Running, start_server
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
