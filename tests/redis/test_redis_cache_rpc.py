@@ -53,5 +53,4 @@ async def test_response_cache_on_redis_survives_redis_going_away(
             redis_server.start()
         assert (await running.agents.Generate(request)).text == "from the model"
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()

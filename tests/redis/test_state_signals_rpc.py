@@ -20,7 +20,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from redis_server import RedisServer
-from support.server import Running, start_server
+from support.server import Running, serving
 
 
 def slow_reads(storage: Storage, delay: float = 0.005) -> None:
@@ -46,12 +46,8 @@ async def live(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     else:
         server: RedisServer = request.getfixturevalue("redis_server")
         storage = RedisStorage(server.url, key_prefix=f"agentd-test-state-rpc:{uuid.uuid4().hex[:12]}:")
-    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    try:
+    async with serving([Agent(id="chat", memory=Memory(storage))], storage=storage) as running:
         yield running, storage
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 async def test_concurrent_state_signals_are_deduplicated_exactly_once(live: tuple[Running, Storage]) -> None:

@@ -17,7 +17,7 @@ from agentd_proto.v1 import cache_service_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from support.clocks import Clock
 from support.errors import rich_error
-from support.server import Running, start_server
+from support.server import Running, serving
 
 
 @pytest.fixture
@@ -39,12 +39,8 @@ async def cached() -> AsyncIterator[tuple[Running, InMemoryServerCache, Clock]]:
             default_options=ExecutionOptions(provider_options=script),
         ),
     ]
-    running = await start_server(agents, caches={"memory": cache})
-    try:
+    async with serving(agents, caches={"memory": cache}) as running:
         yield running, cache, clock
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 def shape(chunks: list[Any]) -> list[tuple[str, str]]:

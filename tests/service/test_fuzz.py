@@ -150,8 +150,7 @@ def test_generated_requests_never_get_unknown_or_internal() -> None:
             reply = await health.Check(health_pb2.HealthCheckRequest(service=""))
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
         finally:
-            await running.channel.close()
-            await running.server.stop(grace=0)
+            await running.close()
 
     loop = asyncio.new_event_loop()
     try:

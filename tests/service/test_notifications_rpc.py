@@ -19,7 +19,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
-from support.server import Running, start_server
+from support.server import Running, serving
 
 P = {
     "low": spb.NOTIFICATION_PRIORITY_LOW,
@@ -39,12 +39,8 @@ async def live() -> AsyncIterator[Running]:
         Agent(id="chat", memory=Memory(storage)),
         Agent(id="batched", memory=Memory(storage), delivery_policy=thirty_minutes),
     ]
-    running = await start_server(agents, storage=storage)
-    try:
+    async with serving(agents, storage=storage) as running:
         yield running
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 async def notify(running: Running, priority: str, agent: str = "chat", **fields: Any) -> sspb.SendNotificationResponse:

@@ -26,17 +26,6 @@ from support.server import Running, start_server
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
 
 
-@pytest.fixture
-async def live() -> AsyncIterator[tuple[Running, InMemoryStorage]]:
-    storage = InMemoryStorage()
-    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    try:
-        yield running, storage
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
-
-
 def slow(delay_ms: int = 40) -> opb.ExecutionOptions:
     options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="t1"))
     options.provider_options.update({"local": {"delayMs": delay_ms}})
@@ -74,8 +63,9 @@ async def send(running: Running, text: str = "hi", **kwargs: Any) -> sspb.SendMe
     )
 
 
-async def test_idle_wake_starts_a_run_with_the_message(live: Any, model_calls: list[list[str]]) -> None:
-    running, storage = live
+async def test_idle_wake_starts_a_run_with_the_message(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     reply = await send(running, "wake up")
     assert reply.decision.WhichOneof("action") == "wake" and reply.decision.wake.run_id
     await running.host.runs.wait_finished(reply.decision.wake.run_id)
@@ -88,8 +78,9 @@ async def test_idle_wake_starts_a_run_with_the_message(live: Any, model_calls: l
     ("behavior", "action"),
     [(spb.IDLE_BEHAVIOR_PERSIST, "persist"), (spb.IDLE_BEHAVIOR_DISCARD, "discard")],
 )
-async def test_idle_persist_and_discard(live: Any, model_calls: list[list[str]], behavior: int, action: str) -> None:
-    running, storage = live
+async def test_idle_persist_and_discard(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]], behavior: int, action: str
+) -> None:
     reply = await send(running, "note", if_idle=spb.IfIdle(behavior=behavior))
     assert reply.decision.WhichOneof("action") == action
     assert model_calls == []
@@ -97,8 +88,7 @@ async def test_idle_persist_and_discard(live: Any, model_calls: list[list[str]],
     assert len(stored) == (1 if action == "persist" else 0)
 
 
-async def test_active_deliver_joins_the_running_run(live: Any, model_calls: list[list[str]]) -> None:
-    running, _ = live
+async def test_active_deliver_joins_the_running_run(running: Running, model_calls: list[list[str]]) -> None:
     call, run_id = await start_slow_run(running)
     reply = await send(running, "also this")
     assert (reply.decision.WhichOneof("action"), reply.decision.deliver.run_id) == ("deliver", run_id)
@@ -112,8 +102,9 @@ async def test_active_deliver_joins_the_running_run(live: Any, model_calls: list
     ("behavior", "action"),
     [(spb.ACTIVE_BEHAVIOR_PERSIST, "persist"), (spb.ACTIVE_BEHAVIOR_DISCARD, "discard")],
 )
-async def test_active_persist_and_discard(live: Any, model_calls: list[list[str]], behavior: int, action: str) -> None:
-    running, storage = live
+async def test_active_persist_and_discard(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]], behavior: int, action: str
+) -> None:
     call, _ = await start_slow_run(running)
     reply = await send(running, "side note", if_active=spb.IfActive(behavior=behavior))
     assert reply.decision.WhichOneof("action") == action
@@ -123,8 +114,7 @@ async def test_active_persist_and_discard(live: Any, model_calls: list[list[str]
     assert stored.count("signal") == (1 if action == "persist" else 0)
 
 
-async def test_the_xml_the_model_sees(live: Any, model_calls: list[list[str]]) -> None:
-    running, _ = live
+async def test_the_xml_the_model_sees(running: Running, model_calls: list[list[str]]) -> None:
     reply = await running.signals.SendMessage(
         sspb.SendMessageRequest(
             agent_id="chat",
@@ -177,8 +167,7 @@ async def test_the_xml_the_model_sees(live: Any, model_calls: list[list[str]]) -
     )
 
 
-async def test_unknown_signal_type_is_invalid_argument(live: Any) -> None:
-    running, _ = live
+async def test_unknown_signal_type_is_invalid_argument(running: Running) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await running.signals.SendSignal(
             sspb.SendSignalRequest(agent_id="chat", target=T, signal=spb.SignalInput(type="banana", text="x"))
@@ -188,8 +177,7 @@ async def test_unknown_signal_type_is_invalid_argument(live: Any) -> None:
     assert "signal.type" in err.violations
 
 
-async def test_queue_runs_three_messages_in_order(live: Any, model_calls: list[list[str]]) -> None:
-    running, _ = live
+async def test_queue_runs_three_messages_in_order(running: Running, model_calls: list[list[str]]) -> None:
     call, run_id = await start_slow_run(running, words=10)
     queued = [
         await running.signals.QueueMessage(
@@ -205,8 +193,9 @@ async def test_queue_runs_three_messages_in_order(live: Any, model_calls: list[l
     assert [p[-1] for p in model_calls[1:]] == ["queued 0", "queued 1", "queued 2"]
 
 
-async def test_two_senders_racing_on_an_idle_thread_make_one_run(live: Any, model_calls: list[list[str]]) -> None:
-    running, _ = live
+async def test_two_senders_racing_on_an_idle_thread_make_one_run(
+    running: Running, model_calls: list[list[str]]
+) -> None:
     paced = opb.ExecutionOptions()
     paced.provider_options.update({"local": {"delayMs": 50}})  # the woken run is still going when B lands
     idle = spb.IfIdle(stream_options=paced)
@@ -224,8 +213,7 @@ async def subscribe(running: Running, **kwargs: Any) -> Any:
     return running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1", **kwargs))
 
 
-async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(live: Any) -> None:
-    running, _ = live
+async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(running: Running) -> None:
     reply = await send(running, "run without me")
     await running.host.runs.wait_finished(reply.decision.wake.run_id)  # the caller is long gone
     first = await (await subscribe(running)).read()
@@ -239,8 +227,7 @@ async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(l
     stream.cancel()
 
 
-async def test_resume_after_offset_has_no_gap_and_no_duplicate(live: Any) -> None:
-    running, _ = live
+async def test_resume_after_offset_has_no_gap_and_no_duplicate(running: Running) -> None:
     stream = await subscribe(running)
     snapshot = (await stream.read()).snapshot
     reply = await send(running, "one two three four")
@@ -263,8 +250,7 @@ async def test_resume_after_offset_has_no_gap_and_no_duplicate(live: Any) -> Non
     assert (info.value.code(), rich_error(info.value).reason) == (grpc.StatusCode.OUT_OF_RANGE, "RESUME_OFFSET_EXPIRED")
 
 
-async def test_abort_run_stops_the_active_run(live: Any) -> None:
-    running, _ = live
+async def test_abort_run_stops_the_active_run(running: Running) -> None:
     call, run_id = await start_slow_run(running, words=200)
     aborted = await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1"))
     assert (aborted.aborted, aborted.run_id) == (True, run_id)
@@ -274,8 +260,7 @@ async def test_abort_run_stops_the_active_run(live: Any) -> None:
     assert not again.aborted
 
 
-async def test_a_state_signal_is_skipped_when_unchanged(live: Any) -> None:
-    running, storage = live
+async def test_a_state_signal_is_skipped_when_unchanged(running: Running, storage: InMemoryStorage) -> None:
     await running.threads.CreateThread(tpb.CreateThreadRequest(thread=tpb.Thread(id="t1", resource_id="u1")))
 
     async def state(cache_key: str) -> sspb.SendStateSignalResponse:
@@ -298,8 +283,9 @@ async def test_a_state_signal_is_skipped_when_unchanged(live: Any) -> None:
     assert len(rows) == 2
 
 
-async def test_a_transient_signal_reaches_the_model_but_not_history(live: Any, model_calls: list[list[str]]) -> None:
-    running, storage = live
+async def test_a_transient_signal_reaches_the_model_but_not_history(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     call, _ = await start_slow_run(running)
     reply = await running.signals.SendSignal(
         sspb.SendSignalRequest(
@@ -322,8 +308,9 @@ async def test_a_transient_signal_reaches_the_model_but_not_history(live: Any, m
     assert persisted.decision.WhichOneof("action") == "persist"  # answered persist, nothing written
 
 
-async def test_a_retried_send_with_the_same_id_is_not_routed_twice(live: Any, model_calls: list[list[str]]) -> None:
-    running, _ = live
+async def test_a_retried_send_with_the_same_id_is_not_routed_twice(
+    running: Running, model_calls: list[list[str]]
+) -> None:
     first = await running.signals.SendMessage(
         sspb.SendMessageRequest(agent_id="chat", target=T, message=spb.MessageInput(id="msg-1", text="once"))
     )
@@ -386,8 +373,7 @@ async def test_a_slow_subscriber_falls_behind_without_slowing_the_run() -> None:
         assert [c.offset for c in got] == [c.offset for c in fast]  # no gap, no duplicate
         assert len(got) == 5007  # start, the echo, step start, text start and end, 5000 deltas, step finish, finish
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_open_thread_streams_end_with_server_shutdown() -> None:
@@ -440,12 +426,12 @@ async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(mod
         assert any("do not lose me" in p for p in model_calls[-1])
         call.cancel()
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
-async def test_the_outbox_empties_when_the_taking_run_ends(live: Any, model_calls: list[list[str]]) -> None:
-    running, storage = live
+async def test_the_outbox_empties_when_the_taking_run_ends(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     call, _ = await start_slow_run(running)
     await send(running, "taken")
     assert len(await storage.list_pending()) == 1
