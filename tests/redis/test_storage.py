@@ -13,7 +13,6 @@ import sqlite3
 import sys
 import textwrap
 import time
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
@@ -37,7 +36,6 @@ from agentd.runtime.messages import (
 )
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import (
-    InMemoryStorage,
     MessageQuery,
     Storage,
     StorageError,
@@ -46,44 +44,11 @@ from agentd.runtime.storage import (
     decode_message_cursor,
 )
 from redis_server import RedisServer
+from support.samples import BLOB
+from support.storage import drop_redis_keys, redis_keys, unique_prefix
 
 T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
-BLOB = bytes(range(256)) + b"\x00\xff"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def unique_prefix() -> str:
-    return f"agentd-test-store:{uuid.uuid4().hex[:12]}:"
-
-
-async def redis_keys(storage: RedisStorage) -> list[str]:
-    return sorted([k.decode() async for k in storage.client.scan_iter(match=storage.key_prefix + "*")])
-
-
-async def drop_redis_keys(storage: RedisStorage) -> None:
-    keys = await redis_keys(storage)
-    if keys:
-        await storage.client.unlink(*keys)
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
-    store: Storage
-    if request.param == "memory":
-        store = InMemoryStorage()
-    elif request.param == "sqlite":
-        store = SQLiteStorage(tmp_path / "data" / "agentd.db")
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        store = RedisStorage(server.url, key_prefix=unique_prefix())
-    try:
-        yield store
-    finally:
-        try:
-            if isinstance(store, RedisStorage):
-                await drop_redis_keys(store)
-        finally:
-            await store.close()
 
 
 def thread(thread_id: str = "t-1", resource_id: str = "r-1", **kwargs: Any) -> Thread:
