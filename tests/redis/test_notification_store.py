@@ -1,21 +1,20 @@
 """The notification store, one suite run against every backend (in memory,
 SQLite, a real redis-server): records, coalescing, lists, due times and
-status changes. Then the SQLite file shared and reopened. Redis beyond the
-suite is tests/redis/test_redis_notifications.py; send, the dispatcher and the
-inbox tool over these stores are tests/redis/test_notifications.py."""
+status changes. What only one backend can show is in
+tests/sqlite/test_sqlite_notifications.py and
+tests/redis/test_redis_notifications.py; send, the dispatcher and the inbox
+tool over these stores are tests/redis/test_notifications.py."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentd.backends.redis_notifications import RedisNotificationStore
-from agentd.backends.sqlite_notifications import NOTIFICATION_SCHEMA_VERSION, SQLiteNotificationStore
-from agentd.backends.sqlite_storage import SQLiteStorage
+from agentd.backends.sqlite_notifications import SQLiteNotificationStore
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.notifications import (
     InMemoryNotificationStore,
@@ -28,7 +27,6 @@ from agentd.runtime.notifications import (
     NotificationStore,
     Status,
 )
-from agentd.runtime.storage import Thread
 from redis_server import RedisServer
 from support.notifications import AGENT, MINUTE, RESOURCE, T0, THREAD, create, note, schedule
 
@@ -343,41 +341,3 @@ async def test_create_coalesces_identically_in_every_store(redis_server: RedisSe
     assert (records[4].priority, records[4].created_at, records[4].updated_at) == ("low", T0 + MINUTE, T0 + 5 * MINUTE)
     # n-1 and n-2 last changed together: the later inserted first.
     assert [r.id for r in expected[12:]] == ["n-10", "n-2", "n-1", "n-8", "n-7"]
-
-
-# ================================================================ SQLite only
-
-
-async def test_sqlite_records_survive_a_reopen_and_share_a_file(tmp_path: Path) -> None:
-    path = tmp_path / "agentd.db"
-    first = SQLiteNotificationStore(path)
-    record = await create(
-        first,
-        note(
-            priority="urgent",
-            payload={"nested": [1, 2.5, None, True]},
-            attributes=[("z", 1), ("a", {"k": [1]})],
-            metadata={"m": "x"},
-            dedupe_key="d",
-        ),
-        now=datetime(2024, 1, 1, 9, tzinfo=timezone(timedelta(hours=2))),
-    )
-    record = await first.update(THREAD, record.id, NotificationPatch(deliver_at=T0), now=T0)
-    await first.close()
-    second = SQLiteNotificationStore(path)
-    other = SQLiteNotificationStore(path)
-    # The thread storage lives in the same file without disturbing the inbox.
-    threads = SQLiteStorage(path)
-    try:
-        assert await second.get(THREAD, record.id) == record
-        reread = await second.get(THREAD, record.id)
-        assert reread is not None and reread.attributes == (("z", 1), ("a", {"k": [1]}))
-        merged = await create(other, note("again", dedupe_key="d"), now=T0 + MINUTE)
-        assert merged.id == record.id and merged.coalesced_count == 2
-        assert [r.id for r in await second.list_due(T0)] == [record.id]
-        await threads.create_thread(Thread("t", "r"))
-        assert second.schema_version == NOTIFICATION_SCHEMA_VERSION
-    finally:
-        await second.close()
-        await other.close()
-        await threads.close()

@@ -1,4 +1,4 @@
-"""RedisNotificationStore beyond the shared store suite (tests/redis/test_notifications.py
+"""RedisNotificationStore beyond the shared store suite (tests/redis/test_notification_store.py
 runs every store behaviour against it): replicas sharing one Redis, concurrent
 creates, what survives a new client, the key layout, and a server that is down.
 Always on a real redis-server (the session's `redis_server` fixture)."""

@@ -3,12 +3,12 @@ and rescheduled through any store."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from agentd.runtime.notifications import NotificationInput, NotificationPatch, NotificationRecord, NotificationStore
+from support.clocks import T0
 
-T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 AGENT, RESOURCE, THREAD = "support", "user-123", "thread-abc"
 MINUTE = timedelta(minutes=1)
 

@@ -1,7 +1,7 @@
 """Notifications alone, without a store: the delivery policy, durations,
 rendering records as signals, and records as values. The store suite (every
-backend), send, the dispatcher and the inbox tool are
-tests/redis/test_notifications.py."""
+backend) is tests/redis/test_notification_store.py; send, the dispatcher and
+the inbox tool are tests/redis/test_notifications.py."""
 
 from __future__ import annotations
 
