@@ -1,103 +1,42 @@
-"""Shared fixtures: an agentd server in-process on a loopback port."""
+"""Fixtures for every folder: an agentd server in-process on a loopback port
+(agentd.toml's agents), a real redis-server for the session, and what the
+local model is sent. Plain helpers
+are in the `support` package; folders add their own fixtures in their
+conftest.py."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import grpc
 import pytest
 
-from agentd import config
-from agentd.grpc.server import AgentdServer
-from agentd.runtime import Agent, AgentRegistry
-from agentd.runtime.cache import InMemoryServerCache
-from agentd.runtime.host import Host
-from agentd.runtime.processors.catalogue import default_registry
-from agentd.runtime.storage import InMemoryStorage
-from agentd.runtime.threads import ThreadSettings
-from agentd_proto.v1 import (
-    agent_service_pb2_grpc,
-    cache_service_pb2_grpc,
-    signal_service_pb2_grpc,
-    thread_service_pb2_grpc,
-)
+from agentd.runtime.models.local import LocalModel
 from redis_server import RedisServer, running_redis_server
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@dataclass
-class Running:
-    server: AgentdServer
-    addr: str
-    channel: grpc.aio.Channel
-
-    @property
-    def host(self) -> Host:
-        return self.server.host
-
-    @property
-    def agents(self) -> agent_service_pb2_grpc.AgentServiceStub:
-        return agent_service_pb2_grpc.AgentServiceStub(self.channel)
-
-    @property
-    def threads(self) -> thread_service_pb2_grpc.ThreadServiceStub:
-        return thread_service_pb2_grpc.ThreadServiceStub(self.channel)
-
-    @property
-    def signals(self) -> signal_service_pb2_grpc.SignalServiceStub:
-        return signal_service_pb2_grpc.SignalServiceStub(self.channel)
-
-    @property
-    def cache(self) -> cache_service_pb2_grpc.CacheServiceStub:
-        return cache_service_pb2_grpc.CacheServiceStub(self.channel)
-
-
-def default_agents() -> list[Agent]:
-    return list(config.load(ROOT / "agentd.toml", env={}).agents)
-
-
-async def start_server(
-    agents: Sequence[Agent] | None = None,
-    *,
-    processors: dict[str, Any] | None = None,
-    step_functions: dict[str, Any] | None = None,
-    caches: dict[str, Any] | None = None,
-    cache_backend: str = "memory",
-    storage: Any = None,
-    thread_settings: ThreadSettings | None = None,
-    **kwargs: Any,
-) -> Running:
-    kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
-    host = Host(
-        agents=AgentRegistry(default_agents() if agents is None else agents),
-        processors=default_registry().extended(processors or {}),
-        step_functions=dict(step_functions or {}),
-        caches=caches or {"memory": InMemoryServerCache()},
-        cache_backend=cache_backend,
-        storage=storage or InMemoryStorage(),
-        thread_settings=thread_settings or ThreadSettings(),
-    )
-    server = AgentdServer(host, **kwargs)
-    port = await server.start("127.0.0.1:0")
-    addr = f"127.0.0.1:{port}"
-    return Running(server, addr, grpc.aio.insecure_channel(addr))
+from support.server import Running, serving
 
 
 @pytest.fixture
 async def server() -> AsyncIterator[Running]:
-    running = await start_server()
-    try:
+    async with serving() as running:
         yield running
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     """A real redis-server on a free loopback port for the session (fails, never skips, when missing)."""
     yield from running_redis_server()
+
+
+@pytest.fixture
+def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """One entry per local model call: the texts of the user messages it was sent."""
+    calls: list[list[str]] = []
+    original = LocalModel.stream
+
+    def spy(model: LocalModel, request: Any) -> Any:
+        calls.append([m.text for m in request.prompt if m.role == "user"])
+        return original(model, request)
+
+    monkeypatch.setattr(LocalModel, "stream", spy)
+    return calls

@@ -16,8 +16,8 @@ from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, start_server
 
 
 async def collect(call: grpc.aio.UnaryStreamCall) -> tuple[list[apb.StreamResponse], list]:  # type: ignore[type-arg]
@@ -99,8 +99,7 @@ async def test_slow_reader_gets_2000_chunks_in_fewer_messages() -> None:
         assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")) == words
     finally:
         await channel.close()
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_trickle_travels_one_chunk_per_message(server: Running) -> None:
@@ -390,5 +389,4 @@ async def test_python_app_agents_with_tools_over_rpc() -> None:
         described = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="calc"))).agent
         assert [t.name for t in described.tools] == ["add"]
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()

@@ -11,34 +11,13 @@ from google.protobuf import duration_pb2, empty_pb2, struct_pb2
 
 from agentd.runtime import Agent, ExecutionOptions
 from agentd.runtime.cache import InMemoryServerCache
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
-from conftest import Running, start_server
-from support import rich_error
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    calls: list[Any] = []
-    original = LocalModel.stream
-
-    def spy(model: LocalModel, request: Any) -> Any:
-        calls.append(request)
-        return original(model, request)
-
-    monkeypatch.setattr(LocalModel, "stream", spy)
-    return calls
+from support.clocks import Clock
+from support.errors import rich_error
+from support.server import Running, serving
 
 
 @pytest.fixture
@@ -60,12 +39,8 @@ async def cached() -> AsyncIterator[tuple[Running, InMemoryServerCache, Clock]]:
             default_options=ExecutionOptions(provider_options=script),
         ),
     ]
-    running = await start_server(agents, caches={"memory": cache})
-    try:
+    async with serving(agents, caches={"memory": cache}) as running:
         yield running, cache, clock
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 def shape(chunks: list[Any]) -> list[tuple[str, str]]:
@@ -215,44 +190,6 @@ async def test_cache_service_rejects_bad_input_with_field_violations(cached: Any
     err = rich_error(info.value)
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
     assert set(err.violations) == fields
-
-
-async def test_response_cache_on_redis_survives_redis_going_away(redis_server: Any, model_calls: list[Any]) -> None:
-    from agentd.backends.redis_cache import RedisServerCache
-
-    redis = RedisServerCache(url=redis_server.url, key_prefix="agentd-test:rpc:", socket_timeout=0.5)
-    await redis.clear()
-    script = {"local": {"script": [{"text": "from the model"}]}}
-    agent = Agent(
-        id="r",
-        model="local/scripted",
-        input_processors=[ResponseCache(redis, agent_id="r")],
-        default_options=ExecutionOptions(provider_options=script),
-    )
-    running = await start_server(
-        [agent], caches={"memory": InMemoryServerCache(), "redis": redis}, cache_backend="redis"
-    )
-    try:
-        request = apb.GenerateRequest(agent_id="r", text="q")
-        assert (await running.agents.Generate(request)).text == "from the model"
-        assert (await running.agents.Generate(request)).text == "from the model"
-        assert len(model_calls) == 1  # the second answer came from Redis
-        stats = await running.cache.GetCacheStats(cpb.GetCacheStatsRequest())
-        assert (stats.backend, stats.hits, stats.errors) == ("redis", 1, 0)
-        redis_server.stop()
-        try:
-            reply = await running.agents.Generate(request)  # the cache fails: a live call, not a failed run
-            assert reply.text == "from the model" and len(model_calls) == 2
-            assert redis.stats.errors >= 1
-            with pytest.raises(grpc.aio.AioRpcError) as info:
-                await running.cache.GetCacheStats(cpb.GetCacheStatsRequest())
-            assert rich_error(info.value).reason == "CACHE_UNAVAILABLE"
-        finally:
-            redis_server.start()
-        assert (await running.agents.Generate(request)).text == "from the model"
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 async def test_the_configured_cached_echo_agent_caches(server: Running, model_calls: list[Any]) -> None:

@@ -7,27 +7,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import pytest
 from google.rpc import error_details_pb2
 
-from agentd.runtime import Agent
-from agentd.runtime.memory import Memory
-from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-
-
-@pytest.fixture
-async def live() -> AsyncIterator[Running]:
-    storage = InMemoryStorage()
-    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    try:
-        yield running
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+from support.server import Running
 
 
 class Session:
@@ -78,8 +63,8 @@ def finished(message: tpb.ConnectResponse) -> bool:
     return message.HasField("chunks") and message.chunks.chunks[-1].HasField("finish")
 
 
-async def test_open_then_send_answers_before_the_runs_chunks(live: Running) -> None:
-    session = Session(live)
+async def test_open_then_send_answers_before_the_runs_chunks(running: Running) -> None:
+    session = Session(running)
     await session.send("o1", **opened())
     first = await session.next()
     assert first.HasField("snapshot") and first.request_id == "o1"
@@ -96,8 +81,8 @@ async def test_open_then_send_answers_before_the_runs_chunks(live: Running) -> N
     assert await session.call.code() == grpc.StatusCode.OK
 
 
-async def test_bad_frames_get_errors_and_the_stream_goes_on(live: Running) -> None:
-    session = Session(live)
+async def test_bad_frames_get_errors_and_the_stream_goes_on(running: Running) -> None:
+    session = Session(running)
     await session.send("early", send_message=tpb.ConnectSendMessage(message=spb.MessageInput(text="x")))
     assert reason(await session.next()) == "STREAM_NOT_OPEN"
     await session.send("o1", **opened())
@@ -116,8 +101,8 @@ async def test_bad_frames_get_errors_and_the_stream_goes_on(live: Running) -> No
     await session.close()
 
 
-async def test_abort_through_connect(live: Running) -> None:
-    session = Session(live)
+async def test_abort_through_connect(running: Running) -> None:
+    session = Session(running)
     await session.send("o1", **opened())
     await session.next()
     slow = opb.ExecutionOptions()
@@ -137,8 +122,8 @@ async def test_abort_through_connect(live: Running) -> None:
     await session.close()
 
 
-async def test_a_client_tool_answered_over_connect(live: Running) -> None:
-    session = Session(live)
+async def test_a_client_tool_answered_over_connect(running: Running) -> None:
+    session = Session(running)
     await session.send("o1", **opened())
     await session.next()
     options = opb.ExecutionOptions(client_tools=[opb.ClientTool(name="pick_color", description="Asks the user")])
@@ -152,7 +137,7 @@ async def test_a_client_tool_answered_over_connect(live: Running) -> None:
             }
         }
     )
-    live.host.agents.get("chat").model = "local/scripted"
+    running.host.agents.get("chat").model = "local/scripted"
     await session.send(
         "m1",
         send_message=tpb.ConnectSendMessage(

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from agentd.grpc.server import SERVICES
 from agentd.grpc.wire import locate_malformed
 from agentd_proto.v1 import agent_service_pb2 as apb
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 CASES = int(os.environ.get("AGENTD_FUZZ_CASES", "300"))
 #: Every answer, by RPC and status (printed by `make fuzz`).
@@ -189,8 +189,7 @@ def test_generated_requests_never_get_unknown_or_internal() -> None:
                     statuses[status] += n
                 print(f"\nfuzz: {sum(ANSWERS.values())} calls, {dict(sorted(statuses.items()))}")
         finally:
-            await running.channel.close()
-            await running.server.stop(grace=0)
+            await running.close()
 
     loop = asyncio.new_event_loop()
     try:

@@ -12,7 +12,7 @@ from agentd import config
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
-from conftest import start_server
+from support.server import start_server
 
 
 def judge(answer: dict[str, Any]) -> dict[str, Any]:
@@ -92,8 +92,7 @@ async def test_the_moderated_agent_quick_start(tmp_path: Path) -> None:
         assert blocked.finish_reason == upb.FINISH_REASON_OTHER
         assert blocked.tripwire.processor_id == "moderation" and "hate" in blocked.tripwire.reason
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_the_moderation_workflow_per_call_redacts_and_blocks() -> None:
@@ -114,8 +113,7 @@ async def test_the_moderation_workflow_per_call_redacts_and_blocks() -> None:
         hateful = await running.agents.Generate(request("something hateful", HATEFUL, CLEAN_INJECTION))
         assert hateful.tripwire.processor_id == "moderation"
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_the_moderation_workflow_from_agentd_toml(tmp_path: Path) -> None:
@@ -138,5 +136,4 @@ input_processors = [ {{ workflow = {{ id = "moderation-pipeline", steps = [
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="piped", text="call +1 415-555-0132 now"))
         assert "415-555-0132" not in reply.text and reply.text.endswith("0132 now")  # last four kept
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()

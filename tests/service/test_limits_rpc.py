@@ -15,7 +15,7 @@ from agentd.runtime import Agent
 from agentd.runtime.cache import InMemoryServerCache
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 LIMIT = 256 * 1024
 

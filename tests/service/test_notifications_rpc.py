@@ -11,7 +11,6 @@ import pytest
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.notifications import DeliveryPolicy
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -19,8 +18,8 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, serving
 
 P = {
     "low": spb.NOTIFICATION_PRIORITY_LOW,
@@ -28,19 +27,6 @@ P = {
     "high": spb.NOTIFICATION_PRIORITY_HIGH,
     "urgent": spb.NOTIFICATION_PRIORITY_URGENT,
 }
-
-
-@pytest.fixture
-def model_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    calls: list[Any] = []
-    original = LocalModel.stream
-
-    def spy(model: LocalModel, request: Any) -> Any:
-        calls.append([m.text for m in request.prompt if m.role == "user"])
-        return original(model, request)
-
-    monkeypatch.setattr(LocalModel, "stream", spy)
-    return calls
 
 
 @pytest.fixture
@@ -53,12 +39,8 @@ async def live() -> AsyncIterator[Running]:
         Agent(id="chat", memory=Memory(storage)),
         Agent(id="batched", memory=Memory(storage), delivery_policy=thirty_minutes),
     ]
-    running = await start_server(agents, storage=storage)
-    try:
+    async with serving(agents, storage=storage) as running:
         yield running
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 async def notify(running: Running, priority: str, agent: str = "chat", **fields: Any) -> sspb.SendNotificationResponse:

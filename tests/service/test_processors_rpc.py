@@ -24,8 +24,8 @@ from agentd.runtime.processors.factory import from_options
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, serving, start_server
 
 
 class LowerCase(Processor):
@@ -121,12 +121,8 @@ async def proc_server() -> AsyncIterator[Running]:
         Agent(id="scripted", model="local/scripted"),
         Agent(id="guarded", input_processors=[Guard()]),
     ]
-    running = await start_server(agents, processors=PROCESSORS, step_functions={"noop": first_step_upper})
-    try:
+    async with serving(agents, processors=PROCESSORS, step_functions={"noop": first_step_upper}) as running:
         yield running
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 def lane(*names: str, **options: dict[str, Any]) -> opb.ProcessorList:
@@ -388,8 +384,7 @@ async def test_request_context_schema_over_rpc() -> None:
         assert (err.code, err.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_CONTEXT_INVALID")
         assert list(err.violations) == ["options.request_context.tier"]
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_sub_agent_chunks_travel_nested_and_never_share_a_message() -> None:
@@ -426,5 +421,4 @@ async def test_sub_agent_chunks_travel_nested_and_never_share_a_message() -> Non
         described = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="lead"))).agent
         assert list(described.sub_agent_ids) == ["helper"]
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()

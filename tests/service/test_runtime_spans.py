@@ -23,7 +23,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 SECRET = "zebra-quartz-7741"  # a word that must not reach a span unless content capture is on
 
@@ -95,11 +95,6 @@ async def traced_server(exporter: InMemorySpanExporter, **kwargs: Any) -> Runnin
     return await start_server(AGENTS, tracer_provider=provider, **kwargs)
 
 
-async def stop(running: Running) -> None:
-    await running.channel.close()
-    await running.server.stop(grace=0)
-
-
 def named(spans: tuple[ReadableSpan, ...], prefix: str) -> list[ReadableSpan]:
     return [s for s in spans if s.name.startswith(prefix)]
 
@@ -127,7 +122,7 @@ async def test_a_run_with_one_tool_call_and_processors_has_its_spans_and_gen_ai_
         reply = await running.agents.Generate(scripted(TOOL_THEN_ANSWER))
         assert reply.text == "the answer is 42"
     finally:
-        await stop(running)
+        await running.close()
     spans = exporter.get_finished_spans()
     rpc = only(spans, "/agentd.v1.AgentService/Generate")
     run = only(spans, "invoke_agent Helper")
@@ -184,7 +179,7 @@ async def test_the_callers_traceparent_is_continued(exporter: InMemorySpanExport
         ]
         assert chunks[-1].HasField("finish")
     finally:
-        await stop(running)
+        await running.close()
     spans = exporter.get_finished_spans()
     rpc = only(spans, "/agentd.v1.AgentService/Stream")
     assert rpc.parent is not None and format(rpc.parent.span_id, "016x") == parent_id
@@ -205,7 +200,7 @@ async def test_tripwires_retries_and_errors_are_recorded(exporter: InMemorySpanE
         with pytest.raises(grpc.aio.AioRpcError, match="upstream overloaded"):
             await running.agents.Generate(scripted(failing))
     finally:
-        await stop(running)
+        await running.close()
     spans = exporter.get_finished_spans()
     runs = sorted(named(spans, "invoke_agent"), key=lambda s: s.start_time or 0)
     tripped, errored = runs
@@ -240,7 +235,7 @@ async def test_a_processor_retry_is_an_event_on_the_run(exporter: InMemorySpanEx
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="helper", text="hello"))
         assert reply.text == "hello"
     finally:
-        await stop(running)
+        await running.close()
     run = only(exporter.get_finished_spans(), "invoke_agent Helper")
     retries = [dict(e.attributes or {}) for e in run.events if e.name == "agentd.retry"]
     assert retries == [{"cause": "tripwire", "processor_id": "insist", "reason": "say it again"}]
@@ -253,7 +248,7 @@ async def test_prompt_and_completion_text_stay_off_spans_unless_asked_for(
     try:
         await running.agents.Generate(scripted(TOOL_THEN_ANSWER))
     finally:
-        await stop(running)
+        await running.close()
     assert SECRET not in everything_recorded(exporter.get_finished_spans())
 
     captured = InMemorySpanExporter()
@@ -262,7 +257,7 @@ async def test_prompt_and_completion_text_stay_off_spans_unless_asked_for(
     try:
         await running.agents.Generate(scripted(TOOL_THEN_ANSWER))
     finally:
-        await stop(running)
+        await running.close()
     recorded = everything_recorded(captured.get_finished_spans())
     assert SECRET in recorded and "the answer is 42" in recorded
 
@@ -294,7 +289,7 @@ async def test_no_spans_are_built_when_tracing_is_off(monkeypatch: pytest.Monkey
         assert reply.text == "the answer is 42"
         assert running.host.runs.telemetry.tracer is None
     finally:
-        await stop(running)
+        await running.close()
     assert built == []
 
 
@@ -322,7 +317,7 @@ async def test_connect_runs_are_linked_to_the_caller_not_parented_by_the_stream(
         await requests.put(None)
         call.cancel()
     finally:
-        await stop(running)
+        await running.close()
     spans = exporter.get_finished_spans()
     assert not named(spans, "/agentd.v1.ThreadService/Connect")  # no span as long as the connection
     run = only(spans, "invoke_agent Helper")

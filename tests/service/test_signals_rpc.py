@@ -12,7 +12,6 @@ from google.protobuf import struct_pb2
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -21,34 +20,10 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, start_server
 
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
-
-
-@pytest.fixture
-def prompts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    seen: list[list[str]] = []
-    original = LocalModel.stream
-
-    def spy(model: LocalModel, request: Any) -> Any:
-        seen.append([m.text for m in request.prompt if m.role == "user"])
-        return original(model, request)
-
-    monkeypatch.setattr(LocalModel, "stream", spy)
-    return seen
-
-
-@pytest.fixture
-async def live() -> AsyncIterator[tuple[Running, InMemoryStorage]]:
-    storage = InMemoryStorage()
-    running = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    try:
-        yield running, storage
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 def slow(delay_ms: int = 40) -> opb.ExecutionOptions:
@@ -88,12 +63,13 @@ async def send(running: Running, text: str = "hi", **kwargs: Any) -> sspb.SendMe
     )
 
 
-async def test_idle_wake_starts_a_run_with_the_message(live: Any, prompts: list[list[str]]) -> None:
-    running, storage = live
+async def test_idle_wake_starts_a_run_with_the_message(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     reply = await send(running, "wake up")
     assert reply.decision.WhichOneof("action") == "wake" and reply.decision.wake.run_id
     await running.host.runs.wait_finished(reply.decision.wake.run_id)
-    assert prompts[-1][-1] == "wake up"
+    assert model_calls[-1][-1] == "wake up"
     stored = (await storage.list_messages(MessageQuery("t1"))).messages
     assert [m.role for m in stored] == ["signal", "assistant"]
 
@@ -102,43 +78,43 @@ async def test_idle_wake_starts_a_run_with_the_message(live: Any, prompts: list[
     ("behavior", "action"),
     [(spb.IDLE_BEHAVIOR_PERSIST, "persist"), (spb.IDLE_BEHAVIOR_DISCARD, "discard")],
 )
-async def test_idle_persist_and_discard(live: Any, prompts: list[list[str]], behavior: int, action: str) -> None:
-    running, storage = live
+async def test_idle_persist_and_discard(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]], behavior: int, action: str
+) -> None:
     reply = await send(running, "note", if_idle=spb.IfIdle(behavior=behavior))
     assert reply.decision.WhichOneof("action") == action
-    assert prompts == []
+    assert model_calls == []
     stored = (await storage.list_messages(MessageQuery("t1"))).messages if await storage.get_thread("t1") else []
     assert len(stored) == (1 if action == "persist" else 0)
 
 
-async def test_active_deliver_joins_the_running_run(live: Any, prompts: list[list[str]]) -> None:
-    running, _ = live
+async def test_active_deliver_joins_the_running_run(running: Running, model_calls: list[list[str]]) -> None:
     call, run_id = await start_slow_run(running)
     reply = await send(running, "also this")
     assert (reply.decision.WhichOneof("action"), reply.decision.deliver.run_id) == ("deliver", run_id)
     chunks = await drain(call)
     echoes = [c.signal.signal for c in chunks if c.HasField("signal")]
     assert [e.text for e in echoes] == ["also this"]
-    assert len(prompts) == 2 and prompts[1][-1] == "also this"  # the run called the model again
+    assert len(model_calls) == 2 and model_calls[1][-1] == "also this"  # the run called the model again
 
 
 @pytest.mark.parametrize(
     ("behavior", "action"),
     [(spb.ACTIVE_BEHAVIOR_PERSIST, "persist"), (spb.ACTIVE_BEHAVIOR_DISCARD, "discard")],
 )
-async def test_active_persist_and_discard(live: Any, prompts: list[list[str]], behavior: int, action: str) -> None:
-    running, storage = live
+async def test_active_persist_and_discard(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]], behavior: int, action: str
+) -> None:
     call, _ = await start_slow_run(running)
     reply = await send(running, "side note", if_active=spb.IfActive(behavior=behavior))
     assert reply.decision.WhichOneof("action") == action
     await drain(call)
-    assert len(prompts) == 1  # the active run never saw it
+    assert len(model_calls) == 1  # the active run never saw it
     stored = [m.role for m in (await storage.list_messages(MessageQuery("t1"))).messages]
     assert stored.count("signal") == (1 if action == "persist" else 0)
 
 
-async def test_the_xml_the_model_sees(live: Any, prompts: list[list[str]]) -> None:
-    running, _ = live
+async def test_the_xml_the_model_sees(running: Running, model_calls: list[list[str]]) -> None:
     reply = await running.signals.SendMessage(
         sspb.SendMessageRequest(
             agent_id="chat",
@@ -149,7 +125,7 @@ async def test_the_xml_the_model_sees(live: Any, prompts: list[list[str]]) -> No
         )
     )
     await running.host.runs.wait_finished(reply.decision.wake.run_id)
-    assert prompts[-1][-1] == '<user name="Devin" from="slack">Can we simplify the API surface?</user>'
+    assert model_calls[-1][-1] == '<user name="Devin" from="slack">Can we simplify the API surface?</user>'
     reply = await running.signals.SendMessage(
         sspb.SendMessageRequest(
             agent_id="chat",
@@ -160,7 +136,7 @@ async def test_the_xml_the_model_sees(live: Any, prompts: list[list[str]]) -> No
         )
     )
     await running.host.runs.wait_finished(reply.decision.wake.run_id)
-    assert prompts[-1][-1] == '<user source="chat" delivery="new-message">Also cover the edge cases.</user>'
+    assert model_calls[-1][-1] == '<user source="chat" delivery="new-message">Also cover the edge cases.</user>'
     call, _ = await start_slow_run(running)
     await running.signals.SendMessage(
         sspb.SendMessageRequest(
@@ -172,7 +148,7 @@ async def test_the_xml_the_model_sees(live: Any, prompts: list[list[str]]) -> No
         )
     )
     await drain(call)
-    assert prompts[-1][-1] == '<user source="chat" delivery="while-active">Also cover the edge cases.</user>'
+    assert model_calls[-1][-1] == '<user source="chat" delivery="while-active">Also cover the edge cases.</user>'
     reply = await running.signals.SendSignal(
         sspb.SendSignalRequest(
             agent_id="chat",
@@ -186,11 +162,12 @@ async def test_the_xml_the_model_sees(live: Any, prompts: list[list[str]]) -> No
         )
     )
     await running.host.runs.wait_finished(reply.decision.wake.run_id)
-    assert prompts[-1][-1] == '<github-review pr="123" title="x&quot;y&lt;z">a &amp; b &lt;c&gt; "d"</github-review>'
+    assert (
+        model_calls[-1][-1] == '<github-review pr="123" title="x&quot;y&lt;z">a &amp; b &lt;c&gt; "d"</github-review>'
+    )
 
 
-async def test_unknown_signal_type_is_invalid_argument(live: Any) -> None:
-    running, _ = live
+async def test_unknown_signal_type_is_invalid_argument(running: Running) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await running.signals.SendSignal(
             sspb.SendSignalRequest(agent_id="chat", target=T, signal=spb.SignalInput(type="banana", text="x"))
@@ -200,8 +177,7 @@ async def test_unknown_signal_type_is_invalid_argument(live: Any) -> None:
     assert "signal.type" in err.violations
 
 
-async def test_queue_runs_three_messages_in_order(live: Any, prompts: list[list[str]]) -> None:
-    running, _ = live
+async def test_queue_runs_three_messages_in_order(running: Running, model_calls: list[list[str]]) -> None:
     call, run_id = await start_slow_run(running, words=10)
     queued = [
         await running.signals.QueueMessage(
@@ -214,11 +190,12 @@ async def test_queue_runs_three_messages_in_order(live: Any, prompts: list[list[
     await drain(call)
     for queued_id in ids:
         await asyncio.wait_for(running.host.runs.wait_finished(queued_id), 10)
-    assert [p[-1] for p in prompts[1:]] == ["queued 0", "queued 1", "queued 2"]
+    assert [p[-1] for p in model_calls[1:]] == ["queued 0", "queued 1", "queued 2"]
 
 
-async def test_two_senders_racing_on_an_idle_thread_make_one_run(live: Any, prompts: list[list[str]]) -> None:
-    running, _ = live
+async def test_two_senders_racing_on_an_idle_thread_make_one_run(
+    running: Running, model_calls: list[list[str]]
+) -> None:
     paced = opb.ExecutionOptions()
     paced.provider_options.update({"local": {"delayMs": 50}})  # the woken run is still going when B lands
     idle = spb.IfIdle(stream_options=paced)
@@ -228,7 +205,7 @@ async def test_two_senders_racing_on_an_idle_thread_make_one_run(live: Any, prom
     run_ids = {a.decision.wake.run_id or a.decision.deliver.run_id, b.decision.wake.run_id or b.decision.deliver.run_id}
     assert len(run_ids) == 1
     await running.host.runs.wait_finished(run_ids.pop())
-    model_input = [text for prompt in prompts for text in prompt]
+    model_input = [text for prompt in model_calls for text in prompt]
     assert "from A" in model_input and "from B" in model_input
 
 
@@ -236,8 +213,7 @@ async def subscribe(running: Running, **kwargs: Any) -> Any:
     return running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1", **kwargs))
 
 
-async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(live: Any) -> None:
-    running, _ = live
+async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(running: Running) -> None:
     reply = await send(running, "run without me")
     await running.host.runs.wait_finished(reply.decision.wake.run_id)  # the caller is long gone
     first = await (await subscribe(running)).read()
@@ -251,8 +227,7 @@ async def test_a_wake_run_outlives_its_caller_and_a_late_subscriber_replays_it(l
     stream.cancel()
 
 
-async def test_resume_after_offset_has_no_gap_and_no_duplicate(live: Any) -> None:
-    running, _ = live
+async def test_resume_after_offset_has_no_gap_and_no_duplicate(running: Running) -> None:
     stream = await subscribe(running)
     snapshot = (await stream.read()).snapshot
     reply = await send(running, "one two three four")
@@ -275,8 +250,7 @@ async def test_resume_after_offset_has_no_gap_and_no_duplicate(live: Any) -> Non
     assert (info.value.code(), rich_error(info.value).reason) == (grpc.StatusCode.OUT_OF_RANGE, "RESUME_OFFSET_EXPIRED")
 
 
-async def test_abort_run_stops_the_active_run(live: Any) -> None:
-    running, _ = live
+async def test_abort_run_stops_the_active_run(running: Running) -> None:
     call, run_id = await start_slow_run(running, words=200)
     aborted = await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1"))
     assert (aborted.aborted, aborted.run_id) == (True, run_id)
@@ -286,8 +260,7 @@ async def test_abort_run_stops_the_active_run(live: Any) -> None:
     assert not again.aborted
 
 
-async def test_a_state_signal_is_skipped_when_unchanged(live: Any) -> None:
-    running, storage = live
+async def test_a_state_signal_is_skipped_when_unchanged(running: Running, storage: InMemoryStorage) -> None:
     await running.threads.CreateThread(tpb.CreateThreadRequest(thread=tpb.Thread(id="t1", resource_id="u1")))
 
     async def state(cache_key: str) -> sspb.SendStateSignalResponse:
@@ -310,8 +283,9 @@ async def test_a_state_signal_is_skipped_when_unchanged(live: Any) -> None:
     assert len(rows) == 2
 
 
-async def test_a_transient_signal_reaches_the_model_but_not_history(live: Any, prompts: list[list[str]]) -> None:
-    running, storage = live
+async def test_a_transient_signal_reaches_the_model_but_not_history(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     call, _ = await start_slow_run(running)
     reply = await running.signals.SendSignal(
         sspb.SendSignalRequest(
@@ -320,7 +294,7 @@ async def test_a_transient_signal_reaches_the_model_but_not_history(live: Any, p
     )
     assert reply.decision.WhichOneof("action") == "deliver"
     await drain(call)
-    assert "<system-reminder>just this once</system-reminder>" in prompts[-1]
+    assert "<system-reminder>just this once</system-reminder>" in model_calls[-1]
     everything = (await storage.list_messages(MessageQuery("t1", include_system_reminders=True))).messages
     assert not any("just this once" in (m.parts[0].signal.text if m.role == "signal" else "") for m in everything)
     persisted = await running.signals.SendSignal(
@@ -334,8 +308,9 @@ async def test_a_transient_signal_reaches_the_model_but_not_history(live: Any, p
     assert persisted.decision.WhichOneof("action") == "persist"  # answered persist, nothing written
 
 
-async def test_a_retried_send_with_the_same_id_is_not_routed_twice(live: Any, prompts: list[list[str]]) -> None:
-    running, _ = live
+async def test_a_retried_send_with_the_same_id_is_not_routed_twice(
+    running: Running, model_calls: list[list[str]]
+) -> None:
     first = await running.signals.SendMessage(
         sspb.SendMessageRequest(agent_id="chat", target=T, message=spb.MessageInput(id="msg-1", text="once"))
     )
@@ -344,7 +319,7 @@ async def test_a_retried_send_with_the_same_id_is_not_routed_twice(live: Any, pr
     )
     assert again.decision == first.decision
     await running.host.runs.wait_finished(first.decision.wake.run_id)
-    assert len(prompts) == 1
+    assert len(model_calls) == 1
 
 
 async def read_to_finish(running: Running, epoch: str, after: int, got: list[Any]) -> int:
@@ -398,8 +373,7 @@ async def test_a_slow_subscriber_falls_behind_without_slowing_the_run() -> None:
         assert [c.offset for c in got] == [c.offset for c in fast]  # no gap, no duplicate
         assert len(got) == 5007  # start, the echo, step start, text start and end, 5000 deltas, step finish, finish
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_open_thread_streams_end_with_server_shutdown() -> None:
@@ -427,7 +401,7 @@ async def test_open_thread_streams_end_with_server_shutdown() -> None:
         await running.channel.close()
 
 
-async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(prompts: list[list[str]]) -> None:
+async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(model_calls: list[list[str]]) -> None:
     """A deliver answer is sent after the signal is in the outbox; a process that
     stops before the run ends leaves it there, and the next process replays it
     into a new run (exactly once: the outbox is cleared when that run ends)."""
@@ -449,19 +423,19 @@ async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(pro
         await recovered.result()
         await asyncio.sleep(0.05)  # the outbox is cleared as the run's log closes
         assert await storage.list_pending() == []
-        assert any("do not lose me" in p for p in prompts[-1])
+        assert any("do not lose me" in p for p in model_calls[-1])
         call.cancel()
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
-async def test_the_outbox_empties_when_the_taking_run_ends(live: Any, prompts: list[list[str]]) -> None:
-    running, storage = live
+async def test_the_outbox_empties_when_the_taking_run_ends(
+    running: Running, storage: InMemoryStorage, model_calls: list[list[str]]
+) -> None:
     call, _ = await start_slow_run(running)
     await send(running, "taken")
     assert len(await storage.list_pending()) == 1
     await drain(call)
     await asyncio.sleep(0.05)
     assert await storage.list_pending() == []
-    assert prompts[-1][-1] == "taken"
+    assert model_calls[-1][-1] == "taken"

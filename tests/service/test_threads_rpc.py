@@ -18,8 +18,8 @@ from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running, serving
 
 
 class Guard(Processor):
@@ -34,12 +34,8 @@ class Guard(Processor):
 async def chat() -> AsyncIterator[tuple[Running, InMemoryStorage]]:
     storage = InMemoryStorage()
     agents = [Agent(id="chat", memory=Memory(storage), output_processors=[Guard()]), Agent(id="echo")]
-    running = await start_server(agents, storage=storage)
-    try:
+    async with serving(agents, storage=storage) as running:
         yield running, storage
-    finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
 
 
 def memory(resource: str = "u1", thread: str = "t1", **thread_object: Any) -> opb.ExecutionOptions:

@@ -8,7 +8,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentd.grpc import tracing
 from agentd_proto.v1 import agent_service_pb2 as apb
-from conftest import start_server
+from support.server import start_server
 
 
 async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
@@ -24,8 +24,7 @@ async def test_streaming_through_the_interceptor_records_rpc_spans() -> None:
         reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="c"))
         assert reply.text == "c"
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
     names = [s.name for s in exporter.get_finished_spans()]
     assert "/agentd.v1.AgentService/Stream" in names
     assert "/agentd.v1.AgentService/Generate" in names
@@ -46,8 +45,7 @@ async def test_no_interceptor_and_no_provider_when_off(monkeypatch) -> None:  # 
     try:
         assert running.server.tracer_provider is None
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)
+        await running.close()
 
 
 async def test_otlp_over_http_exports_the_run_spans(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -83,8 +81,7 @@ async def test_otlp_over_http_exports_the_run_spans(monkeypatch) -> None:  # typ
     try:
         assert (await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="hi"))).text == "hi"
     finally:
-        await running.channel.close()
-        await running.server.stop(grace=0)  # shuts the provider down: the batch is flushed
+        await running.close()  # stopping shuts the provider down: the batch is flushed
         http.shutdown()
     assert "path:/v1/traces" in received
     assert "invoke_agent Echo" in received and "/agentd.v1.AgentService/Generate" in received

@@ -13,9 +13,6 @@ import pytest
 from google.protobuf import struct_pb2
 from google.rpc import error_details_pb2
 
-from agentd.runtime import Agent
-from agentd.runtime.memory import Memory
-from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from agentd_proto.v1 import message_pb2 as mpb
@@ -23,22 +20,11 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
-from support import rich_error
+from support.errors import rich_error
+from support.server import Running
 
 NOT_FINITE = [float("nan"), float("inf"), float("-inf")]
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
-
-
-@pytest.fixture
-async def running() -> AsyncIterator[Running]:
-    storage = InMemoryStorage()
-    server = await start_server([Agent(id="chat", memory=Memory(storage))], storage=storage)
-    try:
-        yield server
-    finally:
-        await server.channel.close()
-        await server.server.stop(grace=0)
 
 
 def number(x: float) -> struct_pb2.Value:

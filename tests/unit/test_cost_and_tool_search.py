@@ -32,6 +32,8 @@ from agentd.runtime.processors.builtins.tool_search import (
 )
 from agentd.runtime.processors.catalogue import BUILTIN_FACTORIES, default_registry
 from agentd.runtime.run import RunResult
+from support.clocks import Clock
+from support.runs import script
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -40,22 +42,10 @@ COST_LOGGER = "agentd.processors.token_cost_control"
 # ---------------------------------------------------------------- helpers
 
 
-class Clock:
-    def __init__(self, now: float = 20_000 * DAY + 10.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def cache(clock: Clock) -> InMemoryServerCache:
-    return InMemoryServerCache(clock=clock)
+    """Ten seconds into a day (the conftest's `cache` runs on this clock)."""
+    return Clock(20_000 * DAY + 10.0)
 
 
 def usage(input_tokens: int = 1000, output_tokens: int = 500) -> dict[str, int]:
@@ -74,7 +64,7 @@ def options(*steps: dict[str, Any], resource: str | None = None, thread: str | N
     memory = None
     if resource is not None or thread is not None:
         memory = MemoryOptions(resource=resource, thread=ThreadRef(thread) if thread else None)
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}}, memory=memory)
+    return script(*steps, memory=memory)
 
 
 def noop_tool() -> Tool:

@@ -20,7 +20,6 @@ from agentd import config
 from agentd.runtime import Agent, ExecutionOptions, Message
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessorViolation
 from agentd.runtime.processors.builtins.judge import call_judge
@@ -31,6 +30,7 @@ from agentd.runtime.processors.builtins.prompt_injection import PromptInjectionD
 from agentd.runtime.processors.builtins.system_prompt_scrubber import SystemPromptScrubber
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.run import RunResult
+from support.runs import LocalModelSpy, run, script
 
 JUDGE = "local/scripted"
 
@@ -53,7 +53,7 @@ def wrong_shape(field: str) -> dict[str, Any]:
 
 def say(*deltas: str) -> ExecutionOptions:
     """Main model (local/scripted) options: answer with these text deltas."""
-    return ExecutionOptions(provider_options={"local": {"script": [{"deltas": list(deltas)}]}})
+    return script({"deltas": list(deltas)})
 
 
 class Violations(list[ProcessorViolation]):
@@ -71,12 +71,6 @@ def result_only(processor: Processor) -> Processor:
     """The output-result path alone: the processor's stream hook is switched off."""
     processor.process_output_stream = None  # type: ignore[attr-defined]
     return processor
-
-
-async def run(agent: Agent, run_input: Any, options: ExecutionOptions | None = None) -> tuple[RunResult, list[Chunk]]:
-    handle = agent.stream(run_input, options)
-    chunks = [c async for c in handle]
-    return await handle.result(), chunks
 
 
 def deltas(chunks: list[Chunk]) -> list[str]:
@@ -97,18 +91,8 @@ def response_text(result: RunResult) -> str:
     return " ".join(m.text for m in result.response_messages if m.role == "assistant")
 
 
-class Spy:
+class Spy(LocalModelSpy):
     """Records every request the local models receive (main and judge calls)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.requests: list[Any] = []
-        original = LocalModel.stream
-
-        def stream(model: LocalModel, request: Any) -> Any:
-            self.requests.append(request)
-            return original(model, request)
-
-        monkeypatch.setattr(LocalModel, "stream", stream)
 
     @property
     def judge(self) -> list[Any]:

@@ -21,11 +21,8 @@ from agentd.runtime import (
 )
 from agentd.runtime.chunks import TextDelta, TextEnd, TextStart
 from agentd.runtime.models.router import check_model_spec
+from support.runs import script
 from support_models import HELD, FunctionModel, held_model
-
-
-def scripted(*steps: dict) -> ExecutionOptions:  # type: ignore[type-arg]
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
 
 
 async def refusal(options: ExecutionOptions) -> InvalidArgument:
@@ -39,7 +36,7 @@ async def refusal(options: ExecutionOptions) -> InvalidArgument:
 async def test_the_product_model_refuses_the_hold_keys_as_unknown_script_keys(tmp_path: Path) -> None:
     # With these keys the local model held its reply until a path on the server
     # existed, so any caller could learn whether a path exists: they are test-only now.
-    error = await refusal(scripted({"deltas": ["a ", "b"], "holdAfterDeltas": 1, "releaseFile": "/etc/passwd"}))
+    error = await refusal(script({"deltas": ["a ", "b"], "holdAfterDeltas": 1, "releaseFile": "/etc/passwd"}))
     fields = [v.field for v in error.violations]
     assert fields == [
         "options.provider_options.local.script.holdAfterDeltas",
@@ -48,14 +45,14 @@ async def test_the_product_model_refuses_the_hold_keys_as_unknown_script_keys(tm
     assert all("unknown script key" in v.description for v in error.violations)
 
     missing = tmp_path / "never"
-    error = await refusal(scripted({"text": "ok"}, {"text": "later", "releaseFile": str(missing)}))
+    error = await refusal(script({"text": "ok"}, {"text": "later", "releaseFile": str(missing)}))
     assert [v.field for v in error.violations] == ["options.provider_options.local.script.releaseFile"]
 
 
 async def test_a_misspelt_script_key_is_refused_not_ignored() -> None:
-    error = await refusal(scripted({"txt": "hello"}))
+    error = await refusal(script({"txt": "hello"}))
     assert [v.field for v in error.violations] == ["options.provider_options.local.script.txt"]
-    result = await Agent(id="a", model="local/scripted").generate("x", scripted({"text": "hello", "delayMs": 0}))
+    result = await Agent(id="a", model="local/scripted").generate("x", script({"text": "hello", "delayMs": 0}))
     assert result.text == "hello"
 
 

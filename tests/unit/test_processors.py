@@ -12,7 +12,6 @@ from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import DataPart
 from agentd.runtime.models.base import ModelAPIError
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.options import MemoryOptions, ProcessorSpec, ThreadRef, ToolChoice
 from agentd.runtime.processors.base import (
     HOOKS,
@@ -35,28 +34,14 @@ from agentd.runtime.processors.factory import from_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 from agentd.runtime.run import RunHandle, RunResult
-
-
-def script(*steps: dict[str, Any], **extra: Any) -> ExecutionOptions:
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}}, **extra)
-
+from support.runs import LocalModelSpy, script
 
 #: Memory ids for agents with (fake) memory.
 IDS = {"memory": MemoryOptions("u1", ThreadRef("t1"))}
 
 
-class Recorder:
+class Recorder(LocalModelSpy):
     """Records every ModelRequest the local model receives."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.requests: list[Any] = []
-        original = LocalModel.stream
-
-        def spy(model: LocalModel, request: Any) -> Any:
-            self.requests.append(request)
-            return original(model, request)
-
-        monkeypatch.setattr(LocalModel, "stream", spy)
 
     def prompt_texts(self, index: int) -> list[str]:
         return [m.text for m in self.requests[index].prompt]

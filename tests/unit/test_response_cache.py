@@ -4,18 +4,16 @@ model (model calls counted) and an InMemoryServerCache on a fake clock."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from agentd.runtime import Agent, ExecutionOptions, Message, TextPart, tool
+from agentd.runtime import Agent, Message, TextPart, tool
 from agentd.runtime.agent_definition import RESPONSE_CACHE_KEY
 from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.chunks import Chunk, StepStart, Usage
 from agentd.runtime.messages import FilePart, ToolCallPart, ToolResultPart
 from agentd.runtime.models.base import ModelFinish
-from agentd.runtime.models.local import LocalModel
 from agentd.runtime.options import NO_SCOPE, MemoryOptions, ProcessorSpec, ResponseCacheOptions
 from agentd.runtime.processors.base import (
     APIErrorResult,
@@ -45,8 +43,9 @@ from agentd.runtime.response_keys import (
     matches_unscoped,
     scope_tag,
 )
-from agentd.runtime.run import RunResult
 from agentd.runtime.unset import UNSET
+from support.clocks import Clock
+from support.runs import LocalModelSpy, run, script
 
 INSTRUCTIONS = "You answer questions concisely."
 QUESTION = "What is the capital of France?"
@@ -54,45 +53,17 @@ QUESTION = "What is the capital of France?"
 # ---------------------------------------------------------------- helpers
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def cache(clock: Clock) -> InMemoryServerCache:
-    return InMemoryServerCache(clock=clock)
-
-
-class ModelCalls:
+class ModelCalls(LocalModelSpy):
     """Counts calls of the local model (a cache hit makes none)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        original = LocalModel.stream
-
-        def spy(model: LocalModel, request: Any) -> Any:
-            self.count += 1
-            return original(model, request)
-
-        monkeypatch.setattr(LocalModel, "stream", spy)
+    @property
+    def count(self) -> int:
+        return len(self.requests)
 
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> ModelCalls:
     return ModelCalls(monkeypatch)
-
-
-def script(*steps: dict[str, Any], **extra: Any) -> ExecutionOptions:
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}}, **extra)
 
 
 def make_agent(cache: InMemoryServerCache, **options: Any) -> Agent:
@@ -105,22 +76,6 @@ def make_agent(cache: InMemoryServerCache, **options: Any) -> Agent:
         input_processors=[ResponseCache(cache, **options)],
         **fields_,
     )
-
-
-@dataclass
-class Ran:
-    result: RunResult
-    chunks: list[Chunk] = field(default_factory=list)
-
-    @property
-    def types(self) -> list[str]:
-        return [c.type for c in self.chunks]
-
-
-async def run(agent: Agent, run_input: Any = QUESTION, options: ExecutionOptions | None = None) -> Ran:
-    handle = agent.stream(run_input, options)
-    chunks = [c async for c in handle]
-    return Ran(await handle.result(), chunks)
 
 
 def say(text: str, **extra: Any) -> dict[str, Any]:
@@ -137,9 +92,9 @@ def sha(text: str) -> str:
 async def test_second_identical_call_is_served_from_the_cache(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache)
     opts = script(say("Paris.", usage={"inputTokens": 12, "outputTokens": 2}))
-    first = await run(agent, options=opts)
+    first = await run(agent, QUESTION, opts)
     assert calls.count == 1
-    second = await run(agent, options=opts)
+    second = await run(agent, QUESTION, opts)
     assert calls.count == 1  # replayed
 
     assert second.result.text == first.result.text == "Paris."
@@ -168,9 +123,9 @@ async def test_a_tool_calling_reply_replays_without_running_the_tool(
 
     agent = make_agent(cache, tools=[lookup])
     opts = script({"toolCalls": [{"id": "c1", "name": "lookup", "args": {"country": "France"}}]}, say("Paris."))
-    first = await run(agent, options=opts)
+    first = await run(agent, QUESTION, opts)
     assert (executed, calls.count) == (1, 2)
-    second = await run(agent, options=opts)
+    second = await run(agent, QUESTION, opts)
     assert (executed, calls.count) == (1, 2)  # neither the tool nor the model ran again
 
     assert second.result.text == first.result.text == "Paris."
@@ -185,7 +140,7 @@ async def test_each_step_of_a_tool_loop_has_its_own_entry(cache: InMemoryServerC
         return "Paris"
 
     agent = make_agent(cache, tools=[lookup])
-    await run(agent, options=script({"toolCalls": [{"id": "c1", "name": "lookup", "args": {}}]}, say("Paris.")))
+    await run(agent, QUESTION, script({"toolCalls": [{"id": "c1", "name": "lookup", "args": {}}]}, say("Paris.")))
     keys = await cache.keys(key_prefix(DEFAULT_AGENT_ID))
     assert len(keys) == 2
     entries = [await cache.get(k) for k in keys]
@@ -198,22 +153,22 @@ async def test_each_step_of_a_tool_loop_has_its_own_entry(cache: InMemoryServerC
 
 async def test_bust_calls_the_model_and_rewrites_the_entry(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache)
-    await run(agent, options=script(say("old")))
-    busted = await run(agent, options=script(say("new"), request_context=ResponseCache.context(bust=True)))
+    await run(agent, QUESTION, script(say("old")))
+    busted = await run(agent, QUESTION, script(say("new"), request_context=ResponseCache.context(bust=True)))
     assert calls.count == 2 and busted.result.text == "new"
-    again = await run(agent, options=script(say("never sent")))
+    again = await run(agent, QUESTION, script(say("never sent")))
     assert calls.count == 2 and again.result.text == "new"
     # The RPC form of the same override.
-    await run(agent, options=script(say("newest"), response_cache=ResponseCacheOptions(bust=True)))
+    await run(agent, QUESTION, script(say("newest"), response_cache=ResponseCacheOptions(bust=True)))
     assert calls.count == 3
-    assert (await run(agent, options=script(say("never sent")))).result.text == "newest"
+    assert (await run(agent, QUESTION, script(say("never sent")))).result.text == "newest"
     assert len(await cache.keys()) == 1
 
 
 async def test_constructor_bust_never_reads(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, bust=True)
-    await run(agent, options=script(say("a")))
-    await run(agent, options=script(say("a")))
+    await run(agent, QUESTION, script(say("a")))
+    await run(agent, QUESTION, script(say("a")))
     assert calls.count == 2 and cache.stats.hits == 0 and cache.stats.writes == 2
 
 
@@ -224,10 +179,10 @@ async def test_resource_ids_never_share_an_entry_by_default(cache: InMemoryServe
     agent = make_agent(cache)
     u1 = script(say("for u1"), memory=MemoryOptions(resource="u1"))
     u2 = script(say("for u2"), memory=MemoryOptions(resource="u2"))
-    assert (await run(agent, options=u1)).result.text == "for u1"
-    assert (await run(agent, options=u2)).result.text == "for u2"
+    assert (await run(agent, QUESTION, u1)).result.text == "for u1"
+    assert (await run(agent, QUESTION, u2)).result.text == "for u2"
     assert calls.count == 2
-    assert (await run(agent, options=script(say("x"), memory=MemoryOptions(resource="u1")))).result.text == "for u1"
+    assert (await run(agent, QUESTION, script(say("x"), memory=MemoryOptions(resource="u1")))).result.text == "for u1"
     assert calls.count == 2
     u1_keys = await cache.keys(key_prefix(DEFAULT_AGENT_ID, "u1"))
     assert len(u1_keys) == 1 and u1_keys[0].startswith(f"agentd:agent-response:{DEFAULT_AGENT_ID}:{sha('u1')[:8]}:")
@@ -237,15 +192,15 @@ async def test_resource_ids_never_share_an_entry_by_default(cache: InMemoryServe
 
 async def test_an_explicit_scope_shares_across_resources(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, scope="org-123")
-    await run(agent, options=script(say("shared"), memory=MemoryOptions(resource="u1")))
-    second = await run(agent, options=script(say("x"), memory=MemoryOptions(resource="u2")))
+    await run(agent, QUESTION, script(say("shared"), memory=MemoryOptions(resource="u1")))
+    second = await run(agent, QUESTION, script(say("x"), memory=MemoryOptions(resource="u2")))
     assert calls.count == 1 and second.result.text == "shared"
     assert len(await cache.keys(key_prefix(DEFAULT_AGENT_ID, "org-123"))) == 1
 
 
 async def test_a_per_call_scope_overrides_the_constructor(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, scope="org-123")
-    await run(agent, options=script(say("a"), response_cache=ResponseCacheOptions(scope="org-456")))
+    await run(agent, QUESTION, script(say("a"), response_cache=ResponseCacheOptions(scope="org-456")))
     assert len(await cache.keys(key_prefix(DEFAULT_AGENT_ID, "org-456"))) == 1
     assert await cache.keys(key_prefix(DEFAULT_AGENT_ID, "org-123")) == []
 
@@ -253,22 +208,22 @@ async def test_a_per_call_scope_overrides_the_constructor(cache: InMemoryServerC
 async def test_explicit_no_scope_shares_across_everyone(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache)
     unscoped = ResponseCacheOptions(scope=NO_SCOPE)
-    await run(agent, options=script(say("public"), memory=MemoryOptions(resource="u1"), response_cache=unscoped))
-    second = await run(agent, options=script(say("x"), memory=MemoryOptions(resource="u2"), response_cache=unscoped))
-    third = await run(agent, options=script(say("x")))  # no resource, no override: unscoped too
+    await run(agent, QUESTION, script(say("public"), memory=MemoryOptions(resource="u1"), response_cache=unscoped))
+    second = await run(agent, QUESTION, script(say("x"), memory=MemoryOptions(resource="u2"), response_cache=unscoped))
+    third = await run(agent, QUESTION, script(say("x")))  # no resource, no override: unscoped too
     assert calls.count == 1 and second.result.text == third.result.text == "public"
     keys = await cache.keys()
     assert len(keys) == 1 and matches_unscoped(keys[0], DEFAULT_AGENT_ID)
     # The context-helper form of the same override, over a resource.
     ctx = ResponseCache.context(scope=None)
-    fourth = await run(agent, options=script(say("x"), memory=MemoryOptions(resource="u3"), request_context=ctx))
+    fourth = await run(agent, QUESTION, script(say("x"), memory=MemoryOptions(resource="u3"), request_context=ctx))
     assert calls.count == 1 and fourth.result.text == "public"
 
 
 async def test_constructor_scope_none_ignores_the_resource(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, scope=None)
-    await run(agent, options=script(say("public"), memory=MemoryOptions(resource="u1")))
-    await run(agent, options=script(say("x"), memory=MemoryOptions(resource="u2")))
+    await run(agent, QUESTION, script(say("public"), memory=MemoryOptions(resource="u1")))
+    await run(agent, QUESTION, script(say("x"), memory=MemoryOptions(resource="u2")))
     assert calls.count == 1
 
 
@@ -284,8 +239,8 @@ async def test_a_custom_key_function(cache: InMemoryServerCache, calls: ModelCal
 
     agent = make_agent(cache, key=key, agent_id="faq-agent")
     opts = script(say("Paris."), memory=MemoryOptions(resource="u1"))
-    await run(agent, options=opts)
-    await run(agent, options=opts)
+    await run(agent, QUESTION, opts)
+    await run(agent, QUESTION, opts)
     assert calls.count == 1 and await cache.keys() == ["faq:u1:0"]
     inputs = seen[0]
     assert inputs.agent_id == "faq-agent" and inputs.scope == "u1" and inputs.step_number == 0
@@ -298,16 +253,16 @@ async def test_a_per_call_async_key_function(cache: InMemoryServerCache, calls: 
         return f"per-call:{inputs.step_number}"
 
     agent = make_agent(cache, key="constructor-key")
-    await run(agent, options=script(say("a"), request_context=ResponseCache.context(key=key)))
+    await run(agent, QUESTION, script(say("a"), request_context=ResponseCache.context(key=key)))
     assert await cache.keys() == ["per-call:0"]
 
 
 async def test_a_string_key_is_used_verbatim(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, key="fixed", scope="org-123")
-    await run(agent, options=script(say("a")))
+    await run(agent, QUESTION, script(say("a")))
     await run(agent, "a different question", script(say("b")))
     assert calls.count == 1 and await cache.keys() == ["fixed"]
-    await run(agent, options=script(say("c"), response_cache=ResponseCacheOptions(key="per-call")))
+    await run(agent, QUESTION, script(say("c"), response_cache=ResponseCacheOptions(key="per-call")))
     assert sorted(await cache.keys()) == ["fixed", "per-call"]
 
 
@@ -322,8 +277,8 @@ async def test_a_raising_key_function_falls_back_and_still_caches(
 
     agent = make_agent(cache, key=key, agent_id="search-agent", scope="org-123")
     opts = script(say("Paris."))
-    await run(agent, options=opts)
-    await run(agent, options=opts)
+    await run(agent, QUESTION, opts)
+    await run(agent, QUESTION, opts)
     assert calls.count == 1
     expected = build_response_cache_key(
         ResponseCacheKeyInputs(
@@ -335,7 +290,7 @@ async def test_a_raising_key_function_falls_back_and_still_caches(
         )
     )
     assert await cache.keys() == [expected]
-    await run(make_agent(cache, key=not_a_string, agent_id="search-agent", scope="org-123"), options=opts)
+    await run(make_agent(cache, key=not_a_string, agent_id="search-agent", scope="org-123"), QUESTION, opts)
     assert calls.count == 1  # same default key: a hit
 
 
@@ -472,7 +427,7 @@ async def test_different_image_bytes_give_different_keys(cache: InMemoryServerCa
 
 async def test_the_loop_key_is_the_key_of_the_provider_prompt(cache: InMemoryServerCache) -> None:
     agent = make_agent(cache, agent_id="search-agent", scope="org-123")
-    await run(agent, options=script(say("Paris.")))
+    await run(agent, QUESTION, script(say("Paris.")))
     expected = build_response_cache_key(golden_inputs(model=ModelIdentity.from_spec("local/scripted")))
     assert await cache.keys() == [expected]
     assert expected.startswith(key_prefix("search-agent", "org-123"))
@@ -507,10 +462,10 @@ async def test_a_run_tripped_by_a_later_output_processor_writes_nothing(
     cache: InMemoryServerCache, calls: ModelCalls
 ) -> None:
     agent = make_agent(cache, output_processors=[TripOnResult()])
-    first = await run(agent, options=script(say("Paris.")))
+    first = await run(agent, QUESTION, script(say("Paris.")))
     assert first.result.tripwire is not None and first.result.finish_reason == "other"
     assert await cache.size() == 0
-    await run(agent, options=script(say("Paris.")))
+    await run(agent, QUESTION, script(say("Paris.")))
     assert calls.count == 2
 
 
@@ -525,7 +480,7 @@ async def test_a_retried_step_writes_only_the_accepted_response(cache: InMemoryS
 
     agent = make_agent(cache, output_processors=[RejectOnce()])
     agent.max_processor_retries = 1
-    result = (await run(agent, options=script(say("rejected"), say("accepted")))).result
+    result = (await run(agent, QUESTION, script(say("rejected"), say("accepted")))).result
     assert result.tripwire is None and result.text == "accepted"
     entries = [await cache.get(k) for k in await cache.keys()]
     assert len(entries) == 1
@@ -542,19 +497,19 @@ async def test_an_errored_run_writes_nothing(cache: InMemoryServerCache) -> None
         {"toolCalls": [{"id": "c1", "name": "lookup", "args": {}}]},
         {"error": {"message": "upstream broke", "status": 400}},
     )
-    result = (await run(agent, options=failing)).result
+    result = (await run(agent, QUESTION, failing)).result
     assert result.error is not None
     assert await cache.size() == 0  # not even the successful first step
-    result = (await run(agent, options=script({"error": {"message": "bad request", "status": 400}}))).result
+    result = (await run(agent, QUESTION, script({"error": {"message": "bad request", "status": 400}}))).result
     assert result.error is not None and await cache.size() == 0
 
 
 async def test_a_content_filter_finish_writes_nothing(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache)
-    result = (await run(agent, options=script(say("redacted", finishReason="content-filter")))).result
+    result = (await run(agent, QUESTION, script(say("redacted", finishReason="content-filter")))).result
     assert result.finish_reason == "content-filter"
     assert await cache.size() == 0
-    await run(agent, options=script(say("redacted", finishReason="content-filter")))
+    await run(agent, QUESTION, script(say("redacted", finishReason="content-filter")))
     assert calls.count == 2
 
 
@@ -566,7 +521,7 @@ async def test_an_api_error_retry_caches_only_the_successful_attempt(cache: InMe
             return APIErrorResult(retry=args.retry_count == 0)
 
     agent = make_agent(cache, error_processors=[RetryOnce()])
-    result = (await run(agent, options=script({"error": {"message": "flaky", "status": 503}}, say("ok")))).result
+    result = (await run(agent, QUESTION, script({"error": {"message": "flaky", "status": 503}}, say("ok")))).result
     assert result.error is None and result.text == "ok"
     [key] = await cache.keys()
     assert "".join(getattr(c, "text", "") for c in (await cache.get(key)).chunks) == "ok"
@@ -577,24 +532,24 @@ async def test_an_api_error_retry_caches_only_the_successful_attempt(cache: InMe
 
 async def test_entries_expire_after_the_ttl(cache: InMemoryServerCache, clock: Clock, calls: ModelCalls) -> None:
     agent = make_agent(cache, ttl=60)
-    await run(agent, options=script(say("a")))
+    await run(agent, QUESTION, script(say("a")))
     clock.now += 59
-    await run(agent, options=script(say("b")))
+    await run(agent, QUESTION, script(say("b")))
     assert calls.count == 1
     clock.now += 2
-    assert (await run(agent, options=script(say("c")))).result.text == "c"
+    assert (await run(agent, QUESTION, script(say("c")))).result.text == "c"
     assert calls.count == 2
 
 
 async def test_the_default_ttl_is_five_minutes(cache: InMemoryServerCache, clock: Clock, calls: ModelCalls) -> None:
     assert DEFAULT_RESPONSE_CACHE_TTL_SECONDS == 300
     agent = make_agent(cache)
-    await run(agent, options=script(say("a")))
+    await run(agent, QUESTION, script(say("a")))
     clock.now += 299
-    await run(agent, options=script(say("b")))
+    await run(agent, QUESTION, script(say("b")))
     assert calls.count == 1
     clock.now += 1
-    await run(agent, options=script(say("b")))
+    await run(agent, QUESTION, script(say("b")))
     assert calls.count == 2
 
 
@@ -603,11 +558,11 @@ async def test_per_call_ttl_and_agent_id_are_ignored(
 ) -> None:
     agent = make_agent(cache, ttl=100, agent_id="search-agent")
     ctx = {RESPONSE_CACHE_CONTEXT_KEY: {"ttl": 1, "agentId": "other", "agent_id": "other"}}
-    await run(agent, options=script(say("a"), request_context=ctx))
+    await run(agent, QUESTION, script(say("a"), request_context=ctx))
     [key] = await cache.keys()
     assert key.startswith(key_prefix("search-agent"))
     clock.now += 50
-    await run(agent, options=script(say("b"), request_context=ctx))
+    await run(agent, QUESTION, script(say("b"), request_context=ctx))
     assert calls.count == 1
 
 
@@ -641,7 +596,7 @@ async def test_a_failing_read_means_a_live_call_and_no_write(calls: ModelCalls) 
     cache = DownCache(fail_get=True, fail_set=False)
     agent = make_agent(cache)
     for _ in range(2):
-        result = (await run(agent, options=script(say("live")))).result
+        result = (await run(agent, QUESTION, script(say("live")))).result
         assert result.error is None and result.text == "live"
     assert calls.count == 2
     assert cache.stats.errors == 2  # counted once each, by the backend
@@ -652,17 +607,17 @@ async def test_a_failing_write_never_fails_the_run(calls: ModelCalls) -> None:
     cache = DownCache(fail_get=False, fail_set=True)
     agent = make_agent(cache)
     for _ in range(2):
-        result = (await run(agent, options=script(say("live")))).result
+        result = (await run(agent, QUESTION, script(say("live")))).result
         assert result.error is None and result.text == "live"
     assert calls.count == 2 and cache.stats.errors == 2
 
 
 async def test_failures_the_backend_did_not_count_are_recorded(calls: ModelCalls) -> None:
     reads = DownCache(fail_get=True, fail_set=False, exc=RuntimeError)
-    assert (await run(make_agent(reads), options=script(say("live")))).result.error is None
+    assert (await run(make_agent(reads), QUESTION, script(say("live")))).result.error is None
     assert reads.stats.errors == 1
     writes = DownCache(fail_get=False, fail_set=True, exc=RuntimeError)
-    assert (await run(make_agent(writes), options=script(say("live")))).result.error is None
+    assert (await run(make_agent(writes), QUESTION, script(say("live")))).result.error is None
     assert writes.stats.errors == 1
 
 
@@ -672,12 +627,12 @@ async def test_an_unusable_entry_is_a_miss_that_gets_replaced(
 ) -> None:
     agent = make_agent(cache, key="k")
     await cache.set("k", junk)
-    result = (await run(agent, options=script(say("fresh")))).result
+    result = (await run(agent, QUESTION, script(say("fresh")))).result
     assert result.text == "fresh" and calls.count == 1
     assert cache.stats.errors == 1
     stored = await cache.get("k")
     assert isinstance(stored, CachedLLMResponse) and stored.chunks
-    assert (await run(agent, options=script(say("x")))).result.text == "fresh"
+    assert (await run(agent, QUESTION, script(say("x")))).result.text == "fresh"
     assert calls.count == 1
 
 
@@ -762,8 +717,8 @@ def test_context_helpers() -> None:
 async def test_malformed_per_call_fields_are_ignored(cache: InMemoryServerCache, calls: ModelCalls) -> None:
     agent = make_agent(cache, key="k")
     ctx = {RESPONSE_CACHE_CONTEXT_KEY: {"bust": "yes", "key": 5}}
-    await run(agent, options=script(say("a"), request_context=ctx))
-    await run(agent, options=script(say("b"), request_context={RESPONSE_CACHE_CONTEXT_KEY: "not an object"}))
+    await run(agent, QUESTION, script(say("a"), request_context=ctx))
+    await run(agent, QUESTION, script(say("b"), request_context={RESPONSE_CACHE_CONTEXT_KEY: "not an object"}))
     assert calls.count == 1 and await cache.keys() == ["k"]
 
 

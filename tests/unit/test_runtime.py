@@ -12,10 +12,7 @@ from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.models.local import split_words
 from agentd.runtime.models.router import resolve_model
-
-
-def scripted(*steps: dict) -> ExecutionOptions:  # type: ignore[type-arg]
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
+from support.runs import script
 
 
 async def test_echo_streams_words_that_join_back() -> None:
@@ -47,7 +44,7 @@ async def test_instructions_reach_the_prompt_as_system_messages() -> None:
 
     type(model).stream = spy  # type: ignore[method-assign]
     try:
-        await agent.generate("hi", scripted({"text": "x"}))
+        await agent.generate("hi", script({"text": "x"}))
     finally:
         type(model).stream = original  # type: ignore[method-assign]
     prompt = seen[0].prompt
@@ -67,7 +64,7 @@ async def test_scripted_reasoning_tools_usage_and_finish() -> None:
     agent = Agent(id="a", model="local/scripted", tools=[lookup])
     result = await agent.generate(
         "q",
-        scripted(
+        script(
             {
                 "reasoning": "think first",
                 "toolCalls": [{"id": "t1", "name": "lookup", "args": {"q": "z"}}],

@@ -22,7 +22,6 @@ from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.google import GoogleModel
 from agentd.runtime.models.google import adapter as google_adapter
 from agentd.runtime.options import StructuredOutput, ToolChoice
-from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.google_server import (
     ErrorReply,
     GoogleServer,
@@ -37,6 +36,8 @@ from fakes.google_server import (
     text_part,
     usage,
 )
+from support.providers import RecordErrors
+from support.runs import run
 
 # The SDK subclasses its HTTP library's session class, which that library warns about.
 pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
@@ -74,25 +75,9 @@ def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return str(request.param)
 
 
-class RecordErrors(Processor):
-    id = "record-errors"
-
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    async def process_api_error(self, args: ProcessAPIErrorArgs) -> None:
-        self.errors.append(args.error)
-
-
 def agent(**fields: Any) -> Agent:
     fields.setdefault("instructions", "Be brief.")
     return Agent(id="gemini", model=MODEL, **fields)
-
-
-async def run(a: Agent, prompt: Any = "hi", options: ExecutionOptions | None = None) -> tuple[list[Chunk], Any]:
-    handle = a.stream(prompt, options)
-    chunks = [c async for c in handle]
-    return chunks, await handle.result()
 
 
 def types_of(chunks: list[Chunk]) -> list[str]:
@@ -118,7 +103,7 @@ def body(request: RecordedRequest) -> Any:
 
 async def test_a_plain_reply_streams_as_deltas(server: GoogleServer, transport: str) -> None:
     server.push(reply_text("Hel", "lo ", "world", usage_metadata=usage(4, 3)))
-    chunks, result = await run(agent())
+    result, chunks = await run(agent())
 
     assert result.error is None
     assert types_of(chunks) == [
@@ -158,7 +143,7 @@ async def test_reasoning_streams_from_thought_parts(server: GoogleServer) -> Non
             ]
         )
     )
-    chunks, result = await run(agent())
+    result, chunks = await run(agent())
 
     assert types_of(chunks)[2:9] == [
         "reasoning-start",
@@ -214,7 +199,7 @@ async def test_a_tool_loop(server: GoogleServer) -> None:
         ),
         reply_text("Sunny ", "at noon."),
     )
-    chunks, result = await run(agent(tools=[weather, clock]))
+    result, chunks = await run(agent(tools=[weather, clock]))
 
     assert result.error is None
     assert calls == [{"city": "Paris"}]
@@ -291,7 +276,7 @@ async def test_tool_choice_maps_to_function_calling_config(server: GoogleServer)
     ]
     for choice, expected in choices:
         server.push(reply_text("ok"))
-        _, result = await run(agent(tools=[lookup]), options=ExecutionOptions(tool_choice=choice))
+        result, _ = await run(agent(tools=[lookup]), options=ExecutionOptions(tool_choice=choice))
         assert result.error is None
         assert body(server.requests[-1])["toolConfig"] == {"functionCallingConfig": expected}
 
@@ -316,7 +301,7 @@ async def test_image_and_file_parts(server: GoogleServer) -> None:
             ]
         )
     )
-    chunks, result = await run(agent(), [prompt])
+    result, chunks = await run(agent(), [prompt])
 
     assert result.error is None
     (file_chunk,) = [c.payload for c in chunks if c.type == "file"]
@@ -353,7 +338,7 @@ async def test_image_and_file_parts(server: GoogleServer) -> None:
 )
 async def test_usage_and_finish_reason(server: GoogleServer, raw: str, reason: str) -> None:
     server.push(reply_text("Some", " text", finish=raw, usage_metadata=usage(10, 5, cached=4, thoughts=3, total=18)))
-    chunks, result = await run(agent())
+    result, chunks = await run(agent())
 
     assert result.error is None
     assert result.finish_reason == reason
@@ -368,7 +353,7 @@ async def test_usage_and_finish_reason(server: GoogleServer, raw: str, reason: s
 
 async def test_a_blocked_prompt_finishes_as_content_filter(server: GoogleServer) -> None:
     server.push(StreamReply([{"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": usage(7, 0)}]))
-    _, result = await run(agent())
+    result, _ = await run(agent())
 
     assert result.error is None
     assert result.text == ""
@@ -384,7 +369,7 @@ async def test_structured_output(server: GoogleServer) -> None:
         "required": ["city"],
     }
     server.push(reply_text('{"city":', '"Paris"}'))
-    _, result = await run(agent(), options=ExecutionOptions(structured_output=StructuredOutput(schema)))
+    result, _ = await run(agent(), options=ExecutionOptions(structured_output=StructuredOutput(schema)))
 
     assert result.object == {"city": "Paris"}
     generation = body(server.requests[0])["generationConfig"]
@@ -437,7 +422,7 @@ async def test_provider_options_reach_the_request_body(server: GoogleServer) -> 
         },
     )
     server.push(reply_text("A cat."))
-    _, result = await run(agent(), [video], options)
+    result, _ = await run(agent(), [video], options)
 
     assert result.error is None
     sent = body(server.requests[0])
@@ -468,7 +453,7 @@ async def test_provider_options_reach_the_request_body(server: GoogleServer) -> 
 async def test_system_message_options_reach_the_system_instruction(server: GoogleServer) -> None:
     system = Message.system("Be brief.", {"google": {"thoughtSignature": base64.b64encode(b"sig").decode()}})
     server.push(reply_text("ok"))
-    _, result = await run(agent(instructions=[system]))
+    result, _ = await run(agent(instructions=[system]))
 
     assert result.error is None
     assert body(server.requests[0])["systemInstruction"] == {
@@ -505,7 +490,7 @@ async def test_each_error_class_reaches_process_api_error(
 ) -> None:
     server.push(error_reply(status, f"fake {status_name.lower()}", status_name))
     recorder = RecordErrors()
-    _, result = await run(agent(error_processors=[recorder], error_processor_defaults=False))
+    result, _ = await run(agent(error_processors=[recorder], error_processor_defaults=False))
 
     (error,) = recorder.errors
     assert isinstance(error, ModelAPIError)
@@ -544,7 +529,7 @@ async def test_a_stream_broken_mid_way_is_retryable(server: GoogleServer, transp
     else:
         server.push(StreamReply([chunks_[0], error_body(503, "overloaded", "UNAVAILABLE")]))
     recorder = RecordErrors()
-    chunks, result = await run(agent(error_processors=[recorder], error_processor_defaults=False))
+    result, chunks = await run(agent(error_processors=[recorder], error_processor_defaults=False))
 
     (error,) = recorder.errors
     assert isinstance(error, ModelAPIError)
@@ -561,7 +546,7 @@ async def test_a_stream_broken_mid_way_is_retryable(server: GoogleServer, transp
 async def test_a_stream_without_a_finish_reason_is_retryable(server: GoogleServer) -> None:
     server.push(StreamReply([chunk(text_part("Hel"))]))  # ends cleanly, but early
     recorder = RecordErrors()
-    _, result = await run(agent(error_processors=[recorder], error_processor_defaults=False))
+    result, _ = await run(agent(error_processors=[recorder], error_processor_defaults=False))
 
     (error,) = recorder.errors
     assert isinstance(error, ModelAPIError) and error.retryable is True
@@ -570,7 +555,7 @@ async def test_a_stream_without_a_finish_reason_is_retryable(server: GoogleServe
 
 async def test_one_500_then_success_with_the_default_error_processors(server: GoogleServer, transport: str) -> None:
     server.push(error_reply(500), reply_text("Recovered."))
-    _, result = await run(agent())
+    result, _ = await run(agent())
 
     assert result.error is None
     assert result.text == "Recovered."
@@ -579,7 +564,7 @@ async def test_one_500_then_success_with_the_default_error_processors(server: Go
 
     # Without the defaults nothing retries: not the loop, not the SDK.
     server.push(error_reply(500), reply_text("Recovered."))
-    _, result = await run(agent(), options=ExecutionOptions(error_processor_defaults=False))
+    result, _ = await run(agent(), options=ExecutionOptions(error_processor_defaults=False))
 
     assert result.error is not None
     assert (result.error.status_code, result.error.retryable) == (500, True)
@@ -589,7 +574,7 @@ async def test_one_500_then_success_with_the_default_error_processors(server: Go
 async def test_a_connection_failure_is_retryable(server: GoogleServer) -> None:
     await server.close()  # nothing listens on the port any more
     recorder = RecordErrors()
-    _, result = await run(agent(error_processors=[recorder], error_processor_defaults=False))
+    result, _ = await run(agent(error_processors=[recorder], error_processor_defaults=False))
 
     (error,) = recorder.errors
     assert isinstance(error, ModelAPIError)

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agentd.runtime import Agent
 from agentd.runtime.redact import REDACTED, install_log_redaction, redact
 from agentd_proto.v1 import agent_service_pb2 as apb
-from conftest import Running, start_server
 from fakes.base import ErrorReply
 from fakes.openai_server import FakeOpenAIServer, error_body
+from support.server import Running, start_server
 
 KEY = "sk-live-4f9c2b7e1d8a6039c5e7b2a14d6f8e03"
 

@@ -1,29 +1,17 @@
 """One storage suite run against every backend: in memory, SQLite on a temp
-file and a real redis-server. Then what only one backend can show: SQLite
-across instances and processes (a SIGKILLed writer), its migrations and
-concurrent writers; Redis shared by two clients, its key layout and a server
-that stops and comes back.
+file and a real redis-server. What only one backend can show is in
+tests/sqlite/test_sqlite_storage.py and tests/redis/test_redis_storage.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sqlite3
-import sys
-import textwrap
-import time
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentd.backends.redis_storage import RedisStorage
-from agentd.backends.sqlite_storage import SCHEMA_VERSION, SQLiteStorage
 from agentd.runtime.messages import (
     DataPart,
     FilePart,
@@ -37,7 +25,6 @@ from agentd.runtime.messages import (
 )
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import (
-    InMemoryStorage,
     MessageQuery,
     Storage,
     StorageError,
@@ -45,69 +32,14 @@ from agentd.runtime.storage import (
     ThreadExists,
     decode_message_cursor,
 )
-from redis_server import RedisServer
-
-T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
-BLOB = bytes(range(256)) + b"\x00\xff"
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def unique_prefix() -> str:
-    return f"agentd-test-store:{uuid.uuid4().hex[:12]}:"
-
-
-async def redis_keys(storage: RedisStorage) -> list[str]:
-    return sorted([k.decode() async for k in storage.client.scan_iter(match=storage.key_prefix + "*")])
-
-
-async def drop_redis_keys(storage: RedisStorage) -> None:
-    keys = await redis_keys(storage)
-    if keys:
-        await storage.client.unlink(*keys)
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
-    store: Storage
-    if request.param == "memory":
-        store = InMemoryStorage()
-    elif request.param == "sqlite":
-        store = SQLiteStorage(tmp_path / "data" / "agentd.db")
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        store = RedisStorage(server.url, key_prefix=unique_prefix())
-    try:
-        yield store
-    finally:
-        try:
-            if isinstance(store, RedisStorage):
-                await drop_redis_keys(store)
-        finally:
-            await store.close()
-
-
-def thread(thread_id: str = "t-1", resource_id: str = "r-1", **kwargs: Any) -> Thread:
-    return Thread(thread_id, resource_id, **kwargs)
-
-
-def text(thread_id: str, message_id: str, body: str, at: datetime = T0, role: Any = "user") -> Message:
-    return Message(role=role, parts=[TextPart(body)], id=message_id, thread_id=thread_id, created_at=at)
-
-
-def reminder(thread_id: str, message_id: str, at: datetime = T0) -> Message:
-    """A hidden row: a reactive signal (a system reminder)."""
-    signal = create_signal("reactive", f"reminder {message_id}", id=message_id, created_at=at)
-    return to_db_message(signal, thread_id=thread_id, resource_id="r-1")
+from support.samples import BLOB
+from support.storage import T0, bump, ids, reminder, text, thread
 
 
 def user_signal(thread_id: str, message_id: str, at: datetime = T0) -> Message:
     """A visible signal row: a user signal."""
     signal = create_signal("user", f"signal {message_id}", id=message_id, created_at=at)
     return to_db_message(signal, thread_id=thread_id, resource_id="r-1")
-
-
-def ids(messages: list[Message]) -> list[str]:
-    return [m.id for m in messages]
 
 
 async def walk(storage: Storage, query: MessageQuery) -> list[Message]:
@@ -175,12 +107,6 @@ async def test_update_thread(storage: Storage) -> None:
     assert await storage.get_thread("t-1") == again
     assert await storage.update_thread("missing", title="x") is None
     assert await storage.get_thread("missing") is None
-
-
-def bump(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """A counter in the metadata: a lost update shows as a missing increment."""
-    count = int(metadata.get("count", 0)) + 1
-    return {**metadata, "count": count}, count
 
 
 async def test_update_thread_metadata_is_one_atomic_step(storage: Storage) -> None:
@@ -635,321 +561,6 @@ def replace_thread(t: Thread, **changes: Any) -> Thread:
     return Thread(**{**t.__dict__, **changes})
 
 
-# ============================================================ SQLite
-
-
-async def test_sqlite_a_second_instance_and_a_reopen_see_the_data(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "er" / "agentd.db"
-    first = SQLiteStorage(path)
-    second = SQLiteStorage(path)
-    try:
-        await first.create_thread(thread(created_at=T0))
-        await first.save_messages([text("t-1", "m1", "from first")])
-        assert path.exists()
-        assert ids((await second.list_messages(MessageQuery("t-1"))).messages) == ["m1"]
-        await second.save_messages([text("t-1", "m2", "from second")])
-        await second.update_thread("t-1", title="renamed")
-        assert ids((await first.list_messages(MessageQuery("t-1"))).messages) == ["m1", "m2"]
-        got = await first.get_thread("t-1")
-        assert got is not None and got.title == "renamed"
-    finally:
-        await first.close()
-        await second.close()
-    reopened = SQLiteStorage(str(path))
-    try:
-        assert [m.text for m in (await reopened.list_messages(MessageQuery("t-1"))).messages] == [
-            "from first",
-            "from second",
-        ]
-        assert [t.id for t in (await reopened.list_threads("r-1")).threads] == ["t-1"]
-    finally:
-        await reopened.close()
-
-
-async def test_sqlite_records_its_schema_version_and_uses_wal(tmp_path: Path) -> None:
-    path = tmp_path / "agentd.db"
-    store = SQLiteStorage(path)
-    assert not path.exists()  # opened on first use
-    await store.open()
-    assert store.schema_version == SCHEMA_VERSION == 2
-    assert store.journal_mode == "wal"
-    await store.close()
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,), (2,)]
-        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"threads", "messages", "schema_version", "pending_signals"} <= tables
-    again = SQLiteStorage(path)
-    await again.open()  # nothing to apply: still one row per version
-    await again.close()
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT count(*) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
-        db.execute("INSERT INTO schema_version VALUES (99, 'the future')")
-    newer = SQLiteStorage(path)
-    with pytest.raises(StorageError, match="newer"):
-        await newer.open()
-    await newer.close()
-
-
-async def test_sqlite_concurrent_writers_all_land(tmp_path: Path) -> None:
-    path = tmp_path / "agentd.db"
-    store = SQLiteStorage(path)
-    other = SQLiteStorage(path)  # a second connection writing at the same time
-    try:
-        await store.create_thread(thread())
-        await asyncio.gather(*(store.create_thread(thread(f"extra-{i}")) for i in range(20)))
-
-        async def save(owner: Storage, i: int) -> None:
-            await owner.save_messages([text("t-1", f"m{i:02d}-{k}", f"{i}/{k}", at=T0) for k in range(2)])
-
-        await asyncio.gather(
-            *(save(store, i) for i in range(50)),
-            *(save(other, i) for i in range(50, 60)),
-            *(store.update_thread(f"extra-{i}", title=str(i)) for i in range(20)),
-        )
-        listed = (await store.list_messages(MessageQuery("t-1", limit=None))).messages
-        assert len(listed) == 120 and len(set(ids(listed))) == 120
-        for i in range(60):  # a batch stays in its order
-            assert ids(listed).index(f"m{i:02d}-0") < ids(listed).index(f"m{i:02d}-1")
-        threads = (await store.list_threads("r-1", limit=100)).threads
-        assert len(threads) == 21
-        assert sorted(t.title for t in threads if t.id != "t-1") == sorted(str(i) for i in range(20))
-    finally:
-        await store.close()
-        await other.close()
-
-
-async def test_sqlite_metadata_updates_of_two_instances_are_atomic(tmp_path: Path) -> None:
-    path = tmp_path / "agentd.db"
-    first, second = SQLiteStorage(path), SQLiteStorage(path)
-    try:
-        await first.create_thread(thread())
-        await asyncio.gather(
-            *(store.update_thread_metadata("t-1", bump) for _ in range(15) for store in (first, second))
-        )
-        stored = await second.get_thread("t-1")
-        assert stored is not None and stored.metadata == {"count": 30}
-    finally:
-        await first.close()
-        await second.close()
-
-
-async def test_sqlite_a_killed_writer_loses_nothing_it_returned(tmp_path: Path) -> None:
-    # A process that saves, reports, and is SIGKILLed: no close(), no clean exit.
-    path = tmp_path / "agentd.db"
-    script = textwrap.dedent(
-        f"""
-        import asyncio, os, signal, sys
-        from datetime import UTC, datetime
-        from agentd.backends.sqlite_storage import SQLiteStorage
-        from agentd.runtime.messages import Message, TextPart
-        from agentd.runtime.storage import Thread
-
-        async def main():
-            store = SQLiteStorage({str(path)!r})
-            await store.create_thread(Thread("t-1", "r-1"))
-            for i in range(20):
-                at = datetime(2024, 1, 1, tzinfo=UTC)
-                row = Message("user", [TextPart(str(i))], id=f"m{{i}}", thread_id="t-1", created_at=at)
-                await store.save_messages([row])
-            await store.update_thread("t-1", title="last write")
-            print("saved", flush=True)
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        asyncio.run(main())
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "gen" / "python")])}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", script, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == -9, stderr.decode()
-    assert stdout.decode().strip() == "saved"
-    store = SQLiteStorage(path)
-    try:
-        got = await store.get_thread("t-1")
-        assert got is not None and got.title == "last write"
-        listed = (await store.list_messages(MessageQuery("t-1", limit=None))).messages
-        assert [m.text for m in listed] == [str(i) for i in range(20)]
-    finally:
-        await store.close()
-
-
-async def test_sqlite_closed_and_unopenable(tmp_path: Path) -> None:
-    store = SQLiteStorage(tmp_path / "agentd.db")
-    await store.create_thread(thread())
-    await store.close()
-    await store.close()  # twice is fine
-    with pytest.raises(StorageError, match="closed"):
-        await store.get_thread("t-1")
-    (tmp_path / "a-file").write_text("not a folder")
-    broken = SQLiteStorage(tmp_path / "a-file" / "agentd.db")
-    with pytest.raises(StorageError):
-        await broken.get_thread("t-1")
-    await broken.close()
-    with pytest.raises(ValueError):
-        SQLiteStorage(tmp_path / "x.db", synchronous="SOMETIMES")  # type: ignore[arg-type]
-
-
-# ============================================================ Redis
-
-
-@pytest.fixture
-async def redis_pair(redis_server: RedisServer) -> AsyncIterator[tuple[RedisStorage, RedisStorage]]:
-    prefix = unique_prefix()
-    first = RedisStorage(redis_server.url, key_prefix=prefix)
-    second = RedisStorage(redis_server.url, key_prefix=prefix)
-    try:
-        yield first, second
-    finally:
-        try:
-            await drop_redis_keys(first)
-        finally:
-            await first.close()
-            await second.close()
-
-
-async def test_redis_two_instances_share_threads_and_messages(redis_pair: tuple[RedisStorage, RedisStorage]) -> None:
-    first, second = redis_pair
-    await first.create_thread(thread(title="shared", created_at=T0))
-    with pytest.raises(ThreadExists):
-        await second.create_thread(thread())
-    got = await second.get_thread("t-1")
-    assert got is not None and got.title == "shared"
-    await asyncio.gather(
-        *((first if i % 2 else second).save_messages([text("t-1", f"m{i:02d}", str(i), at=T0)]) for i in range(40))
-    )
-    listed = (await first.list_messages(MessageQuery("t-1", limit=None))).messages
-    assert sorted(ids(listed)) == [f"m{i:02d}" for i in range(40)]
-    assert ids((await second.list_messages(MessageQuery("t-1", limit=None))).messages) == ids(listed)
-    await second.update_thread("t-1", metadata={"by": "second"})
-    assert [t.metadata for t in (await first.list_threads("r-1")).threads] == [{"by": "second"}]
-    assert await first.delete_thread("t-1") is True
-    assert await second.get_thread("t-1") is None
-    assert await second.delete_thread("t-1") is False
-
-
-async def test_redis_delete_thread_leaves_no_keys_behind(redis_server: RedisServer) -> None:
-    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
-    try:
-        await store.create_thread(thread("a"))
-        await store.create_thread(thread("b", "r-2"))
-        await store.save_messages([text("a", "a1", "x"), reminder("a", "a2"), text("b", "b1", "y")])
-        p = store.key_prefix
-        assert await redis_keys(store) == sorted(
-            [
-                f"{p}message:a1",
-                f"{p}message:a2",
-                f"{p}message:b1",
-                f"{p}resource-threads:r-1",
-                f"{p}resource-threads:r-2",
-                f"{p}sequence",
-                f"{p}thread-bodies:a",
-                f"{p}thread-bodies:b",
-                f"{p}thread-messages:a",
-                f"{p}thread-messages:b",
-                f"{p}thread-visible:a",
-                f"{p}thread-visible:b",
-                f"{p}thread:a",
-                f"{p}thread:b",
-            ]
-        )
-        # Members sort as (created_at, sequence): score 0, zero-padded lexicographic keys.
-        members = [m.decode() for m in await store.client.zrange(f"{p}thread-messages:a", 0, -1)]
-        assert [m.rsplit(":", 1)[1] for m in members] == ["a1", "a2"]
-        assert all(len(m.split(":")[0]) == 20 and len(m.split(":")[1]) == 20 for m in members)
-        assert [m.decode().rsplit(":", 1)[1] for m in await store.client.zrange(f"{p}thread-visible:a", 0, -1)] == [
-            "a1"
-        ]
-        await store.delete_thread("a")
-        await store.delete_messages(["b1"])
-        await store.delete_thread("b")
-        assert await redis_keys(store) == [f"{p}sequence"]
-    finally:
-        await drop_redis_keys(store)
-        await store.close()
-
-
-async def test_redis_delete_thread_racing_writers_leaves_nothing_behind(redis_server: RedisServer) -> None:
-    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
-    try:
-        for round_ in range(5):
-            await store.create_thread(thread())
-
-            async def save(i: int, round_: int = round_) -> None:
-                await asyncio.sleep(0.0005 * (i % 7))
-                await store.save_messages([text("t-1", f"m{round_}-{i}", str(i)), reminder("t-1", f"r{round_}-{i}")])
-
-            async def delete() -> bool:
-                await asyncio.sleep(0.001)
-                return await store.delete_thread("t-1")
-
-            results = await asyncio.gather(*(save(i) for i in range(30)), delete(), return_exceptions=True)
-            assert results[-1] is True
-            assert all(r is None or isinstance(r, StorageError) for r in results[:-1]), results
-            assert await store.get_thread("t-1") is None
-            # Writes that landed before the delete went with it; later ones were refused.
-            assert set(await redis_keys(store)) <= {f"{store.key_prefix}sequence"}
-    finally:
-        await drop_redis_keys(store)
-        await store.close()
-
-
-async def test_redis_stopped_raises_storage_error_then_recovers(redis_server: RedisServer) -> None:
-    store = RedisStorage(redis_server.url, key_prefix=unique_prefix(), socket_timeout=1, socket_connect_timeout=1)
-    try:
-        await store.create_thread(thread())
-        await store.save_messages([text("t-1", "m1", "x")])
-        redis_server.stop()
-        try:
-            calls: list[Callable[[], Awaitable[Any]]] = [
-                lambda: store.get_thread("t-1"),
-                lambda: store.create_thread(thread("t-2")),
-                lambda: store.save_thread(thread("t-2")),
-                lambda: store.update_thread("t-1", title="x"),
-                lambda: store.delete_thread("t-1"),
-                lambda: store.list_threads("r-1"),
-                lambda: store.save_messages([text("t-1", "m2", "y")]),
-                lambda: store.list_messages(MessageQuery("t-1")),
-                lambda: store.get_messages(["m1"]),
-                lambda: store.delete_messages(["m1"]),
-                lambda: store.last_messages("t-1", 3),
-                store.ping,
-            ]
-            for call in calls:
-                started = time.monotonic()
-                with pytest.raises(StorageError, match="redis storage"):
-                    await call()
-                assert time.monotonic() - started < 1.0  # refused at once
-        finally:
-            redis_server.start()  # same port, empty (the test server keeps nothing)
-        assert await store.ping() is True
-        assert await store.get_thread("t-1") is None
-        await store.create_thread(thread())
-        await store.save_messages([text("t-1", "m1", "back")])
-        assert [m.text for m in (await store.list_messages(MessageQuery("t-1"))).messages] == ["back"]
-    finally:
-        await drop_redis_keys(store)
-        await store.close()
-
-
-async def test_redis_needs_exactly_one_of_url_and_client(redis_server: RedisServer) -> None:
-    with pytest.raises(ValueError):
-        RedisStorage()
-    store = RedisStorage(redis_server.url, key_prefix=unique_prefix())
-    try:
-        with pytest.raises(ValueError):
-            RedisStorage(redis_server.url, client=store.client)
-        shared = RedisStorage(client=store.client, key_prefix=store.key_prefix)
-        await shared.create_thread(thread())
-        await shared.close()  # a passed client is not closed
-        assert await store.get_thread("t-1") is not None
-    finally:
-        await drop_redis_keys(store)
-        await store.close()
-
-
 async def test_the_outbox_of_acknowledged_signals(storage: Storage) -> None:
     from agentd.runtime.signals import create_signal
     from agentd.runtime.storage import PendingSignal
@@ -966,21 +577,3 @@ async def test_the_outbox_of_acknowledged_signals(storage: Storage) -> None:
     assert len(await storage.list_pending()) == 2
     await storage.delete_pending([first.id, "missing"])
     assert [e.signal.id for e in await storage.list_pending()] == [second.id]
-
-
-async def test_sqlite_migrates_a_version_1_database_keeping_its_data(tmp_path: Path) -> None:
-    path = tmp_path / "agentd.db"
-    store = SQLiteStorage(path)
-    await store.create_thread(thread())
-    await store.close()
-    with sqlite3.connect(path) as db:  # turn the file back into a version 1 database
-        db.execute("DROP TABLE pending_signals")
-        db.execute("DELETE FROM schema_version WHERE version > 1")
-    upgraded = SQLiteStorage(path)
-    try:
-        await upgraded.open()
-        assert upgraded.schema_version == SCHEMA_VERSION
-        assert await upgraded.get_thread(thread().id) is not None
-        assert await upgraded.list_pending() == []
-    finally:
-        await upgraded.close()

@@ -12,15 +12,12 @@ from typing import Any
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, FailedPrecondition, Message, ModelSettings, ToolChoice, tool
-from agentd.runtime.loop import agent_loop, model_call
 from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.models import openai as openai_adapter
-from agentd.runtime.models import router
 from agentd.runtime.models.base import ModelAPIError, ModelRequest, ToolDefinition
 from agentd.runtime.models.openai import request as openai_request
 from agentd.runtime.models.openai.events import StreamState
 from agentd.runtime.options import StructuredOutput
-from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.openai_server import (
     ErrorReply,
     FakeOpenAIServer,
@@ -32,27 +29,9 @@ from fakes.openai_server import (
     tool_reply,
     usage_chunk,
 )
+from support.providers import RecordErrors, route_provider
 
 MODEL = "openai/gpt-test"
-
-
-def _route_openai(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until the router knows `openai/...`, resolve it to the adapter here."""
-    try:
-        router.resolve_model(MODEL)
-        return  # the router already serves it
-    except FailedPrecondition as exc:
-        if exc.reason != "PROVIDER_UNAVAILABLE":
-            raise
-    original = router.resolve_model
-
-    def resolve(spec: str) -> Any:
-        provider, model_id = router.parse_model_spec(spec)
-        return openai_adapter.create(model_id) if provider == "openai" else original(spec)
-
-    monkeypatch.setattr(router, "resolve_model", resolve)
-    monkeypatch.setattr(agent_loop, "resolve_model", resolve)
-    monkeypatch.setattr(model_call, "resolve_model", resolve)
 
 
 @pytest.fixture
@@ -60,18 +39,8 @@ async def server(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeOpenAISer
     async with FakeOpenAIServer() as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-        _route_openai(monkeypatch)
+        route_provider(monkeypatch, MODEL, openai_adapter.create)
         yield fake
-
-
-class RecordErrors(Processor):
-    id = "record-errors"
-
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    def process_api_error(self, args: ProcessAPIErrorArgs) -> None:
-        self.errors.append(args.error)
 
 
 # ---------------------------------------------------------------- replies

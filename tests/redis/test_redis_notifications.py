@@ -1,4 +1,4 @@
-"""RedisNotificationStore beyond the shared store suite (tests/unit/test_notifications.py
+"""RedisNotificationStore beyond the shared store suite (tests/redis/test_notification_store.py
 runs every store behaviour against it): replicas sharing one Redis, concurrent
 creates, what survives a new client, the key layout, and a server that is down.
 Always on a real redis-server (the session's `redis_server` fixture)."""
@@ -8,28 +8,18 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from agentd.backends.redis_notifications import RedisNotificationStore
 from agentd.backends.redis_storage import RedisStorage
-from agentd.runtime.notifications import NotificationInput, NotificationPatch, NotificationQuery
+from agentd.runtime.notifications import NotificationPatch, NotificationQuery
 from agentd.runtime.storage import StorageError, Thread
 from redis_server import RedisServer, free_port
-
-T0 = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
-MINUTE = timedelta(minutes=1)
-AGENT, RESOURCE, THREAD = "support", "user-123", "thread-abc"
+from support.notifications import AGENT, MINUTE, RESOURCE, T0, THREAD, note
 
 Replica = Callable[[], RedisNotificationStore]
-
-
-def note(summary: str = "CI failed on main", **kw: Any) -> NotificationInput:
-    kw.setdefault("source", "github")
-    kw.setdefault("kind", "ci-status")
-    return NotificationInput(summary=summary, **kw)
 
 
 async def keys(store: RedisNotificationStore) -> list[str]:

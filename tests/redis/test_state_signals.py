@@ -5,16 +5,12 @@ routed exactly once on every storage backend."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentd.backends.redis_storage import RedisStorage
-from agentd.backends.sqlite_storage import SQLiteStorage
 from agentd.runtime import (
     Agent,
     AgentRegistry,
@@ -24,38 +20,9 @@ from agentd.runtime import (
     StateSignalRequest,
     send_state_signal,
 )
-from agentd.runtime.storage import InMemoryStorage, MessageQuery, Storage, Thread
+from agentd.runtime.storage import MessageQuery, Storage, Thread
 from agentd.runtime.threads import LocalOwnership, LocalThreadLog, ThreadRuntime, ThreadSettings
-from redis_server import RedisServer
-
-
-def slow_reads(storage: Storage, delay: float = 0.005) -> None:
-    """Thread reads take a while, as over a network: a check-then-write that reads
-    through get_thread lets every concurrent sender read before anyone writes."""
-    read = storage.get_thread
-
-    async def get_thread(thread_id: str) -> Thread | None:
-        thread = await read(thread_id)
-        await asyncio.sleep(delay)  # the answer travels back
-        return thread
-
-    storage.get_thread = get_thread  # type: ignore[method-assign]
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
-    store: Storage
-    if request.param == "memory":
-        store = InMemoryStorage()
-    elif request.param == "sqlite":
-        store = SQLiteStorage(tmp_path / "agentd.db")
-    else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        store = RedisStorage(server.url, key_prefix=f"agentd-test-state:{uuid.uuid4().hex[:12]}:")
-    try:
-        yield store
-    finally:
-        await store.close()
+from support.storage import slow_reads
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """One cache suite run against both backends: in memory (fake clock) and a real redis-server.
 
-Then what only one backend can show: in-memory expiry and LRU eviction through
-the injected clock; on Redis the stored TTLs, one real expiry, values through
-the codec, and a server that stops and comes back.
+Then what only Redis can show: the stored TTLs, one real expiry, values through
+the codec, and a server that stops and comes back. In-memory expiry and LRU
+eviction through the injected clock are tests/unit/test_in_memory_cache.py.
 """
 
 from __future__ import annotations
@@ -16,24 +16,14 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from test_codec import BLOB, sample_message, sample_response
 
 from agentd import config
 from agentd.backends.redis_cache import RedisServerCache, expire_seconds, match_pattern
 from agentd.runtime.cache import CacheError, CacheStats, InMemoryServerCache, ServerCache
 from agentd.runtime.messages import FilePart, Message
 from redis_server import RedisServer, running_redis_server
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from support.clocks import Clock
+from support.samples import BLOB, sample_message, sample_response
 
 
 def unique_prefix() -> str:
@@ -55,7 +45,7 @@ async def redis_cache(redis_server: RedisServer) -> AsyncIterator[RedisServerCac
 @pytest.fixture(params=["memory", "redis"])
 def cache(request: pytest.FixtureRequest) -> ServerCache:
     if request.param == "memory":
-        return InMemoryServerCache(clock=FakeClock())
+        return InMemoryServerCache(clock=Clock())
     redis_cache: RedisServerCache = request.getfixturevalue("redis_cache")
     return redis_cache
 
@@ -189,77 +179,6 @@ async def test_stats(cache: ServerCache) -> None:
     assert cache.stats == CacheStats(hits=2, misses=1, writes=2)
     cache.record_error()
     assert cache.stats.errors == 1
-
-
-# ============================================================ in memory: the injected clock
-
-
-async def test_memory_ttl_expiry_through_the_clock() -> None:
-    clock = FakeClock()
-    cache = InMemoryServerCache(clock=clock, ttl=300)
-    await cache.set("short", 1, ttl=10)
-    await cache.set("default", 2)
-    await cache.set("pinned", 3, ttl=10, pinned=True)
-    await cache.set("forever", 4, ttl=0)
-    clock.advance(9.9)
-    assert await cache.get("short") == 1
-    clock.advance(0.2)
-    assert await cache.get("short") is None
-    assert await cache.keys() == ["default", "pinned", "forever"]
-    clock.advance(290)
-    assert await cache.get("default") is None
-    clock.advance(10**9)
-    assert await cache.get("pinned") == 3
-    assert await cache.get("forever") == 4
-    assert await cache.size() == 2
-
-
-async def test_memory_list_push_refreshes_the_default_ttl() -> None:
-    clock = FakeClock()
-    cache = InMemoryServerCache(clock=clock, ttl=60)
-    await cache.list_push("l", 1)
-    clock.advance(50)
-    await cache.list_push("l", 2)
-    clock.advance(50)
-    assert await cache.list_range("l") == [1, 2]
-    clock.advance(11)
-    assert await cache.list_length("l") == 0
-
-
-async def test_memory_lru_eviction_spares_pinned_keys() -> None:
-    cache = InMemoryServerCache(clock=FakeClock(), max_size=3)
-    await cache.set("p", "pinned", pinned=True)
-    await cache.set("a", 1)
-    await cache.set("b", 2)
-    await cache.set("c", 3)  # over the bound: "a", the least recently used unpinned key, goes
-    assert await cache.keys() == ["p", "b", "c"]
-    assert await cache.get("b") == 2  # "b" is now the most recent
-    await cache.set("d", 4)
-    assert sorted(await cache.keys()) == ["b", "d", "p"]
-    for n in range(20):
-        await cache.set(f"x{n}", n)
-    assert await cache.get("p") == "pinned"
-    assert await cache.size() == 3
-
-
-async def test_memory_counters_without_ttl_never_expire_nor_evict() -> None:
-    clock = FakeClock()
-    cache = InMemoryServerCache(clock=clock, max_size=2, ttl=5)
-    assert await cache.increment("budget", 7) == 7
-    await cache.increment("window", 1, ttl=10)
-    for n in range(10):
-        await cache.set(f"k{n}", n)
-    clock.advance(10**9)
-    assert await cache.get("budget") == 7
-    assert await cache.increment("budget") == 8
-
-
-async def test_memory_increment_with_ttl_expires() -> None:
-    clock = FakeClock()
-    cache = InMemoryServerCache(clock=clock)
-    assert await cache.increment("window", ttl=10) == 1
-    clock.advance(10.5)
-    assert await cache.increment("window", ttl=10) == 1
 
 
 # ============================================================ Redis: TTLs as stored
@@ -540,10 +459,3 @@ async def test_redis_stats_are_shared_by_every_process_using_the_cache(redis_ser
     finally:
         await one.close()
         await other.close()
-
-
-async def test_memory_shared_stats_are_the_process_counters() -> None:
-    cache = InMemoryServerCache()
-    await cache.set("k", 1)
-    await cache.get("k")
-    assert await cache.shared_stats() == CacheStats(hits=1, misses=0, writes=1, errors=0)

@@ -14,15 +14,11 @@ import pytest
 pytest.importorskip("anthropic")
 
 from agentd.runtime import Agent, ExecutionOptions, FailedPrecondition, Message, ModelSettings, ToolChoice, tool
-from agentd.runtime.chunks import Chunk
-from agentd.runtime.loop import agent_loop, model_call
 from agentd.runtime.messages import FilePart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.models import anthropic as anthropic_adapter
-from agentd.runtime.models import router
 from agentd.runtime.models.anthropic import request as anthropic_request
 from agentd.runtime.models.base import ModelAPIError, ModelRequest, ToolDefinition
 from agentd.runtime.options import StructuredOutput
-from agentd.runtime.processors.base import ProcessAPIErrorArgs, Processor
 from fakes.anthropic_server import (
     AnthropicServer,
     StreamReply,
@@ -35,28 +31,11 @@ from fakes.anthropic_server import (
     thinking_block,
     tool_use_block,
 )
+from support.providers import RecordErrors, route_provider
+from support.runs import run
 
 MODEL = "anthropic/claude-test"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
-
-
-def _route_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until the router knows `anthropic/...`, resolve it to the adapter here."""
-    try:
-        router.resolve_model(MODEL)
-        return  # the router already serves it
-    except FailedPrecondition as exc:
-        if exc.reason != "PROVIDER_UNAVAILABLE":
-            raise
-    original = router.resolve_model
-
-    def resolve(spec: str) -> Any:
-        provider, model_id = router.parse_model_spec(spec)
-        return anthropic_adapter.create(model_id) if provider == "anthropic" else original(spec)
-
-    monkeypatch.setattr(router, "resolve_model", resolve)
-    monkeypatch.setattr(agent_loop, "resolve_model", resolve)
-    monkeypatch.setattr(model_call, "resolve_model", resolve)
 
 
 @pytest.fixture
@@ -64,27 +43,11 @@ async def server(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[AnthropicServ
     async with AnthropicServer() as fake:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-        _route_anthropic(monkeypatch)
+        route_provider(monkeypatch, MODEL, anthropic_adapter.create)
         try:
             yield fake
         finally:
             await anthropic_adapter.close_clients()
-
-
-class RecordErrors(Processor):
-    id = "record-errors"
-
-    def __init__(self) -> None:
-        self.errors: list[BaseException] = []
-
-    def process_api_error(self, args: ProcessAPIErrorArgs) -> None:
-        self.errors.append(args.error)
-
-
-async def run(agent: Agent, run_input: Any, options: ExecutionOptions | None = None) -> tuple[list[Chunk], Any]:
-    handle = agent.stream(run_input, options)
-    chunks = [c async for c in handle]
-    return chunks, await handle.result()
 
 
 # ---------------------------------------------------------------- replies
@@ -92,7 +55,7 @@ async def run(agent: Agent, run_input: Any, options: ExecutionOptions | None = N
 
 async def test_a_plain_reply_streams_as_deltas(server: AnthropicServer) -> None:
     server.push(text_reply("Hel", "lo", " world"))
-    chunks, result = await run(Agent(id="a", model=MODEL, instructions="Be brief."), "hi")
+    result, chunks = await run(Agent(id="a", model=MODEL, instructions="Be brief."), "hi")
 
     assert result.error is None and result.text == "Hello world" and result.model == MODEL
     assert [c.payload.text for c in chunks if c.type == "text-delta"] == ["Hel", "lo", " world"]
@@ -123,7 +86,7 @@ async def test_usage_and_finish_reason(server: AnthropicServer) -> None:
             thinking_tokens=3,
         )
     )
-    _chunks, result = await run(Agent(id="a", model=MODEL), "hi")
+    result, _chunks = await run(Agent(id="a", model=MODEL), "hi")
 
     assert result.finish_reason == "length" and result.raw_finish_reason == "max_tokens"
     usage = result.usage
@@ -146,7 +109,7 @@ async def test_stop_reasons_map_to_finish_reasons(
     server: AnthropicServer, stop_reason: str, finish_reason: str
 ) -> None:
     server.push(reply(text_block(0, "x"), stop_reason=stop_reason))
-    _chunks, result = await run(Agent(id="a", model=MODEL), "hi")
+    result, _chunks = await run(Agent(id="a", model=MODEL), "hi")
     assert (result.finish_reason, result.raw_finish_reason) == (finish_reason, stop_reason)
 
 
@@ -176,7 +139,7 @@ async def test_a_tool_loop_streams_argument_deltas_and_sends_results_back(server
         text_reply("Sunny, ", "21°C."),
     )
     agent = Agent(id="a", model=MODEL, tools=[get_weather, broken])
-    chunks, result = await run(
+    result, chunks = await run(
         agent,
         "weather in Paris?",
         ExecutionOptions(
@@ -242,7 +205,7 @@ async def test_image_and_document_parts(server: AnthropicServer) -> None:
             FilePart("text/plain", data=b"some notes"),
         ],
     )
-    _chunks, result = await run(Agent(id="a", model=MODEL), message)
+    result, _chunks = await run(Agent(id="a", model=MODEL), message)
 
     assert result.error is None and result.text == "A square."
     png = base64.b64encode(PNG).decode()
@@ -272,7 +235,7 @@ async def test_image_and_document_parts(server: AnthropicServer) -> None:
 async def test_an_unsupported_file_is_replaced_by_the_default_handler(server: AnthropicServer) -> None:
     server.push(text_reply("ok"))
     message = Message(role="user", parts=[TextPart("see"), FilePart("application/zip", data=b"PK", filename="a.zip")])
-    _chunks, result = await run(Agent(id="a", model=MODEL), message)
+    result, _chunks = await run(Agent(id="a", model=MODEL), message)
 
     assert result.error is None and result.text == "ok"
     (body,) = server.bodies  # refused before sending, then sent once without the file
@@ -285,7 +248,7 @@ async def test_an_unsupported_file_is_replaced_by_the_default_handler(server: An
 async def test_structured_output_is_a_forced_tool_surfaced_as_text(server: AnthropicServer) -> None:
     server.push(reply(tool_use_block(0, "toolu_s", "answer", '{"n":', " 42}"), stop_reason="tool_use"))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
-    chunks, result = await run(
+    result, chunks = await run(
         Agent(id="a", model=MODEL), "6*7?", ExecutionOptions(structured_output=StructuredOutput(schema, name="answer"))
     )
 
@@ -309,7 +272,7 @@ async def test_structured_output_is_a_forced_tool_surfaced_as_text(server: Anthr
 
 async def test_thinking_streams_as_reasoning_with_its_signature(server: AnthropicServer) -> None:
     server.push(reply(thinking_block(0, "Let me ", "think.", signature="sig-123"), text_block(1, "42")))
-    chunks, result = await run(Agent(id="a", model=MODEL), "meaning of life?")
+    result, chunks = await run(Agent(id="a", model=MODEL), "meaning of life?")
 
     assert result.error is None and result.text == "42" and result.reasoning_text == "Let me think."
     assert [c.payload.text for c in chunks if c.type == "reasoning-delta"] == ["Let me ", "think."]
@@ -333,7 +296,7 @@ async def test_signed_reasoning_in_history_goes_back_as_thinking(server: Anthrop
         ),
     ]
     agent = Agent(id="a", model=MODEL, error_processor_defaults=False)
-    _chunks, result = await run(agent, history)
+    result, _chunks = await run(agent, history)
 
     assert result.error is None
     assert server.bodies[0]["messages"][1:] == [
@@ -363,7 +326,7 @@ async def test_thinking_round_trips_through_a_tool_loop(server: AnthropicServer)
         text_reply("Answer."),
     )
     options = ExecutionOptions(provider_options={"anthropic": {"thinking": {"type": "enabled", "budgetTokens": 1024}}})
-    _chunks, result = await run(Agent(id="a", model=MODEL, tools=[lookup]), "q", options)
+    result, _chunks = await run(Agent(id="a", model=MODEL, tools=[lookup]), "q", options)
 
     assert result.error is None
     assert server.bodies[1]["messages"][1]["content"][0] == {
@@ -406,7 +369,7 @@ async def test_provider_options_reach_the_request_body(server: AnthropicServer) 
             "openai": {"ignored": True},
         }
     )
-    _chunks, result = await run(agent, history, options)
+    result, _chunks = await run(agent, history, options)
 
     assert result.error is None
     (request,) = server.requests
@@ -482,7 +445,7 @@ async def test_each_error_class_reaches_process_api_error(
     server.push(answer)
     recorder = RecordErrors()
     agent = Agent(id="a", model=MODEL, error_processors=[recorder], error_processor_defaults=False)
-    chunks, result = await run(agent, "hi")
+    result, chunks = await run(agent, "hi")
 
     (error,) = recorder.errors
     assert isinstance(error, ModelAPIError)
@@ -500,7 +463,7 @@ async def test_each_error_class_reaches_process_api_error(
 
 async def test_one_500_then_success_is_retried_by_the_default_processors(server: AnthropicServer) -> None:
     server.push(error_reply(500, "internal"), text_reply("recovered"))
-    _chunks, result = await run(Agent(id="a", model=MODEL), "hi")
+    result, _chunks = await run(Agent(id="a", model=MODEL), "hi")
 
     assert result.error is None and result.text == "recovered"
     assert len(server.requests) == 2
@@ -509,7 +472,7 @@ async def test_one_500_then_success_is_retried_by_the_default_processors(server:
 
 async def test_one_500_fails_the_run_without_the_default_processors(server: AnthropicServer) -> None:
     server.push(error_reply(500, "internal"), text_reply("never sent"))
-    _chunks, result = await run(Agent(id="a", model=MODEL), "hi", ExecutionOptions(error_processor_defaults=False))
+    result, _chunks = await run(Agent(id="a", model=MODEL), "hi", ExecutionOptions(error_processor_defaults=False))
 
     assert result.error is not None and result.error.status_code == 500 and result.error.retryable
     assert len(server.requests) == 1
