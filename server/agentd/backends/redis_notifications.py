@@ -71,17 +71,8 @@ from agentd.backends.redis_storage import (
 from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
-from agentd.runtime.notifications.record import (
-    NotificationPatch,
-    NotificationRecord,
-    Status,
-    apply_delivered,
-    apply_patch,
-    as_of,
-    check_status,
-    due_at,
-)
-from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
+from agentd.runtime.notifications.record import NotificationRecord, due_at
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]
@@ -271,19 +262,11 @@ class RedisNotificationStore(RedisBackend, NotificationStore):
                 upper = "(" + members[-1]
         return page_of(matched[query.offset :], query.limit)
 
-    async def list_due(
-        self,
-        now: datetime,
-        *,
-        limit: int = 100,
-        agent_id: str | None = None,
-        resource_id: str | None = None,
+    async def select_due(
+        self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
     ) -> list[NotificationRecord]:
-        limit = max(limit, 0)
-        if limit == 0:
-            return []
         lower = "-"
-        upper = "(" + after_time(as_of(now))  # every due time <= now
+        upper = "(" + after_time(now)  # every due time <= now
         batch = BATCH if agent_id or resource_id else limit
         found: list[NotificationRecord] = []
         with self.failures("list_due"):
@@ -316,18 +299,17 @@ class RedisNotificationStore(RedisBackend, NotificationStore):
                 lower = "(" + members[-1]
         return found
 
-    async def _rewrite(
-        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[_Entry], NotificationRecord]
+    async def rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[NotificationRecord], NotificationRecord]
     ) -> list[NotificationRecord | None]:
-        """Reads the records `ids` of the thread, applies `change(entry)` (a new
-        record, or None to leave it) and writes them in one watched transaction."""
+        # One transaction that watches the thread's records hash.
         records_key = self._key("records", thread_id)
 
         async def rewrite(pipe: Pipeline) -> list[NotificationRecord | None]:
             await pipe.watch(records_key)
             raws = await pipe.hmget(records_key, list(ids))
             olds = [None if raw is None else _decode(raw) for raw in raws]
-            out: list[NotificationRecord | None] = [None if old is None else change(old) for old in olds]
+            out: list[NotificationRecord | None] = [None if old is None else change(old[1]) for old in olds]
             if any(record is not None for record in out):
                 begin(pipe)
                 for old, record in zip(olds, out, strict=True):
@@ -338,36 +320,6 @@ class RedisNotificationStore(RedisBackend, NotificationStore):
 
         with self.failures(op):
             return await self.optimistic(f"{op} in thread {thread_id}", rewrite)
-
-    async def update(
-        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
-    ) -> NotificationRecord:
-        when = as_of(now)
-        (record,) = await self._rewrite("update", thread_id, [id], lambda old: apply_patch(old[1], patch, when))
-        if record is None:
-            raise NotificationNotFound(thread_id, id)
-        return record
-
-    async def update_status(
-        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
-    ) -> list[NotificationRecord]:
-        check_status(status)
-        when = as_of(now)
-        unique = list(dict.fromkeys(ids))
-        if not unique:
-            return []
-        patch = NotificationPatch(status=status)
-        done = await self._rewrite("update_status", thread_id, unique, lambda old: apply_patch(old[1], patch, when))
-        return [record for record in done if record is not None]
-
-    async def mark_delivered(
-        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
-    ) -> NotificationRecord | None:
-        when = as_of(attempted_at)
-        (record,) = await self._rewrite(
-            "mark_delivered", thread_id, [id], lambda old: apply_delivered(old[1], delivered_signal_id, when)
-        )
-        return record
 
     async def clear(self) -> None:
         with self.failures("clear"):
