@@ -48,6 +48,7 @@ from redis.asyncio.client import Pipeline
 from redis.typing import EncodableT, FieldT
 
 from agentd.backends.redis_client import RedisBackend, begin, text
+from agentd.backends.stored import decode_message, decode_thread, encode_metadata
 from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
@@ -61,11 +62,8 @@ from agentd.runtime.storage import (
     StorageError,
     Thread,
     ThreadExists,
-    ThreadPage,
     decode_message_cursor,
-    decode_thread_cursor,
     encode_message_cursor,
-    encode_thread_cursor,
     is_system_reminder,
 )
 
@@ -128,14 +126,10 @@ class RedisStorage(RedisBackend, Storage):
 
     @staticmethod
     def _thread_fields(thread: Thread, created: datetime) -> dict[FieldT, EncodableT]:
-        try:
-            metadata = codec.encode(thread.metadata)
-        except CacheError as exc:
-            raise StorageError(f"thread {thread.id}: metadata cannot be stored: {exc}") from exc
         return {
             "resource": thread.resource_id,
             "title": thread.title,
-            "metadata": metadata,
+            "metadata": encode_metadata(thread),
             "created": time_key(created),
             "updated": time_key(thread.updated_at),
         }
@@ -144,26 +138,16 @@ class RedisStorage(RedisBackend, Storage):
     def _thread(thread_id: str, raw: dict[Any, Any]) -> Thread:
         fields = {text(k): v for k, v in raw.items()}
         try:
-            metadata = codec.decode(fields["metadata"])
-            if not isinstance(metadata, dict):
-                raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
-            return Thread(
-                id=thread_id,
-                resource_id=text(fields["resource"]),
-                title=text(fields["title"]),
-                metadata=metadata,
-                created_at=time_of(text(fields["created"])),
-                updated_at=time_of(text(fields["updated"])),
+            return decode_thread(
+                thread_id,
+                text(fields["resource"]),
+                text(fields["title"]),
+                fields["metadata"],
+                time_of(text(fields["created"])),
+                time_of(text(fields["updated"])),
             )
         except (KeyError, ValueError) as exc:
             raise StorageError(f"thread {thread_id}: a malformed stored thread ({exc})") from exc
-
-    @staticmethod
-    def _message(body: bytes | str) -> Message:
-        message = codec.decode(body)
-        if not isinstance(message, Message):
-            raise StorageError(f"a stored message holds a {type(message).__name__}")
-        return message
 
     @staticmethod
     def _thread_member(thread_id: str, created: datetime) -> str:
@@ -299,24 +283,15 @@ class RedisStorage(RedisBackend, Storage):
         with self.failures("delete_thread"):
             return await self.optimistic(f"delete_thread {thread_id}", delete)
 
-    async def list_threads(
-        self,
-        resource_id: str,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        metadata: dict[str, JSON] | None = None,
-    ) -> ThreadPage:
+    async def select_threads(
+        self, resource_id: str, before: tuple[datetime, str] | None, count: int, metadata: dict[str, JSON]
+    ) -> list[Thread]:
         key = self.key("resource-threads", resource_id)
-        upper = "+"
-        if cursor is not None:
-            when, after_id = decode_thread_cursor(cursor)
-            upper = "(" + self._thread_member(after_id, when)
-        limit = max(limit, 0)
-        batch = max(limit + 1, THREAD_BATCH) if metadata else limit + 1
+        upper = "+" if before is None else "(" + self._thread_member(before[1], before[0])
+        batch = max(count, THREAD_BATCH) if metadata else count
         found: list[Thread] = []
         with self.failures("list_threads"):
-            while len(found) <= limit:
+            while len(found) < count:
                 members = [text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
                 if not members:
                     break
@@ -331,16 +306,14 @@ class RedisStorage(RedisBackend, Storage):
                     thread = self._thread(thread_id, raw)
                     if thread.resource_id != resource_id:  # moved since
                         continue
-                    if all(thread.metadata.get(k) == v for k, v in (metadata or {}).items()):
+                    if all(thread.metadata.get(k) == v for k, v in metadata.items()):
                         found.append(thread)
-                        if len(found) > limit:
+                        if len(found) == count:
                             break
                 if len(members) < batch:
                     break
                 upper = "(" + members[-1]
-        page = found[:limit]
-        more = len(found) > limit
-        return ThreadPage(page, encode_thread_cursor(page[-1]) if more and page else None)
+        return found
 
     # ------------------------------------------------------------ messages
 
@@ -435,7 +408,7 @@ class RedisStorage(RedisBackend, Storage):
                 if page
                 else []
             )
-            messages = [self._message(body) for body in found if body is not None]
+            messages = [decode_message(body, "a stored message") for body in found if body is not None]
         next_cursor = None
         if more and page:
             created, sequence, message_id = page[-1]
@@ -461,7 +434,7 @@ class RedisStorage(RedisBackend, Storage):
                 found = await pipe.execute()
             bodies = {i: b for i, b in zip(where, found, strict=True) if b is not None}
             # Decoded once per occurrence: a repeated id gives two separate copies.
-            return [self._message(bodies[i]) for i in ids if i in bodies]
+            return [decode_message(bodies[i], "a stored message") for i in ids if i in bodies]
 
     async def delete_messages(self, ids: Sequence[str]) -> int:
         unique = list(dict.fromkeys(ids))
