@@ -98,9 +98,7 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         self, request: pb.SendNotificationRequest, context: Context
     ) -> pb.SendNotificationResponse:
         v = Violations()
-        v.require(request.agent_id, "agent_id")
-        v.require(request.resource_id, "resource_id")
-        v.require(request.thread_id, "thread_id")
+        v.require_all(agent_id=request.agent_id, resource_id=request.resource_id, thread_id=request.thread_id)
         check_priority(request.notification, v)
         stream_options = None
         if request.HasField("idle_stream_options"):
@@ -148,8 +146,7 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         self, request: pb.UpdateNotificationStatusRequest, context: Context
     ) -> pb.UpdateNotificationStatusResponse:
         v = Violations()
-        v.require(request.thread_id, "thread_id")
-        v.require(request.notification_id, "notification_id")
+        v.require_all(thread_id=request.thread_id, notification_id=request.notification_id)
         status = STATUS_FROM_PB.get(request.status)
         if status not in ("seen", "dismissed", "archived"):
             v.add("status", "must be NOTIFICATION_STATUS_SEEN, _DISMISSED or _ARCHIVED")

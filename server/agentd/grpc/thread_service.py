@@ -16,6 +16,7 @@ from agentd.grpc.service import Malformed
 from agentd.grpc.threads import (
     check_id,
     hidden_signals,
+    require_id,
     runs_of,
     snapshot_to_pb,
     storage_errors,
@@ -78,9 +79,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         return pb.CreateThreadResponse(thread=thread_to_pb(created))
 
     async def GetThread(self, request: pb.GetThreadRequest, context: Context) -> pb.GetThreadResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+        require_id(request.thread_id, "thread_id")
         thread = await self._thread(request.thread_id, request.resource_id)
         active = await self.host.threads.active_run_id(thread.resource_id, thread.id)
         return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active or "")
@@ -123,9 +122,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         return pb.UpdateThreadResponse(thread=thread_to_pb(updated))
 
     async def DeleteThread(self, request: pb.DeleteThreadRequest, context: Context) -> pb.DeleteThreadResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+        require_id(request.thread_id, "thread_id")
         thread = await self._thread(request.thread_id, request.resource_id)
         if not await self.host.threads.delete_thread(thread.resource_id, thread.id):
             raise thread_not_found(request.thread_id)
@@ -167,9 +164,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
     # ------------------------------------------------------------ live threads
 
     async def AbortRun(self, request: pb.AbortRunRequest, context: Context) -> pb.AbortRunResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+        require_id(request.thread_id, "thread_id")
         aborted = await self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
         return pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or "")
 
