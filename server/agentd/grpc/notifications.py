@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from agentd.grpc import paging
 from agentd.grpc.signals import attributes_from_pb, attributes_to_pb
-from agentd.grpc.values import optional_struct, optional_value, to_struct, to_timestamp, to_value
+from agentd.grpc.values import enum_values, optional_struct, optional_value, to_struct, to_timestamp, to_value
 from agentd.grpc.violations import Violations
 from agentd.runtime.notifications import (
+    DELIVERY_ACTIONS,
+    PRIORITIES,
+    STATUSES,
     DeliveryDecision,
     NotificationInput,
     NotificationQuery,
@@ -17,31 +20,11 @@ from agentd.runtime.notifications import (
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as pb
 
-PRIORITY_TO_PB = {
-    "low": spb.NOTIFICATION_PRIORITY_LOW,
-    "medium": spb.NOTIFICATION_PRIORITY_MEDIUM,
-    "high": spb.NOTIFICATION_PRIORITY_HIGH,
-    "urgent": spb.NOTIFICATION_PRIORITY_URGENT,
-}
+PRIORITY_TO_PB = enum_values(spb.NotificationPriority, "NOTIFICATION_PRIORITY_", PRIORITIES)
 PRIORITY_FROM_PB = {v: k for k, v in PRIORITY_TO_PB.items()}
-STATUS_TO_PB = {
-    "pending": spb.NOTIFICATION_STATUS_PENDING,
-    "delivered": spb.NOTIFICATION_STATUS_DELIVERED,
-    "seen": spb.NOTIFICATION_STATUS_SEEN,
-    "dismissed": spb.NOTIFICATION_STATUS_DISMISSED,
-    "archived": spb.NOTIFICATION_STATUS_ARCHIVED,
-    "discarded": spb.NOTIFICATION_STATUS_DISCARDED,
-    "failed": spb.NOTIFICATION_STATUS_FAILED,
-}
+STATUS_TO_PB = enum_values(spb.NotificationStatus, "NOTIFICATION_STATUS_", STATUSES)
 STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
-ACTION_TO_PB = {
-    "deliver": spb.DELIVERY_ACTION_DELIVER,
-    "queue": spb.DELIVERY_ACTION_QUEUE,
-    "defer": spb.DELIVERY_ACTION_DEFER,
-    "summarize": spb.DELIVERY_ACTION_SUMMARIZE,
-    "persist": spb.DELIVERY_ACTION_PERSIST,
-    "discard": spb.DELIVERY_ACTION_DISCARD,
-}
+ACTION_TO_PB = enum_values(spb.DeliveryAction, "DELIVERY_ACTION_", DELIVERY_ACTIONS)
 
 
 def notification_to_pb(record: NotificationRecord) -> spb.Notification:
