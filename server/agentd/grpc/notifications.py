@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from agentd.grpc import paging
 from agentd.grpc.signals import attributes_from_pb, attributes_to_pb
-from agentd.grpc.values import enum_values, optional_struct, optional_value, to_struct, to_timestamp, to_value
+from agentd.grpc.values import (
+    enum_names,
+    enum_values,
+    optional_struct,
+    optional_value,
+    to_struct,
+    to_timestamp,
+    to_value,
+)
 from agentd.grpc.violations import Violations
 from agentd.runtime.notifications import (
     DELIVERY_ACTIONS,
@@ -84,7 +92,7 @@ def notification_input(n: spb.NotificationInput, v: Violations) -> NotificationI
         source=n.source,
         kind=n.kind,
         summary=n.summary,
-        priority=PRIORITY_FROM_PB.get(n.priority),  # type: ignore[arg-type]
+        priority=PRIORITY_FROM_PB.get(n.priority),
         payload=optional_value(n, "payload"),
         source_id=n.source_id or None,
         dedupe_key=n.dedupe_key or None,
@@ -100,24 +108,14 @@ def notification_query(request: pb.ListNotificationsRequest, v: Violations) -> t
     """The query, and the page-token kind its answer's token is bound to."""
     v.require(request.thread_id, "thread_id")
     size = paging.page_size(request.page_size, "page_size", v)
-    statuses = []
-    for i, status in enumerate(request.statuses):
-        if status not in STATUS_FROM_PB:
-            v.add(f"statuses[{i}]", "unknown status")
-        else:
-            statuses.append(STATUS_FROM_PB[status])
-    priorities = []
-    for i, priority in enumerate(request.priorities):
-        if priority not in PRIORITY_FROM_PB:
-            v.add(f"priorities[{i}]", "unknown priority")
-        else:
-            priorities.append(PRIORITY_FROM_PB[priority])
+    statuses = enum_names(request.statuses, STATUS_FROM_PB, "statuses", "status", v)
+    priorities = enum_names(request.priorities, PRIORITY_FROM_PB, "priorities", "priority", v)
     kind = f"notifications:{request.thread_id}"
     cursor = paging.decode(kind, request.page_token)
     query = NotificationQuery(
         thread_id=request.thread_id,
-        status=statuses or None,  # type: ignore[arg-type]
-        priority=priorities or None,  # type: ignore[arg-type]
+        status=statuses or None,
+        priority=priorities or None,
         source=request.source or None,
         resource_id=request.resource_id or None,
         agent_id=request.agent_id or None,
