@@ -30,22 +30,20 @@ from agentd.runtime.notifications.record import (
 )
 
 
+def _naming(thread_id: str, notification_id: str, what: str, reason: str) -> tuple[str, str, dict[str, str]]:
+    """An error's message, reason and metadata: they name the notification and its thread."""
+    message = f"notification {notification_id!r} {what} thread {thread_id!r}"
+    return message, reason, {"thread_id": thread_id, "notification_id": notification_id}
+
+
 class NotificationNotFound(NotFound):
     def __init__(self, thread_id: str, notification_id: str) -> None:
-        super().__init__(
-            f"notification {notification_id!r} not found in thread {thread_id!r}",
-            "NOTIFICATION_NOT_FOUND",
-            {"thread_id": thread_id, "notification_id": notification_id},
-        )
+        super().__init__(*_naming(thread_id, notification_id, "not found in", "NOTIFICATION_NOT_FOUND"))
 
 
 class NotificationExists(AlreadyExists):
     def __init__(self, thread_id: str, notification_id: str) -> None:
-        super().__init__(
-            f"notification {notification_id!r} already exists in thread {thread_id!r}",
-            "NOTIFICATION_ALREADY_EXISTS",
-            {"thread_id": thread_id, "notification_id": notification_id},
-        )
+        super().__init__(*_naming(thread_id, notification_id, "already exists in", "NOTIFICATION_ALREADY_EXISTS"))
 
 
 def no_store() -> FailedPrecondition:
