@@ -191,7 +191,7 @@ class LLMRequestResult:
 
 
 @dataclass(kw_only=True)
-class _ModelCallArgs(HookArgs):
+class ModelCallArgs(HookArgs):
     """What the two hooks at the provider boundary share: the step whose model call it is."""
 
     model: str
@@ -200,14 +200,14 @@ class _ModelCallArgs(HookArgs):
 
 
 @dataclass(kw_only=True)
-class ProcessLLMRequestArgs(_ModelCallArgs):
+class ProcessLLMRequestArgs(ModelCallArgs):
     #: The provider-bound prompt (system messages first; signals rendered).
     prompt: list[Message]
     message_list: MessageList | None = None
 
 
 @dataclass(kw_only=True)
-class ProcessLLMResponseArgs(_ModelCallArgs):
+class ProcessLLMResponseArgs(ModelCallArgs):
     #: The model-side chunks of this step (live or replayed): copies the
     #: processor may keep, untouched by output processors.
     chunks: list[ModelEvent]
