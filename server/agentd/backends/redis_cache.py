@@ -20,13 +20,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Unpack
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
-
-from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client
+from agentd.backends.redis_client import RedisBackend, RedisOptions
 from agentd.runtime import codec
 from agentd.runtime.cache import DEFAULT_TTL_SECONDS, CacheError, CacheStats, ServerCache
 
@@ -67,43 +64,21 @@ def match_pattern(prefix: bytes) -> bytes:
     return _GLOB.sub(rb"\\\1", prefix) + b"*"
 
 
-class RedisServerCache(ServerCache):
-    """The server cache on Redis: give a `url` (redis://host:port/db) or a `client`.
-
-    A client built from `url` has a pool of at most `max_connections`; a call
-    waits at most `socket_timeout` seconds for a free connection. A passed
-    `client` keeps its own settings and is closed by `close()` only when
-    `close_client` is true.
-    """
+class RedisServerCache(RedisBackend, ServerCache):
+    """The server cache on Redis (a RedisBackend); entries without a ttl of their own live `ttl` seconds."""
 
     backend = "redis"
     shared = True
+    default_key_prefix = DEFAULT_KEY_PREFIX
+    error = CacheError
+    label = "redis cache"
 
     def __init__(
-        self,
-        url: str | None = None,
-        *,
-        client: Redis | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
-        ttl: float = DEFAULT_TTL_SECONDS,
-        socket_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        socket_connect_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        close_client: bool | None = None,
+        self, url: str | None = None, *, ttl: float = DEFAULT_TTL_SECONDS, **options: Unpack[RedisOptions]
     ) -> None:
-        super().__init__()
-        self.client, self._close_client = pooled_client(
-            "RedisServerCache",
-            url,
-            client,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_connect_timeout,
-            max_connections=max_connections,
-            close_client=close_client,
-        )
-        self.key_prefix = key_prefix
+        super().__init__(url, **options)
         self.ttl = ttl
-        self._prefix = self._encode_key(key_prefix)
+        self._prefix = self._encode_key(self.key_prefix)
         self._increment = self.client.register_script(_INCREMENT)
         self._get = self.client.register_script(_GET)
         # Outside key_prefix, so keys(), size() and clear() never see it.
@@ -135,17 +110,17 @@ class RedisServerCache(ServerCache):
         return expire_seconds(ttl) if ttl > 0 else None
 
     @contextmanager
-    def _failures(self, op: str, key: str = "") -> Iterator[None]:
-        """Counts every failure in stats.errors and raises it as CacheError."""
+    def failures(self, what: str) -> Iterator[None]:
+        """Counts every failure in stats.errors (and raises it as CacheError)."""
         try:
-            yield
+            with super().failures(what):
+                yield
         except CacheError:
             self.stats.errors += 1
             raise
-        except (RedisError, OSError) as exc:
-            self.stats.errors += 1
-            where = f" {key!r}" if key else ""
-            raise CacheError(f"redis cache {op}{where} failed: {type(exc).__name__}: {exc}") from exc
+
+    def _failures(self, op: str, key: str = "") -> AbstractContextManager[None]:
+        return self.failures(f"{op} {key!r}" if key else op)
 
     async def _pages(self, prefix: str) -> AsyncIterator[list[bytes]]:
         """SCAN over the keys starting with key_prefix + prefix, a page at a time
@@ -239,12 +214,3 @@ class RedisServerCache(ServerCache):
             if not self._prefix:
                 return int(await self.client.dbsize())
             return len(await self._all_keys(""))
-
-    async def ping(self) -> bool:
-        """True when the server answers (CacheError when it does not)."""
-        with self._failures("ping"):
-            return bool(await self.client.ping())
-
-    async def close(self) -> None:
-        if self._close_client:
-            await self.client.aclose()

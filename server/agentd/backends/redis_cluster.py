@@ -34,8 +34,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -43,7 +42,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from agentd.backends.redis_client import DEFAULT_SOCKET_TIMEOUT, pooled_client, text
+from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, RedisBackend, text
 from agentd.runtime import codec
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.cluster import (
@@ -127,8 +126,13 @@ def _offset(entry_id: Any) -> int:
     return int(text(entry_id).partition("-")[0])
 
 
-class RedisCluster(Cluster):
+class RedisCluster(RedisBackend, Cluster):
     """Chunk logs, run markers and replica requests on the Redis at `url`."""
+
+    default_key_prefix = DEFAULT_KEY_PREFIX
+    error = ClusterError
+    label = "redis cluster"
+    failed = "{label} {what} failed: {exc}"
 
     def __init__(
         self,
@@ -139,24 +143,21 @@ class RedisCluster(Cluster):
         log_retention: int = DEFAULT_LOG_RETENTION,
         log_ttl_ms: int = DEFAULT_LOG_TTL_MS,
         socket_timeout: float = DEFAULT_SOCKET_TIMEOUT,
-        max_connections: int = 50,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         if log_retention < 1 or log_ttl_ms < 1:
             raise ValueError("log_retention and log_ttl_ms must be positive")
-        self.url = url
-        self.key_prefix = key_prefix
-        self.replica_id = replica_id or uuid.uuid4().hex[:12]
-        self.log_retention = log_retention
-        self.log_ttl_ms = log_ttl_ms
-        self.client, _ = pooled_client(
-            "RedisCluster",
+        super().__init__(
             url,
-            None,
+            key_prefix=key_prefix,
             socket_timeout=socket_timeout,
             socket_connect_timeout=socket_timeout,
             max_connections=max_connections,
-            close_client=True,
         )
+        self.url = url
+        self.replica_id = replica_id or uuid.uuid4().hex[:12]
+        self.log_retention = log_retention
+        self.log_ttl_ms = log_ttl_ms
         # Blocking reads wait longer than any socket timeout: their own connection.
         self._reader = Redis.from_url(
             url, socket_timeout=None, socket_connect_timeout=socket_timeout, single_connection_client=True
@@ -178,21 +179,9 @@ class RedisCluster(Cluster):
     def __repr__(self) -> str:
         return f"RedisCluster(replica_id={self.replica_id!r}, key_prefix={self.key_prefix!r})"
 
-    @contextmanager
-    def _failures(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (RedisError, OSError) as exc:
-            raise ClusterError(f"redis cluster {what} failed: {exc}") from exc
-
-    def _log_key(self, thread_id: str) -> str:
-        return f"{self.key_prefix}log:{thread_id}"
-
-    def _epoch_key(self, thread_id: str) -> str:
-        return f"{self.key_prefix}log-epoch:{thread_id}"
-
-    def _channel(self, replica: str) -> str:
-        return f"{self.key_prefix}replica:{replica}"
+    def _log_keys(self, thread_id: str) -> list[str]:
+        """The thread's log and its epoch."""
+        return [self.key("log", thread_id), self.key("log-epoch", thread_id)]
 
     # ------------------------------------------------------------ chunk logs
 
@@ -209,16 +198,14 @@ class RedisCluster(Cluster):
         if not chunks:
             return []
         args: list[Any] = [self.log_retention, self.log_ttl_ms, uuid.uuid4().hex, *(self._encode(c) for c in chunks)]
-        with self._failures("append"):
-            keys = [self._log_key(thread_id), self._epoch_key(thread_id)]
-            first = int(text(await self._append(keys=keys, args=args)))
+        with self.failures("append"):
+            first = int(text(await self._append(keys=self._log_keys(thread_id), args=args)))
         return list(range(first, first + len(chunks)))
 
     async def tail(self, thread_id: str) -> LogTail:
-        keys = [self._log_key(thread_id), self._epoch_key(thread_id)]
-        with self._failures("tail"):
+        with self.failures("tail"):
             epoch, last_id, body, first_id, trimmed = await self._tail(
-                keys=keys, args=[uuid.uuid4().hex, self.log_ttl_ms]
+                keys=self._log_keys(thread_id), args=[uuid.uuid4().hex, self.log_ttl_ms]
             )
         if not text(last_id):
             return LogTail(text(epoch), 0, 0)
@@ -226,16 +213,16 @@ class RedisCluster(Cluster):
         return LogTail(text(epoch), _offset(last_id), dropped_until, self._decode(last_id, body))
 
     async def read(self, thread_id: str, after: int) -> list[Chunk]:
-        with self._failures("read"):
-            entries: Any = await self.client.xrange(self._log_key(thread_id), min=f"({after}-0", max="+")
+        with self.failures("read"):
+            entries: Any = await self.client.xrange(self.key("log", thread_id), min=f"({after}-0", max="+")
         return [self._decode(entry_id, fields[b"c"]) for entry_id, fields in entries]
 
     async def read_new(self, cursors: Mapping[str, int], block_ms: int) -> dict[str, list[Chunk]]:
         if not cursors:
             return {}
-        streams = {self._log_key(t): f"{after}-0" for t, after in cursors.items()}
-        prefix = len(self._log_key(""))
-        with self._failures("read_new"):
+        streams = {self.key("log", t): f"{after}-0" for t, after in cursors.items()}
+        prefix = len(self.key("log", ""))
+        with self.failures("read_new"):
             if self._reader_id is None:
                 self._reader_id = int(await self._reader.client_id())
             self._reads += 1
@@ -256,8 +243,8 @@ class RedisCluster(Cluster):
         return out
 
     async def delete_log(self, thread_id: str) -> None:
-        with self._failures("delete_log"):
-            await self.client.delete(self._log_key(thread_id), self._epoch_key(thread_id))
+        with self.failures("delete_log"):
+            await self.client.delete(*self._log_keys(thread_id))
 
     async def interrupt_read(self) -> None:
         if not self._reading or self._reader_id is None:
@@ -276,20 +263,17 @@ class RedisCluster(Cluster):
 
     # ------------------------------------------------------------ answers to retried requests
 
-    def _answer_key(self, key: str) -> str:
-        return f"{self.key_prefix}answer:{key}"
-
     async def claim_answer(self, key: str, ttl_ms: int) -> bool:
-        with self._failures("claim_answer"):
-            return bool(await self.client.set(self._answer_key(key), b"", nx=True, px=ttl_ms))
+        with self.failures("claim_answer"):
+            return bool(await self.client.set(self.key("answer", key), b"", nx=True, px=ttl_ms))
 
     async def store_answer(self, key: str, answer: Any, ttl_ms: int) -> None:
-        with self._failures("store_answer"):
-            await self.client.set(self._answer_key(key), codec.encode(answer), px=ttl_ms)
+        with self.failures("store_answer"):
+            await self.client.set(self.key("answer", key), codec.encode(answer), px=ttl_ms)
 
     async def recall_answer(self, key: str) -> Any:
-        with self._failures("recall_answer"):
-            raw = await self.client.get(self._answer_key(key))
+        with self.failures("recall_answer"):
+            raw = await self.client.get(self.key("answer", key))
         if raw is None:
             return None
         if not raw:
@@ -297,21 +281,21 @@ class RedisCluster(Cluster):
         return codec.decode(raw)
 
     async def drop_answer(self, key: str) -> None:
-        with self._failures("drop_answer"):
-            await self.client.delete(self._answer_key(key))
+        with self.failures("drop_answer"):
+            await self.client.delete(self.key("answer", key))
 
     # ------------------------------------------------------------ runs
 
     async def mark_running(self, marker: RunMarker) -> None:
-        with self._failures("mark_running"):
+        with self.failures("mark_running"):
             async with self.client.pipeline(transaction=True) as pipe:
-                pipe.hset(f"{self.key_prefix}running", marker.thread_id, json.dumps(asdict(marker)))
-                pipe.hset(f"{self.key_prefix}runs", marker.run_id, marker.thread_id)
+                pipe.hset(self.key("running"), marker.thread_id, json.dumps(asdict(marker)))
+                pipe.hset(self.key("runs"), marker.run_id, marker.thread_id)
                 await pipe.execute()
 
     async def unmark(self, thread_id: str, run_id: str) -> None:
-        keys = [f"{self.key_prefix}running", f"{self.key_prefix}runs"]
-        with self._failures("unmark"):
+        keys = [self.key("running"), self.key("runs")]
+        with self.failures("unmark"):
             await self._unmark(keys=keys, args=[thread_id, run_id])
 
     @staticmethod
@@ -319,20 +303,20 @@ class RedisCluster(Cluster):
         return None if raw is None else RunMarker(**json.loads(raw))
 
     async def running(self, thread_id: str) -> RunMarker | None:
-        with self._failures("running"):
-            return self._marker(await self.client.hget(f"{self.key_prefix}running", thread_id))
+        with self.failures("running"):
+            return self._marker(await self.client.hget(self.key("running"), thread_id))
 
     async def run_marker(self, run_id: str) -> RunMarker | None:
-        with self._failures("run_marker"):
-            thread_id = await self.client.hget(f"{self.key_prefix}runs", run_id)
+        with self.failures("run_marker"):
+            thread_id = await self.client.hget(self.key("runs"), run_id)
             if thread_id is None:
                 return None
             marker = await self.running(text(thread_id))
         return marker if marker is not None and marker.run_id == run_id else None
 
     async def all_running(self) -> list[RunMarker]:
-        with self._failures("all_running"):
-            raw = await self.client.hvals(f"{self.key_prefix}running")
+        with self.failures("all_running"):
+            raw = await self.client.hvals(self.key("running"))
         return [RunMarker(**json.loads(r)) for r in raw]
 
     # ------------------------------------------------------------ requests
@@ -342,8 +326,8 @@ class RedisCluster(Cluster):
             raise RuntimeError("RedisCluster.serve: already serving")
         self._handler = handler
         pubsub = self.client.pubsub()
-        with self._failures("serve"):
-            await pubsub.subscribe(self._channel(self.replica_id))
+        with self.failures("serve"):
+            await pubsub.subscribe(self.key("replica", self.replica_id))
         self._pubsub = pubsub
         self._listener = asyncio.create_task(self._listen(), name=f"replica {self.replica_id} requests")
 
@@ -383,7 +367,7 @@ class RedisCluster(Cluster):
             log.exception("replica %s: request %r failed", self.replica_id, type(data.get("body")).__name__)
             reply["error"] = {"status": "UNAVAILABLE", "message": f"replica error: {exc}", "reason": "REPLICA_ERROR"}
         try:
-            await self.client.publish(self._channel(str(data.get("from"))), codec.encode(reply))
+            await self.client.publish(self.key("replica", str(data.get("from"))), codec.encode(reply))
         except (RedisError, OSError) as exc:
             log.warning("replica %s: could not answer %r: %s", self.replica_id, type(data.get("body")).__name__, exc)
 
@@ -395,8 +379,8 @@ class RedisCluster(Cluster):
         self._waiting[request_id] = waiter
         try:
             envelope = {"id": request_id, "from": self.replica_id, "body": message}
-            with self._failures("request"):
-                receivers = await self.client.publish(self._channel(replica), codec.encode(envelope))
+            with self.failures("request"):
+                receivers = await self.client.publish(self.key("replica", replica), codec.encode(envelope))
             if not receivers:
                 raise PeerGone(f"replica {replica} is not listening")
             try:
@@ -426,4 +410,4 @@ class RedisCluster(Cluster):
         with contextlib.suppress(RedisError, OSError):
             await self._reader.aclose()
         with contextlib.suppress(RedisError, OSError):
-            await self.client.aclose()
+            await super().close()

@@ -27,13 +27,10 @@ replication a failover can lose a just-written lease.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from typing import Unpack
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
-
-from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
+from agentd.backends.redis_client import RedisBackend, RedisOptions, text
 from agentd.runtime.coordination import Coordination, CoordinationError, check_lease_args
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisCoordination"]
@@ -66,63 +63,25 @@ return 0
 """
 
 
-class RedisCoordination(Coordination):
-    """Thread leases on Redis: give a `url` (redis://host:port/db) or a `client`.
-
-    A client built from `url` has a pool of at most `max_connections`; a call
-    waits at most `socket_timeout` seconds for a free connection. A passed
-    `client` keeps its own settings and is closed by `close()` only when
-    `close_client` is true.
-    """
+class RedisCoordination(RedisBackend, Coordination):
+    """Thread leases on Redis (a RedisBackend)."""
 
     backend = "redis"
     shared = True
+    default_key_prefix = DEFAULT_KEY_PREFIX
+    error = CoordinationError
+    label = "redis coordination"
 
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        client: Redis | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
-        socket_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        socket_connect_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        close_client: bool | None = None,
-    ) -> None:
-        self.client, self._close_client = pooled_client(
-            "RedisCoordination",
-            url,
-            client,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_connect_timeout,
-            max_connections=max_connections,
-            close_client=close_client,
-        )
-        self.key_prefix = key_prefix
+    def __init__(self, url: str | None = None, **options: Unpack[RedisOptions]) -> None:
+        super().__init__(url, **options)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
         self._transfer = self.client.register_script(_TRANSFER)
 
-    def __repr__(self) -> str:
-        return f"RedisCoordination(key_prefix={self.key_prefix!r})"
-
-    def key(self, thread_id: str) -> str:
-        """The Redis key of a thread's lease."""
-        return f"{self.key_prefix}{thread_id}"
-
-    @contextmanager
-    def _failures(self, op: str, thread_id: str) -> Iterator[None]:
-        try:
-            yield
-        except (RedisError, OSError) as exc:
-            raise CoordinationError(
-                f"redis coordination {op} {thread_id!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-
     async def acquire(self, thread_id: str, owner: str, ttl_ms: int) -> bool:
         check_lease_args(thread_id, owner, ttl_ms)
         key = self.key(thread_id)
-        with self._failures("acquire", thread_id):
+        with self.failures(f"acquire {thread_id!r}"):
             if await self.client.set(key, owner, nx=True, px=ttl_ms):
                 return True
             # Taken: by `owner` itself only when an earlier try of this call did set it
@@ -132,24 +91,24 @@ class RedisCoordination(Coordination):
 
     async def renew(self, thread_id: str, owner: str, ttl_ms: int) -> bool:
         check_lease_args(thread_id, owner, ttl_ms)
-        with self._failures("renew", thread_id):
+        with self.failures(f"renew {thread_id!r}"):
             return bool(await self._renew(keys=[self.key(thread_id)], args=[owner, ttl_ms]))
 
     async def release(self, thread_id: str, owner: str) -> bool:
         check_lease_args(thread_id, owner)
-        with self._failures("release", thread_id):
+        with self.failures(f"release {thread_id!r}"):
             return bool(await self._release(keys=[self.key(thread_id)], args=[owner]))
 
     async def transfer(self, thread_id: str, owner: str, new_owner: str, ttl_ms: int) -> bool:
         check_lease_args(thread_id, owner, ttl_ms)
         check_lease_args(thread_id, new_owner)
-        with self._failures("transfer", thread_id):
+        with self.failures(f"transfer {thread_id!r}"):
             return bool(await self._transfer(keys=[self.key(thread_id)], args=[owner, new_owner, ttl_ms]))
 
     async def owner(self, thread_id: str) -> str | None:
         if not thread_id:
             raise ValueError("thread_id must be a non-empty string")
-        with self._failures("owner", thread_id):
+        with self.failures(f"owner {thread_id!r}"):
             raw = await self.client.get(self.key(thread_id))
         return None if raw is None else text(raw)
 
@@ -158,15 +117,6 @@ class RedisCoordination(Coordination):
             raise ValueError("thread ids must be non-empty strings")
         if not thread_ids:
             return {}
-        with self._failures("owners", thread_ids[0]):
+        with self.failures(f"owners {thread_ids[0]!r}"):
             raw = await self.client.mget([self.key(t) for t in thread_ids])
         return {t: None if r is None else text(r) for t, r in zip(thread_ids, raw, strict=True)}
-
-    async def ping(self) -> bool:
-        """True when the server answers (CoordinationError when it does not)."""
-        with self._failures("ping", ""):
-            return bool(await self.client.ping())
-
-    async def close(self) -> None:
-        if self._close_client:
-            await self.client.aclose()

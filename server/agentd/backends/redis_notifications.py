@@ -54,34 +54,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import RedisError, WatchError
 
-from agentd.backends.redis_client import DEFAULT_MAX_CONNECTIONS, DEFAULT_SOCKET_TIMEOUT, pooled_client, text
+from agentd.backends.redis_client import RedisBackend, begin, text
 from agentd.backends.redis_storage import (
     DEFAULT_KEY_PREFIX,
-    MAX_ATTEMPTS,
+    after_time,
+    ordered_member,
+    sequence_key,
+    split_member,
     time_key,
 )
 from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
-from agentd.runtime.notifications.record import (
-    NotificationPatch,
-    NotificationRecord,
-    Status,
-    apply_delivered,
-    apply_patch,
-    as_of,
-    check_status,
-    due_at,
-)
-from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
+from agentd.runtime.notifications.record import NotificationRecord, due_at
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["DEFAULT_KEY_PREFIX", "RedisNotificationStore"]
@@ -90,25 +81,14 @@ codec.register(NotificationRecord)
 
 #: Members read per round trip when a listing filters (or list_due filters by agent or resource).
 BATCH = 200
-_DIGITS = 20
 _GLOB_SPECIAL = frozenset("*?[]\\")
 
 #: (sequence, record) as stored.
 _Entry = tuple[int, NotificationRecord]
 
 
-def _begin(pipe: Pipeline) -> None:
-    """MULTI: the commands after it are queued and run by execute() as one transaction."""
-    pipe.multi()  # type: ignore[no-untyped-call]  # untyped in redis-py
-
-
 def _order_member(record: NotificationRecord, sequence: int) -> str:
-    return f"{time_key(record.updated_at)}:{sequence:0{_DIGITS}d}:{record.id}"
-
-
-def _split_order(member: str) -> tuple[str, int, str]:
-    updated, sequence, notification_id = member.split(":", 2)
-    return updated, int(sequence), notification_id
+    return ordered_member(record.updated_at, sequence, record.id)
 
 
 def _due_member(record: NotificationRecord, sequence: int) -> str | None:
@@ -117,7 +97,7 @@ def _due_member(record: NotificationRecord, sequence: int) -> str | None:
     if record.status != "pending" or due is None:
         return None
     reference = json.dumps([record.thread_id, record.id], ensure_ascii=False)
-    return f"{time_key(due)}:{time_key(record.updated_at)}:{sequence:0{_DIGITS}d}:{reference}"
+    return f"{time_key(due)}:{time_key(record.updated_at)}:{sequence_key(sequence)}:{reference}"
 
 
 def _split_due(member: str) -> tuple[str, str, int, str, str]:
@@ -160,103 +140,36 @@ def _filtered(query: NotificationQuery) -> bool:
     )
 
 
-class RedisNotificationStore(NotificationStore):
-    """Notification records on Redis: give a `url` (redis://host:port/db) or a `client`.
-
-    A client built from `url` has a pool of at most `max_connections`; a call
-    waits at most `socket_timeout` seconds for a free connection. A passed
-    `client` keeps its own settings and is closed by `close()` only when
-    `close_client` is true.
-    """
+class RedisNotificationStore(RedisBackend, NotificationStore):
+    """Notification records on Redis (a RedisBackend)."""
 
     backend = "redis"
-
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        client: Redis | None = None,
-        key_prefix: str = DEFAULT_KEY_PREFIX,
-        socket_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        socket_connect_timeout: float | None = DEFAULT_SOCKET_TIMEOUT,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        close_client: bool | None = None,
-    ) -> None:
-        self.client, self._close_client = pooled_client(
-            "RedisNotificationStore",
-            url,
-            client,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_connect_timeout,
-            max_connections=max_connections,
-            close_client=close_client,
-        )
-        self.key_prefix = key_prefix
-
-    def __repr__(self) -> str:
-        return f"RedisNotificationStore(key_prefix={self.key_prefix!r})"
+    default_key_prefix = DEFAULT_KEY_PREFIX
+    error = StorageError
+    label = "redis notification store"
+    undecodable = (CacheError,)
+    malformed = (KeyError, IndexError, TypeError, ValueError)  # a malformed member or entry
 
     # ------------------------------------------------------------ keys
 
-    @property
-    def _namespace(self) -> str:
-        return f"{self.key_prefix}notifications:"
-
-    def _records_key(self, thread_id: str) -> str:
-        return f"{self._namespace}records:{thread_id}"
-
-    def _order_key(self, thread_id: str) -> str:
-        return f"{self._namespace}order:{thread_id}"
-
-    @property
-    def _due_key(self) -> str:
-        return f"{self._namespace}due"
-
-    @property
-    def _sequence_key(self) -> str:
-        return f"{self._namespace}sequence"
-
-    def _twin_key(
-        self,
-        thread_id: str,
-        source: str,
-        kind: str,
-        agent_id: str | None,
-        resource_id: str | None,
-        which: str,
-        key: str,
-    ) -> str:
-        scope = json.dumps([thread_id, source, kind, agent_id, resource_id, which, key], ensure_ascii=False)
-        return f"{self._namespace}twins:{hashlib.sha256(scope.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    def _key(self, *parts: str) -> str:
+        """A key in this store's namespace: key_prefix + "notifications:" + the parts."""
+        return self.key("notifications", *parts)
 
     def _twin_keys(self, record: NotificationRecord) -> list[str]:
-        return [
-            self._twin_key(record.thread_id, record.source, record.kind, record.agent_id, record.resource_id, w, k)
-            for w, k in (("dedupe", record.dedupe_key), ("coalesce", record.coalesce_key))
-            if k is not None
-        ]
+        keys = []
+        for which, key in (("dedupe", record.dedupe_key), ("coalesce", record.coalesce_key)):
+            if key is not None:
+                scope = [record.thread_id, record.source, record.kind, record.agent_id, record.resource_id, which, key]
+                digest = hashlib.sha256(json.dumps(scope, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+                keys.append(self._key("twins", digest.hexdigest()))
+        return keys
 
     # ------------------------------------------------------------ helpers
 
-    @contextmanager
-    def _failures(self, op: str) -> Iterator[None]:
-        try:
-            yield
-        except CacheError as exc:
-            raise StorageError(f"redis notification store {op}: {exc}") from exc
-        except (KeyError, IndexError, TypeError, ValueError) as exc:  # a malformed member or entry
-            raise StorageError(
-                f"redis notification store {op}: a malformed stored entry ({type(exc).__name__}: {exc})"
-            ) from exc
-        except (RedisError, OSError) as exc:
-            raise StorageError(f"redis notification store {op} failed: {type(exc).__name__}: {exc}") from exc
-
-    def _transaction(self) -> Pipeline:
-        return self.client.pipeline(transaction=True)
-
     def _stage(self, pipe: Pipeline, old: _Entry | None, sequence: int, record: NotificationRecord) -> None:
         """Queues the writes that store `record` (replacing `old`) and move its index entries."""
-        order_key = self._order_key(record.thread_id)
+        order_key = self._key("order", record.thread_id)
         new_order = _order_member(record, sequence)
         new_due = _due_member(record, sequence)
         if old is not None:
@@ -266,14 +179,14 @@ class RedisNotificationStore(NotificationStore):
                 pipe.zrem(order_key, old_order)
             old_due = _due_member(old_record, old_sequence)
             if old_due is not None and old_due != new_due:
-                pipe.zrem(self._due_key, old_due)
+                pipe.zrem(self._key("due"), old_due)
             if old_record.status == "pending" and record.status != "pending":
                 for twin_key in self._twin_keys(old_record):
                     pipe.srem(twin_key, old_record.id)
-        pipe.hset(self._records_key(record.thread_id), record.id, _encode(sequence, record))
+        pipe.hset(self._key("records", record.thread_id), record.id, _encode(sequence, record))
         pipe.zadd(order_key, {new_order: 0})
         if new_due is not None:
-            pipe.zadd(self._due_key, {new_due: 0})
+            pipe.zadd(self._key("due"), {new_due: 0})
         if record.status == "pending":
             for twin_key in self._twin_keys(record):
                 pipe.sadd(twin_key, record.id)
@@ -282,59 +195,57 @@ class RedisNotificationStore(NotificationStore):
 
     async def insert_or_coalesce(self, creation: Creation) -> NotificationRecord:
         fresh = creation.record
-        records_key = self._records_key(fresh.thread_id)
+        records_key = self._key("records", fresh.thread_id)
         twin_keys = self._twin_keys(fresh)
-        with self._failures("create"):
-            for _ in range(MAX_ATTEMPTS):
-                async with self._transaction() as pipe:
-                    try:
-                        # The twin search and the write commit together, or the
-                        # records hash changed and the whole step is retried.
-                        await pipe.watch(records_key)
-                        twin: _Entry | None = None
-                        if twin_keys:
-                            candidates = sorted(text(i) for i in await pipe.sunion(twin_keys))
-                            raws = await pipe.hmget(records_key, candidates) if candidates else []
-                            twin = creation.twin(_decode(raw) for raw in raws if raw is not None)
-                        if twin is not None:
-                            sequence, record = twin[0], creation.coalesced(twin[1])
-                        else:
-                            record = fresh
-                            if await pipe.hexists(records_key, record.id):
-                                raise NotificationExists(fresh.thread_id, record.id)
-                            sequence = int(await pipe.incr(self._sequence_key))
-                        _begin(pipe)
-                        self._stage(pipe, twin, sequence, record)
-                        await pipe.execute()
-                        return record
-                    except WatchError:
-                        continue
-        raise StorageError(f"redis notification store create in thread {fresh.thread_id}: too many concurrent changes")
+
+        async def create(pipe: Pipeline) -> NotificationRecord:
+            # The twin search and the write commit together, or the
+            # records hash changed and the whole step is retried.
+            await pipe.watch(records_key)
+            twin: _Entry | None = None
+            if twin_keys:
+                candidates = sorted(text(i) for i in await pipe.sunion(twin_keys))
+                raws = await pipe.hmget(records_key, candidates) if candidates else []
+                twin = creation.twin(_decode(raw) for raw in raws if raw is not None)
+            if twin is not None:
+                sequence, record = twin[0], creation.coalesced(twin[1])
+            else:
+                record = fresh
+                if await pipe.hexists(records_key, record.id):
+                    raise NotificationExists(fresh.thread_id, record.id)
+                sequence = int(await pipe.incr(self._key("sequence")))
+            begin(pipe)
+            self._stage(pipe, twin, sequence, record)
+            await pipe.execute()
+            return record
+
+        with self.failures("create"):
+            return await self.optimistic(f"create in thread {fresh.thread_id}", create)
 
     async def _get_entry(self, thread_id: str, id: str) -> _Entry | None:
-        raw = await self.client.hget(self._records_key(thread_id), id)
+        raw = await self.client.hget(self._key("records", thread_id), id)
         return None if raw is None else _decode(raw)
 
     async def get(self, thread_id: str, id: str) -> NotificationRecord | None:
-        with self._failures("get"):
+        with self.failures("get"):
             entry = await self._get_entry(thread_id, id)
         return None if entry is None else entry[1]
 
     async def list_notifications(self, query: NotificationQuery) -> NotificationPage:
         position = query.validate()
-        key = self._order_key(query.thread_id)
-        records_key = self._records_key(query.thread_id)
-        upper = "+" if position is None else f"({time_key(position[0])}:{position[1]:0{_DIGITS}d}"
+        key = self._key("order", query.thread_id)
+        records_key = self._key("records", query.thread_id)
+        upper = "+" if position is None else f"({time_key(position[0])}:{sequence_key(position[1])}"
         # Matches wanted: the skipped ones, the page, and one more to tell whether there is a next page.
         need = None if query.limit is None else query.offset + query.limit + 1
         batch = BATCH if need is None or _filtered(query) else need
         matched: list[_Entry] = []
-        with self._failures("list_notifications"):
+        with self.failures("list_notifications"):
             while need is None or len(matched) < need:
                 members = [text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)]
                 if not members:
                     break
-                parsed = [_split_order(m) for m in members]
+                parsed = [split_member(m) for m in members]
                 raws = await self.client.hmget(records_key, [p[2] for p in parsed])
                 for (updated, sequence, _), raw in zip(parsed, raws, strict=True):
                     if raw is None:  # gone since the range was read
@@ -351,32 +262,24 @@ class RedisNotificationStore(NotificationStore):
                 upper = "(" + members[-1]
         return page_of(matched[query.offset :], query.limit)
 
-    async def list_due(
-        self,
-        now: datetime,
-        *,
-        limit: int = 100,
-        agent_id: str | None = None,
-        resource_id: str | None = None,
+    async def select_due(
+        self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
     ) -> list[NotificationRecord]:
-        limit = max(limit, 0)
-        if limit == 0:
-            return []
         lower = "-"
-        upper = f"({int(time_key(as_of(now))) + 1:0{_DIGITS}d}"  # every due time <= now
+        upper = "(" + after_time(now)  # every due time <= now
         batch = BATCH if agent_id or resource_id else limit
         found: list[NotificationRecord] = []
-        with self._failures("list_due"):
+        with self.failures("list_due"):
             while len(found) < limit:
                 members = [
-                    text(m) for m in await self.client.zrangebylex(self._due_key, lower, upper, start=0, num=batch)
+                    text(m) for m in await self.client.zrangebylex(self._key("due"), lower, upper, start=0, num=batch)
                 ]
                 if not members:
                     break
                 parsed = [_split_due(m) for m in members]
                 async with self.client.pipeline(transaction=False) as pipe:
                     for _, _, _, thread_id, notification_id in parsed:
-                        pipe.hget(self._records_key(thread_id), notification_id)
+                        pipe.hget(self._key("records", thread_id), notification_id)
                     raws = await pipe.execute()
                 for member, (_, _, sequence, _, _), raw in zip(members, parsed, raws, strict=True):
                     if raw is None:
@@ -396,75 +299,31 @@ class RedisNotificationStore(NotificationStore):
                 lower = "(" + members[-1]
         return found
 
-    async def _rewrite(
-        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[_Entry], NotificationRecord]
+    async def rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[NotificationRecord], NotificationRecord]
     ) -> list[NotificationRecord | None]:
-        """Reads the records `ids` of the thread, applies `change(entry)` (a new
-        record, or None to leave it) and writes them in one watched transaction."""
-        records_key = self._records_key(thread_id)
-        with self._failures(op):
-            for _ in range(MAX_ATTEMPTS):
-                async with self._transaction() as pipe:
-                    try:
-                        await pipe.watch(records_key)
-                        raws = await pipe.hmget(records_key, list(ids))
-                        olds = [None if raw is None else _decode(raw) for raw in raws]
-                        out: list[NotificationRecord | None] = [None if old is None else change(old) for old in olds]
-                        if any(record is not None for record in out):
-                            _begin(pipe)
-                            for old, record in zip(olds, out, strict=True):
-                                if old is not None and record is not None:
-                                    self._stage(pipe, old, old[0], record)
-                            await pipe.execute()
-                        return out
-                    except WatchError:
-                        continue
-        raise StorageError(f"redis notification store {op} in thread {thread_id}: too many concurrent changes")
+        # One transaction that watches the thread's records hash.
+        records_key = self._key("records", thread_id)
 
-    async def update(
-        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
-    ) -> NotificationRecord:
-        when = as_of(now)
-        (record,) = await self._rewrite("update", thread_id, [id], lambda old: apply_patch(old[1], patch, when))
-        if record is None:
-            raise NotificationNotFound(thread_id, id)
-        return record
+        async def rewrite(pipe: Pipeline) -> list[NotificationRecord | None]:
+            await pipe.watch(records_key)
+            raws = await pipe.hmget(records_key, list(ids))
+            olds = [None if raw is None else _decode(raw) for raw in raws]
+            out: list[NotificationRecord | None] = [None if old is None else change(old[1]) for old in olds]
+            if any(record is not None for record in out):
+                begin(pipe)
+                for old, record in zip(olds, out, strict=True):
+                    if old is not None and record is not None:
+                        self._stage(pipe, old, old[0], record)
+                await pipe.execute()
+            return out
 
-    async def update_status(
-        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
-    ) -> list[NotificationRecord]:
-        check_status(status)
-        when = as_of(now)
-        unique = list(dict.fromkeys(ids))
-        if not unique:
-            return []
-        patch = NotificationPatch(status=status)
-        done = await self._rewrite("update_status", thread_id, unique, lambda old: apply_patch(old[1], patch, when))
-        return [record for record in done if record is not None]
-
-    async def mark_delivered(
-        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
-    ) -> NotificationRecord | None:
-        when = as_of(attempted_at)
-        (record,) = await self._rewrite(
-            "mark_delivered", thread_id, [id], lambda old: apply_delivered(old[1], delivered_signal_id, when)
-        )
-        return record
+        with self.failures(op):
+            return await self.optimistic(f"{op} in thread {thread_id}", rewrite)
 
     async def clear(self) -> None:
-        with self._failures("clear"):
-            pattern = _glob_escape(self._namespace) + "*"
+        with self.failures("clear"):
+            pattern = _glob_escape(self._key("")) + "*"
             keys = [k async for k in self.client.scan_iter(match=pattern, count=1000)]
             for start in range(0, len(keys), 1000):
                 await self.client.unlink(*keys[start : start + 1000])
-
-    # ------------------------------------------------------------ lifecycle
-
-    async def ping(self) -> bool:
-        """True when the server answers (StorageError when it does not)."""
-        with self._failures("ping"):
-            return bool(await self.client.ping())
-
-    async def close(self) -> None:
-        if self._close_client:
-            await self.client.aclose()

@@ -21,7 +21,7 @@ on insert, kept by updates) breaks ties exactly as the in-memory store does.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,17 +31,8 @@ from agentd.backends.sqlite_storage import to_micros
 from agentd.runtime import codec
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, page_of
-from agentd.runtime.notifications.record import (
-    NotificationPatch,
-    NotificationRecord,
-    Status,
-    apply_delivered,
-    apply_patch,
-    as_of,
-    check_status,
-    due_at,
-)
-from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationNotFound, NotificationStore
+from agentd.runtime.notifications.record import NotificationRecord, due_at
+from agentd.runtime.notifications.store import Creation, NotificationExists, NotificationStore
 from agentd.runtime.storage import StorageError
 
 __all__ = ["NOTIFICATION_MIGRATIONS", "NOTIFICATION_SCHEMA_VERSION", "SQLiteNotificationStore"]
@@ -193,16 +184,11 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
 
         return page_of(await self._call(select), query.limit)
 
-    async def list_due(
-        self,
-        now: datetime,
-        *,
-        limit: int = 100,
-        agent_id: str | None = None,
-        resource_id: str | None = None,
+    async def select_due(
+        self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
     ) -> list[NotificationRecord]:
         sql = "SELECT body FROM notifications WHERE status = 'pending' AND due_us IS NOT NULL AND due_us <= ?"
-        args: list[Any] = [to_micros(as_of(now))]
+        args: list[Any] = [to_micros(now)]
         if agent_id:
             sql += " AND agent_id = ?"
             args.append(agent_id)
@@ -210,7 +196,7 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
             sql += " AND resource_id = ?"
             args.append(resource_id)
         sql += " ORDER BY due_us, updated_us, seq LIMIT ?"
-        args.append(max(limit, 0))
+        args.append(limit)
 
         def select(connection: sqlite3.Connection) -> list[NotificationRecord]:
             with read(connection):
@@ -218,58 +204,21 @@ class SQLiteNotificationStore(SQLiteWorker, NotificationStore):
 
         return await self._call(select)
 
-    async def update(
-        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
-    ) -> NotificationRecord:
-        when = as_of(now)
-
-        def update(connection: sqlite3.Connection) -> NotificationRecord:
+    async def rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[NotificationRecord], NotificationRecord]
+    ) -> list[NotificationRecord | None]:
+        def rewrite(connection: sqlite3.Connection) -> list[NotificationRecord | None]:
+            out: list[NotificationRecord | None] = []
             with write(connection):
-                current = _get(connection, thread_id, id)
-                if current is None:
-                    raise NotificationNotFound(thread_id, id)
-                record = apply_patch(current, patch, when)
-                connection.execute(_UPSERT, _row(record))
-            return record
-
-        return await self._call(update)
-
-    async def update_status(
-        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
-    ) -> list[NotificationRecord]:
-        check_status(status)
-        when = as_of(now)
-        unique = list(dict.fromkeys(ids))
-
-        def update(connection: sqlite3.Connection) -> list[NotificationRecord]:
-            out = []
-            with write(connection):
-                for notification_id in unique:
+                for notification_id in ids:
                     current = _get(connection, thread_id, notification_id)
-                    if current is None:
-                        continue
-                    record = apply_patch(current, NotificationPatch(status=status), when)
-                    connection.execute(_UPSERT, _row(record))
+                    record = None if current is None else change(current)
+                    if record is not None:
+                        connection.execute(_UPSERT, _row(record))
                     out.append(record)
             return out
 
-        return await self._call(update) if unique else []
-
-    async def mark_delivered(
-        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
-    ) -> NotificationRecord | None:
-        when = as_of(attempted_at)
-
-        def mark(connection: sqlite3.Connection) -> NotificationRecord | None:
-            with write(connection):
-                current = _get(connection, thread_id, id)
-                if current is None:
-                    return None
-                record = apply_delivered(current, delivered_signal_id, when)
-                connection.execute(_UPSERT, _row(record))
-            return record
-
-        return await self._call(mark)
+        return await self._call(rewrite)
 
     async def clear(self) -> None:
         def clear(connection: sqlite3.Connection) -> None:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentd.backends.sqlite_db import SQLiteWorker, Synchronous, migrate, read, write
+from agentd.backends.stored import decode_message, decode_thread, encode_metadata
 from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
@@ -53,11 +54,8 @@ from agentd.runtime.storage import (
     StorageError,
     Thread,
     ThreadExists,
-    ThreadPage,
     decode_message_cursor,
-    decode_thread_cursor,
     encode_message_cursor,
-    encode_thread_cursor,
     is_system_reminder,
 )
 
@@ -231,25 +229,18 @@ class SQLiteStorage(SQLiteWorker, Storage):
 
         return await self._call(delete)
 
-    async def list_threads(
-        self,
-        resource_id: str,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        metadata: dict[str, JSON] | None = None,
-    ) -> ThreadPage:
+    async def select_threads(
+        self, resource_id: str, before: tuple[datetime, str] | None, count: int, metadata: dict[str, JSON]
+    ) -> list[Thread]:
         sql = "SELECT id, resource_id, title, metadata, created_us, updated_us FROM threads WHERE resource_id = ?"
         args: list[Any] = [resource_id]
-        if cursor is not None:
-            when, after_id = decode_thread_cursor(cursor)
+        if before is not None:
             sql += " AND (created_us, id) < (?, ?)"
-            args += [to_micros(when), after_id]
+            args += [to_micros(before[0]), before[1]]
         sql += " ORDER BY created_us DESC, id DESC"
         if not metadata:
             sql += " LIMIT ?"
-            args.append(max(limit, 0) + 1)
-        wanted = dict(metadata or {})
+            args.append(count)
 
         def select(connection: sqlite3.Connection) -> list[Thread]:
             found: list[Thread] = []
@@ -259,18 +250,15 @@ class SQLiteStorage(SQLiteWorker, Storage):
                 try:
                     for row in rows:
                         thread = _thread(row)
-                        if all(thread.metadata.get(k) == v for k, v in wanted.items()):
+                        if all(thread.metadata.get(k) == v for k, v in metadata.items()):
                             found.append(thread)
-                            if len(found) > limit:
+                            if len(found) == count:
                                 break
                 finally:
                     rows.close()
             return found
 
-        threads = await self._call(select)
-        page = threads[:limit]
-        more = len(threads) > limit
-        return ThreadPage(page, encode_thread_cursor(page[-1]) if more and page else None)
+        return await self._call(select)
 
     # ------------------------------------------------------------ messages
 
@@ -421,15 +409,11 @@ def _get_thread(connection: sqlite3.Connection, thread_id: str) -> Thread | None
 
 
 def _thread_row(thread: Thread) -> tuple[str, str, str, bytes, int, int]:
-    try:
-        metadata = codec.encode(thread.metadata)
-    except CacheError as exc:
-        raise StorageError(f"thread {thread.id}: metadata cannot be stored: {exc}") from exc
     return (
         thread.id,
         thread.resource_id,
         thread.title,
-        metadata,
+        encode_metadata(thread),
         to_micros(thread.created_at),
         to_micros(thread.updated_at),
     )
@@ -437,21 +421,8 @@ def _thread_row(thread: Thread) -> tuple[str, str, str, bytes, int, int]:
 
 def _thread(row: Sequence[Any]) -> Thread:
     thread_id, resource_id, title, metadata, created_us, updated_us = row
-    decoded = codec.decode(metadata)
-    if not isinstance(decoded, dict):
-        raise StorageError(f"thread {thread_id}: stored metadata is not a dict")
-    return Thread(
-        id=thread_id,
-        resource_id=resource_id,
-        title=title,
-        metadata=decoded,
-        created_at=from_micros(created_us),
-        updated_at=from_micros(updated_us),
-    )
+    return decode_thread(thread_id, resource_id, title, metadata, from_micros(created_us), from_micros(updated_us))
 
 
 def _message(body: bytes) -> Message:
-    message = codec.decode(body)
-    if not isinstance(message, Message):
-        raise StorageError(f"a stored message row holds a {type(message).__name__}")
-    return message
+    return decode_message(body, "a stored message row")

@@ -6,10 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
-
 from agentd.grpc import paging
 from agentd.grpc.chunks import chunks_to_pb
+from agentd.grpc.errors import Context
 from agentd.grpc.results import result_to_pb
 from agentd.grpc.runs import run_request
 from agentd.grpc.values import from_struct, to_struct
@@ -105,11 +104,7 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def ListAgents(
-        self,
-        request: apb.ListAgentsRequest,
-        context: grpc.aio.ServicerContext[apb.ListAgentsRequest, apb.ListAgentsResponse],
-    ) -> apb.ListAgentsResponse:
+    async def ListAgents(self, request: apb.ListAgentsRequest, context: Context) -> apb.ListAgentsResponse:
         v = Violations()
         size = paging.page_size(request.page_size, "page_size", v)
         after = paging.decode("agents", request.page_token)
@@ -120,21 +115,13 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
         return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
 
-    async def GetAgent(
-        self,
-        request: apb.GetAgentRequest,
-        context: grpc.aio.ServicerContext[apb.GetAgentRequest, apb.GetAgentResponse],
-    ) -> apb.GetAgentResponse:
+    async def GetAgent(self, request: apb.GetAgentRequest, context: Context) -> apb.GetAgentResponse:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         v.check()
         return apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id)))
 
-    async def Generate(
-        self,
-        request: apb.GenerateRequest,
-        context: grpc.aio.ServicerContext[apb.GenerateRequest, apb.GenerateResponse],
-    ) -> apb.GenerateResponse:
+    async def Generate(self, request: apb.GenerateRequest, context: Context) -> apb.GenerateResponse:
         handle = await start_run(self.host, run_request(self.host, request))
         try:
             await handle.ready()
@@ -152,11 +139,7 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
             raise FailedPrecondition(result.aborted.message, reason)
         return result_to_pb(result)
 
-    async def Stream(
-        self,
-        request: apb.StreamRequest,
-        context: grpc.aio.ServicerContext[apb.StreamRequest, apb.StreamResponse],
-    ) -> AsyncIterator[apb.StreamResponse]:
+    async def Stream(self, request: apb.StreamRequest, context: Context) -> AsyncIterator[apb.StreamResponse]:
         run = run_request(self.host, request)
         handle = await start_run(self.host, run)
         try:

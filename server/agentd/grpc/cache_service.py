@@ -6,9 +6,7 @@ import json
 from contextlib import AbstractContextManager
 from typing import Any
 
-import grpc
-
-from agentd.grpc.errors import unavailable_on
+from agentd.grpc.errors import Context, unavailable_on
 from agentd.grpc.values import duration_seconds, from_value, to_value
 from agentd.grpc.violations import Violations
 from agentd.runtime.cache import CacheEntryTooLarge, CacheError, ServerCache
@@ -49,11 +47,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
     def cache(self) -> ServerCache:
         return self.host.cache
 
-    async def GetCacheEntry(
-        self,
-        request: pb.GetCacheEntryRequest,
-        context: grpc.aio.ServicerContext[pb.GetCacheEntryRequest, pb.GetCacheEntryResponse],
-    ) -> pb.GetCacheEntryResponse:
+    async def GetCacheEntry(self, request: pb.GetCacheEntryRequest, context: Context) -> pb.GetCacheEntryResponse:
         v = Violations()
         _check_key(request.key, v)
         v.check()
@@ -63,11 +57,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
             return pb.GetCacheEntryResponse(found=False)
         return pb.GetCacheEntryResponse(found=True, value=to_value(jsonable(value)))
 
-    async def SetCacheEntry(
-        self,
-        request: pb.SetCacheEntryRequest,
-        context: grpc.aio.ServicerContext[pb.SetCacheEntryRequest, pb.SetCacheEntryResponse],
-    ) -> pb.SetCacheEntryResponse:
+    async def SetCacheEntry(self, request: pb.SetCacheEntryRequest, context: Context) -> pb.SetCacheEntryResponse:
         v = Violations()
         _check_key(request.key, v)
         if not request.HasField("value"):
@@ -88,9 +78,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         return pb.SetCacheEntryResponse()
 
     async def DeleteCacheEntry(
-        self,
-        request: pb.DeleteCacheEntryRequest,
-        context: grpc.aio.ServicerContext[pb.DeleteCacheEntryRequest, pb.DeleteCacheEntryResponse],
+        self, request: pb.DeleteCacheEntryRequest, context: Context
     ) -> pb.DeleteCacheEntryResponse:
         v = Violations()
         _check_key(request.key, v)
@@ -98,11 +86,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         with cache_errors():
             return pb.DeleteCacheEntryResponse(deleted=await self.cache.delete(request.key))
 
-    async def ClearCache(
-        self,
-        request: pb.ClearCacheRequest,
-        context: grpc.aio.ServicerContext[pb.ClearCacheRequest, pb.ClearCacheResponse],
-    ) -> pb.ClearCacheResponse:
+    async def ClearCache(self, request: pb.ClearCacheRequest, context: Context) -> pb.ClearCacheResponse:
         v = Violations()
         if not request.prefix:
             v.add("prefix", "is required (clearing everything by accident is not offered)")
@@ -110,11 +94,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         with cache_errors():
             return pb.ClearCacheResponse(deleted_count=await self.cache.clear(request.prefix))
 
-    async def GetCacheStats(
-        self,
-        request: pb.GetCacheStatsRequest,
-        context: grpc.aio.ServicerContext[pb.GetCacheStatsRequest, pb.GetCacheStatsResponse],
-    ) -> pb.GetCacheStatsResponse:
+    async def GetCacheStats(self, request: pb.GetCacheStatsRequest, context: Context) -> pb.GetCacheStatsResponse:
         with cache_errors():
             stats = await self.cache.shared_stats()
             size = await self.cache.size()
@@ -128,9 +108,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         )
 
     async def InvalidateResponseCache(
-        self,
-        request: pb.InvalidateResponseCacheRequest,
-        context: grpc.aio.ServicerContext[pb.InvalidateResponseCacheRequest, pb.InvalidateResponseCacheResponse],
+        self, request: pb.InvalidateResponseCacheRequest, context: Context
     ) -> pb.InvalidateResponseCacheResponse:
         v = Violations()
         v.require(request.agent_id, "agent_id")

@@ -4,44 +4,23 @@ tripwire they carry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import asdict
+from typing import Any, get_args
 
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.parts import file_to_pb, tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.signals import signal_to_pb
-from agentd.grpc.values import to_struct, to_timestamp, to_value
+from agentd.grpc.values import enum_values, to_struct, to_timestamp, to_value
 from agentd.runtime import chunks as runtime_chunks
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import usage_pb2 as upb
 
-FINISH_REASONS: dict[str, int] = {
-    "stop": upb.FINISH_REASON_STOP,
-    "length": upb.FINISH_REASON_LENGTH,
-    "content-filter": upb.FINISH_REASON_CONTENT_FILTER,
-    "tool-calls": upb.FINISH_REASON_TOOL_CALLS,
-    "error": upb.FINISH_REASON_ERROR,
-    "other": upb.FINISH_REASON_OTHER,
-    "unknown": upb.FINISH_REASON_UNKNOWN,
-    "tripwire": upb.FINISH_REASON_TRIPWIRE,
-    "retry": upb.FINISH_REASON_RETRY,
-}
-SOURCES: dict[str, int] = {
-    "agent": cpb.CHUNK_SOURCE_AGENT,
-    "user": cpb.CHUNK_SOURCE_USER,
-    "system": cpb.CHUNK_SOURCE_SYSTEM,
-    "workflow": cpb.CHUNK_SOURCE_WORKFLOW,
-}
+FINISH_REASONS = enum_values(upb.FinishReason, "FINISH_REASON_", get_args(runtime_chunks.FinishReason))
+SOURCES = enum_values(cpb.ChunkSource, "CHUNK_SOURCE_", get_args(runtime_chunks.ChunkSource))
 
 
 def usage_to_pb(usage: runtime_chunks.Usage) -> upb.Usage:
-    return upb.Usage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cache_creation_input_tokens=usage.cache_creation_input_tokens,
-    )
+    return upb.Usage(**asdict(usage))  # the same counters by the same names (None: not reported)
 
 
 def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None:
@@ -144,7 +123,7 @@ def _step_finish(p: runtime_chunks.StepFinish) -> cpb.Chunk:
         step_finish=cpb.StepFinishChunk(
             step_number=p.step_number,
             message_id=p.message_id,
-            finish_reason=FINISH_REASONS[p.finish_reason],  # type: ignore[arg-type]
+            finish_reason=FINISH_REASONS[p.finish_reason],
             raw_finish_reason=p.raw_finish_reason or "",
             usage=usage_to_pb(p.usage),
             is_continued=p.is_continued,
@@ -159,7 +138,7 @@ def _step_finish(p: runtime_chunks.StepFinish) -> cpb.Chunk:
 def _finish(p: runtime_chunks.Finish) -> cpb.Chunk:
     return cpb.Chunk(
         finish=cpb.FinishChunk(
-            finish_reason=FINISH_REASONS[p.finish_reason],  # type: ignore[arg-type]
+            finish_reason=FINISH_REASONS[p.finish_reason],
             raw_finish_reason=p.raw_finish_reason or "",
             usage=usage_to_pb(p.usage),
             total_usage=usage_to_pb(p.total_usage),
@@ -267,7 +246,7 @@ def chunk_to_pb(chunk: runtime_chunks.Chunk) -> cpb.Chunk:
         pb.parent_run_id = chunk.parent_run_id
     if chunk.offset:
         pb.offset = chunk.offset
-    pb.source = SOURCES[chunk.source]  # type: ignore[assignment]
+    pb.source = SOURCES[chunk.source]
     if chunk.metadata:
         pb.metadata.update(chunk.metadata)
     return pb

@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from agentd.grpc import paging
 from agentd.grpc.signals import attributes_from_pb, attributes_to_pb
-from agentd.grpc.values import optional_struct, optional_value, to_struct, to_timestamp, to_value
+from agentd.grpc.values import (
+    enum_names,
+    enum_values,
+    optional_struct,
+    optional_value,
+    to_struct,
+    to_timestamp,
+    to_value,
+)
 from agentd.grpc.violations import Violations
 from agentd.runtime.notifications import (
+    DELIVERY_ACTIONS,
+    PRIORITIES,
+    STATUSES,
     DeliveryDecision,
     NotificationInput,
     NotificationQuery,
@@ -17,31 +28,11 @@ from agentd.runtime.notifications import (
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as pb
 
-PRIORITY_TO_PB = {
-    "low": spb.NOTIFICATION_PRIORITY_LOW,
-    "medium": spb.NOTIFICATION_PRIORITY_MEDIUM,
-    "high": spb.NOTIFICATION_PRIORITY_HIGH,
-    "urgent": spb.NOTIFICATION_PRIORITY_URGENT,
-}
+PRIORITY_TO_PB = enum_values(spb.NotificationPriority, "NOTIFICATION_PRIORITY_", PRIORITIES)
 PRIORITY_FROM_PB = {v: k for k, v in PRIORITY_TO_PB.items()}
-STATUS_TO_PB = {
-    "pending": spb.NOTIFICATION_STATUS_PENDING,
-    "delivered": spb.NOTIFICATION_STATUS_DELIVERED,
-    "seen": spb.NOTIFICATION_STATUS_SEEN,
-    "dismissed": spb.NOTIFICATION_STATUS_DISMISSED,
-    "archived": spb.NOTIFICATION_STATUS_ARCHIVED,
-    "discarded": spb.NOTIFICATION_STATUS_DISCARDED,
-    "failed": spb.NOTIFICATION_STATUS_FAILED,
-}
+STATUS_TO_PB = enum_values(spb.NotificationStatus, "NOTIFICATION_STATUS_", STATUSES)
 STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
-ACTION_TO_PB = {
-    "deliver": spb.DELIVERY_ACTION_DELIVER,
-    "queue": spb.DELIVERY_ACTION_QUEUE,
-    "defer": spb.DELIVERY_ACTION_DEFER,
-    "summarize": spb.DELIVERY_ACTION_SUMMARIZE,
-    "persist": spb.DELIVERY_ACTION_PERSIST,
-    "discard": spb.DELIVERY_ACTION_DISCARD,
-}
+ACTION_TO_PB = enum_values(spb.DeliveryAction, "DELIVERY_ACTION_", DELIVERY_ACTIONS)
 
 
 def notification_to_pb(record: NotificationRecord) -> spb.Notification:
@@ -101,7 +92,7 @@ def notification_input(n: spb.NotificationInput, v: Violations) -> NotificationI
         source=n.source,
         kind=n.kind,
         summary=n.summary,
-        priority=PRIORITY_FROM_PB.get(n.priority),  # type: ignore[arg-type]
+        priority=PRIORITY_FROM_PB.get(n.priority),
         payload=optional_value(n, "payload"),
         source_id=n.source_id or None,
         dedupe_key=n.dedupe_key or None,
@@ -117,24 +108,14 @@ def notification_query(request: pb.ListNotificationsRequest, v: Violations) -> t
     """The query, and the page-token kind its answer's token is bound to."""
     v.require(request.thread_id, "thread_id")
     size = paging.page_size(request.page_size, "page_size", v)
-    statuses = []
-    for i, status in enumerate(request.statuses):
-        if status not in STATUS_FROM_PB:
-            v.add(f"statuses[{i}]", "unknown status")
-        else:
-            statuses.append(STATUS_FROM_PB[status])
-    priorities = []
-    for i, priority in enumerate(request.priorities):
-        if priority not in PRIORITY_FROM_PB:
-            v.add(f"priorities[{i}]", "unknown priority")
-        else:
-            priorities.append(PRIORITY_FROM_PB[priority])
+    statuses = enum_names(request.statuses, STATUS_FROM_PB, "statuses", "status", v)
+    priorities = enum_names(request.priorities, PRIORITY_FROM_PB, "priorities", "priority", v)
     kind = f"notifications:{request.thread_id}"
     cursor = paging.decode(kind, request.page_token)
     query = NotificationQuery(
         thread_id=request.thread_id,
-        status=statuses or None,  # type: ignore[arg-type]
-        priority=priorities or None,  # type: ignore[arg-type]
+        status=statuses or None,
+        priority=priorities or None,
         source=request.source or None,
         resource_id=request.resource_id or None,
         agent_id=request.agent_id or None,

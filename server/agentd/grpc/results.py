@@ -15,7 +15,7 @@ def step_to_pb(step: StepResult) -> apb.StepResult:
         step_number=step.step_number,
         text=step.text if step.tripwire is None else "",
         reasoning_text=step.reasoning_text,
-        finish_reason=FINISH_REASONS[step.finish_reason],  # type: ignore[arg-type]
+        finish_reason=FINISH_REASONS[step.finish_reason],
         usage=usage_to_pb(step.usage),
         tool_calls=[tool_call_to_pb(c) for c in step.tool_calls],
         tool_results=[tool_result_to_pb(r) for r in step.tool_results],
@@ -30,7 +30,7 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
         run_id=result.run_id,
         text=result.text,
         reasoning_text=result.reasoning_text,
-        finish_reason=FINISH_REASONS[result.finish_reason],  # type: ignore[arg-type]
+        finish_reason=FINISH_REASONS[result.finish_reason],
         raw_finish_reason=result.raw_finish_reason or "",
         usage=usage_to_pb(result.usage),
         total_usage=usage_to_pb(result.total_usage),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import grpc
-
 from agentd.grpc import paging
+from agentd.grpc.errors import Context
 from agentd.grpc.notifications import (
     STATUS_FROM_PB,
     check_priority,
@@ -67,37 +66,21 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         routing = await self.host.threads.route(route)
         return routing.signal or route.signal, routing
 
-    async def SendMessage(
-        self,
-        request: pb.SendMessageRequest,
-        context: grpc.aio.ServicerContext[pb.SendMessageRequest, pb.SendMessageResponse],
-    ) -> pb.SendMessageResponse:
+    async def SendMessage(self, request: pb.SendMessageRequest, context: Context) -> pb.SendMessageResponse:
         signal, routing = await self._send(request, lambda: message_input_from_pb(request.message, "message"))
         return pb.SendMessageResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
-    async def QueueMessage(
-        self,
-        request: pb.QueueMessageRequest,
-        context: grpc.aio.ServicerContext[pb.QueueMessageRequest, pb.QueueMessageResponse],
-    ) -> pb.QueueMessageResponse:
+    async def QueueMessage(self, request: pb.QueueMessageRequest, context: Context) -> pb.QueueMessageResponse:
         signal, routing = await self._send(
             request, lambda: message_input_from_pb(request.message, "message"), queue=True
         )
         return pb.QueueMessageResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
-    async def SendSignal(
-        self,
-        request: pb.SendSignalRequest,
-        context: grpc.aio.ServicerContext[pb.SendSignalRequest, pb.SendSignalResponse],
-    ) -> pb.SendSignalResponse:
+    async def SendSignal(self, request: pb.SendSignalRequest, context: Context) -> pb.SendSignalResponse:
         signal, routing = await self._send(request, lambda: signal_input_from_pb(request.signal, "signal"))
         return pb.SendSignalResponse(signal=signal_to_pb(signal), decision=decision_to_pb(routing))
 
-    async def SendStateSignal(
-        self,
-        request: pb.SendStateSignalRequest,
-        context: grpc.aio.ServicerContext[pb.SendStateSignalRequest, pb.SendStateSignalResponse],
-    ) -> pb.SendStateSignalResponse:
+    async def SendStateSignal(self, request: pb.SendStateSignalRequest, context: Context) -> pb.SendStateSignalResponse:
         v = Violations()
         fields = await self._route_fields(v, request.agent_id, request.target, _if_active(request), _if_idle(request))
         if not fields["thread_id"]:
@@ -112,14 +95,10 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         )
 
     async def SendNotification(
-        self,
-        request: pb.SendNotificationRequest,
-        context: grpc.aio.ServicerContext[pb.SendNotificationRequest, pb.SendNotificationResponse],
+        self, request: pb.SendNotificationRequest, context: Context
     ) -> pb.SendNotificationResponse:
         v = Violations()
-        v.require(request.agent_id, "agent_id")
-        v.require(request.resource_id, "resource_id")
-        v.require(request.thread_id, "thread_id")
+        v.require_all(agent_id=request.agent_id, resource_id=request.resource_id, thread_id=request.thread_id)
         check_priority(request.notification, v)
         stream_options = None
         if request.HasField("idle_stream_options"):
@@ -149,9 +128,7 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         )
 
     async def ListNotifications(
-        self,
-        request: pb.ListNotificationsRequest,
-        context: grpc.aio.ServicerContext[pb.ListNotificationsRequest, pb.ListNotificationsResponse],
+        self, request: pb.ListNotificationsRequest, context: Context
     ) -> pb.ListNotificationsResponse:
         v = Violations()
         query, kind = notification_query(request, v)
@@ -166,13 +143,10 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         )
 
     async def UpdateNotificationStatus(
-        self,
-        request: pb.UpdateNotificationStatusRequest,
-        context: grpc.aio.ServicerContext[pb.UpdateNotificationStatusRequest, pb.UpdateNotificationStatusResponse],
+        self, request: pb.UpdateNotificationStatusRequest, context: Context
     ) -> pb.UpdateNotificationStatusResponse:
         v = Violations()
-        v.require(request.thread_id, "thread_id")
-        v.require(request.notification_id, "notification_id")
+        v.require_all(thread_id=request.thread_id, notification_id=request.notification_id)
         status = STATUS_FROM_PB.get(request.status)
         if status not in ("seen", "dismissed", "archived"):
             v.add("status", "must be NOTIFICATION_STATUS_SEEN, _DISMISSED or _ARCHIVED")

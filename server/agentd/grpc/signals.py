@@ -4,7 +4,7 @@ runtime signals; attributes (ordered name/value pairs)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 from agentd.grpc.parts import check_contents, content_part_from_pb, content_part_to_pb
 from agentd.grpc.values import from_timestamp, from_value, optional_struct, to_struct, to_timestamp, to_value
@@ -51,22 +51,38 @@ def signal_to_pb(signal: Signal) -> mpb.Signal:
     return pb
 
 
+class _Described(TypedDict):
+    """What a signal on the wire and a signal a caller sends both carry (create_signal's keywords)."""
+
+    tag_name: str | None
+    attributes: list[tuple[str, Any]]
+    metadata: dict[str, Any] | None
+    provider_options: dict[str, Any] | None
+    id: str | None
+
+
+def _described(pb: mpb.Signal | spb.SignalInput) -> _Described:
+    return {
+        "tag_name": pb.tag_name or None,
+        "attributes": attributes_from_pb(pb.attributes),
+        "metadata": optional_struct(pb, "metadata"),
+        "provider_options": optional_struct(pb, "provider_options"),
+        "id": pb.id or None,
+    }
+
+
 def signal_from_pb(pb: mpb.Signal) -> Signal:
     """The inverse of signal_to_pb (through create_signal, so it normalises the
     same way; numbers come back as floats, equal to the ints they were)."""
     return create_signal(
         pb.type,
         [content_part_from_pb(p) for p in pb.parts] if pb.parts else pb.text,
-        tag_name=pb.tag_name or None,
-        attributes=attributes_from_pb(pb.attributes),
-        metadata=optional_struct(pb, "metadata"),
-        provider_options=optional_struct(pb, "provider_options"),
         transient=True if pb.transient else None,
-        id=pb.id or None,
         created_at=from_timestamp(pb.create_time) if pb.HasField("create_time") else None,
         accepted_at=from_timestamp(pb.accept_time) if pb.HasField("accept_time") else None,
         thread_id=pb.thread_id or None,
         resource_id=pb.resource_id or None,
+        **_described(pb),
     )
 
 
@@ -81,13 +97,9 @@ def signal_input_from_pb(pb: spb.SignalInput, path: str) -> Signal:
         lambda contents: create_signal(
             pb.type,
             contents,
-            tag_name=pb.tag_name or None,
-            attributes=attributes_from_pb(pb.attributes),
-            metadata=optional_struct(pb, "metadata"),
-            provider_options=optional_struct(pb, "provider_options"),
             # Presence matters: `transient: false` on a state signal is an error.
             transient=pb.transient if pb.HasField("transient") else None,
-            id=pb.id or None,
+            **_described(pb),
         ),
     )
 

@@ -7,16 +7,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
-import grpc
-
 from agentd.grpc import paging, tracing
 from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.connect import ConnectSession
+from agentd.grpc.errors import Context
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.service import Malformed
 from agentd.grpc.threads import (
     check_id,
     hidden_signals,
+    require_id,
     runs_of,
     snapshot_to_pb,
     storage_errors,
@@ -54,11 +54,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             raise thread_not_found(thread_id)
         return thread
 
-    async def CreateThread(
-        self,
-        request: pb.CreateThreadRequest,
-        context: grpc.aio.ServicerContext[pb.CreateThreadRequest, pb.CreateThreadResponse],
-    ) -> pb.CreateThreadResponse:
+    async def CreateThread(self, request: pb.CreateThreadRequest, context: Context) -> pb.CreateThreadResponse:
         t = request.thread
         v = Violations()
         check_id(t.resource_id, "thread.resource_id", v)
@@ -82,23 +78,13 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             ) from None
         return pb.CreateThreadResponse(thread=thread_to_pb(created))
 
-    async def GetThread(
-        self,
-        request: pb.GetThreadRequest,
-        context: grpc.aio.ServicerContext[pb.GetThreadRequest, pb.GetThreadResponse],
-    ) -> pb.GetThreadResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+    async def GetThread(self, request: pb.GetThreadRequest, context: Context) -> pb.GetThreadResponse:
+        require_id(request.thread_id, "thread_id")
         thread = await self._thread(request.thread_id, request.resource_id)
         active = await self.host.threads.active_run_id(thread.resource_id, thread.id)
         return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active or "")
 
-    async def ListThreads(
-        self,
-        request: pb.ListThreadsRequest,
-        context: grpc.aio.ServicerContext[pb.ListThreadsRequest, pb.ListThreadsResponse],
-    ) -> pb.ListThreadsResponse:
+    async def ListThreads(self, request: pb.ListThreadsRequest, context: Context) -> pb.ListThreadsResponse:
         v = Violations()
         check_id(request.resource_id, "resource_id", v)
         size = paging.page_size(request.page_size, "page_size", v)
@@ -115,11 +101,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         token = paging.encode("threads:" + request.resource_id, page.next_cursor) if page.next_cursor else ""
         return pb.ListThreadsResponse(threads=[thread_to_pb(t) for t in page.threads], next_page_token=token)
 
-    async def UpdateThread(
-        self,
-        request: pb.UpdateThreadRequest,
-        context: grpc.aio.ServicerContext[pb.UpdateThreadRequest, pb.UpdateThreadResponse],
-    ) -> pb.UpdateThreadResponse:
+    async def UpdateThread(self, request: pb.UpdateThreadRequest, context: Context) -> pb.UpdateThreadResponse:
         v = Violations()
         check_id(request.thread.id, "thread.id", v)
         paths = list(request.update_mask.paths) or list(UPDATABLE)
@@ -139,24 +121,14 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             raise thread_not_found(t.id)
         return pb.UpdateThreadResponse(thread=thread_to_pb(updated))
 
-    async def DeleteThread(
-        self,
-        request: pb.DeleteThreadRequest,
-        context: grpc.aio.ServicerContext[pb.DeleteThreadRequest, pb.DeleteThreadResponse],
-    ) -> pb.DeleteThreadResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+    async def DeleteThread(self, request: pb.DeleteThreadRequest, context: Context) -> pb.DeleteThreadResponse:
+        require_id(request.thread_id, "thread_id")
         thread = await self._thread(request.thread_id, request.resource_id)
         if not await self.host.threads.delete_thread(thread.resource_id, thread.id):
             raise thread_not_found(request.thread_id)
         return pb.DeleteThreadResponse()
 
-    async def ListMessages(
-        self,
-        request: pb.ListMessagesRequest,
-        context: grpc.aio.ServicerContext[pb.ListMessagesRequest, pb.ListMessagesResponse],
-    ) -> pb.ListMessagesResponse:
+    async def ListMessages(self, request: pb.ListMessagesRequest, context: Context) -> pb.ListMessagesResponse:
         v = Violations()
         check_id(request.thread_id, "thread_id", v)
         size = paging.page_size(request.page_size, "page_size", v)
@@ -191,22 +163,12 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
 
     # ------------------------------------------------------------ live threads
 
-    async def AbortRun(
-        self,
-        request: pb.AbortRunRequest,
-        context: grpc.aio.ServicerContext[pb.AbortRunRequest, pb.AbortRunResponse],
-    ) -> pb.AbortRunResponse:
-        v = Violations()
-        check_id(request.thread_id, "thread_id", v)
-        v.check()
+    async def AbortRun(self, request: pb.AbortRunRequest, context: Context) -> pb.AbortRunResponse:
+        require_id(request.thread_id, "thread_id")
         aborted = await self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
         return pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or "")
 
-    async def Subscribe(
-        self,
-        request: pb.SubscribeRequest,
-        context: grpc.aio.ServicerContext[pb.SubscribeRequest, pb.SubscribeResponse],
-    ) -> AsyncIterator[pb.SubscribeResponse]:
+    async def Subscribe(self, request: pb.SubscribeRequest, context: Context) -> AsyncIterator[pb.SubscribeResponse]:
         v = Violations()
         check_id(request.thread_id, "thread_id", v)
         resume = request.resume if request.HasField("resume") else None
@@ -239,9 +201,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             threads.unsubscribe(request.resource_id, request.thread_id, subscriber)
 
     async def Connect(
-        self,
-        request_iterator: AsyncIterator[pb.ConnectRequest | Malformed],
-        context: grpc.aio.ServicerContext[pb.ConnectRequest, pb.ConnectResponse],
+        self, request_iterator: AsyncIterator[pb.ConnectRequest | Malformed], context: Context
     ) -> AsyncIterator[pb.ConnectResponse]:
         """Everything Subscribe sends, plus answers to the client's frames on the
         same stream (see connect.py)."""

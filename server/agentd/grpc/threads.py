@@ -57,6 +57,13 @@ def check_id(value: str, field: str, v: Violations, *, required: bool = True) ->
         v.add(field, f"must be at most {MAX_ID_LENGTH} characters")
 
 
+def require_id(value: str, field: str) -> None:
+    """`check_id` of a request's only field: INVALID_ARGUMENT at once."""
+    v = Violations()
+    check_id(value, field, v)
+    v.check()
+
+
 def hidden_signals(names: Sequence[str], field: str, v: Violations) -> frozenset[str]:
     """The signal categories a subscriber hides (legacy names mapped)."""
     out = set()

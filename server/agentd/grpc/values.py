@@ -1,19 +1,43 @@
-"""JSON values (google.protobuf Value and Struct), Timestamps and Durations, to
-runtime values and back; and the check every request passes before it is
+"""JSON values (google.protobuf Value and Struct), Timestamps, Durations and
+enum values, to runtime values and back; and the check every request passes before it is
 handled: no number in any Value is NaN or infinite (protobuf can carry them,
 JSON cannot), each one a field violation naming where it is."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from google.protobuf import descriptor, duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import FieldViolation
+
+E = TypeVar("E", bound=int)
+N = TypeVar("N", bound=str)
+
+
+def enum_values(enum: type[E], prefix: str, names: Iterable[N]) -> dict[N, E]:
+    """The proto enum's value of each runtime name: `content-filter` is
+    PREFIX_CONTENT_FILTER (a name the enum lacks raises ValueError at import)."""
+    wrapper = cast(EnumTypeWrapper, enum)  # the stubs declare an int class; it is the enum's wrapper
+    return {name: cast(E, wrapper.Value(prefix + name.upper().replace("-", "_"))) for name in names}
+
+
+def enum_names(values: Iterable[E], names: Mapping[E, N], field: str, what: str, v: Violations) -> list[N]:
+    """The runtime names of a repeated enum field's `values`, a violation
+    (`field[i]`: unknown `what`) for each value `names` lacks."""
+    found = []
+    for i, value in enumerate(values):
+        if value not in names:
+            v.add(f"{field}[{i}]", f"unknown {what}")
+        else:
+            found.append(names[value])
+    return found
 
 
 def to_value(obj: Any) -> struct_pb2.Value:

@@ -28,6 +28,11 @@ class Violations:
         if not value:
             self.add(field, "is required")
 
+    def require_all(self, **fields: str) -> None:
+        """`require` of each field (named by its keyword) in turn."""
+        for field, value in fields.items():
+            self.require(value, field)
+
     def absorb(self, err: InvalidArgument, under: str = "", *, reason: bool = True) -> None:
         """The runtime's own violations, each field under `under` (`type` →
         `signal.type`), with its reason unless `reason` is false."""

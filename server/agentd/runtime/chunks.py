@@ -15,6 +15,8 @@ from agentd.runtime.messages import JSON, FilePart, Message, Signal, ToolCallPar
 FinishReason = Literal[
     "stop", "length", "content-filter", "tool-calls", "error", "other", "unknown", "tripwire", "retry"
 ]
+#: Who a chunk comes from.
+ChunkSource = Literal["agent", "user", "system", "workflow"]
 
 
 @dataclass(slots=True)
@@ -289,7 +291,7 @@ class Chunk:
     seq: int
     parent_run_id: str | None = None
     offset: int = 0
-    source: Literal["agent", "user", "system", "workflow"] = "agent"
+    source: ChunkSource = "agent"
     metadata: dict[str, JSON] | None = None
 
     @property

@@ -20,6 +20,7 @@ from agentd.runtime.lanes import FrameworkProcessors
 from agentd.runtime.messages import Message, SignalPart
 from agentd.runtime.processors.base import (
     APIErrorResult,
+    HookArgs,
     ProcessAPIErrorArgs,
     ProcessInputArgs,
     Processor,
@@ -79,28 +80,35 @@ class Memory:
         return MemoryThread(thread, existed=True)
 
 
-class _LoadHistory(Processor):
-    id = "memory-history"
+class _MemoryProcessor(Processor):
+    """A processor of `memory`, for the runs bound to a thread."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
+    @staticmethod
+    def bound(args: HookArgs) -> MemoryThread | None:
+        """The thread the run is bound to (None: the run has no memory)."""
+        thread: MemoryThread | None = args.request_context.get(MEMORY_THREAD_KEY)
+        return thread
+
+
+class _LoadHistory(_MemoryProcessor):
+    id = "memory-history"
+
     async def process_input(self, args: ProcessInputArgs) -> None:
-        bound: MemoryThread | None = args.request_context.get(MEMORY_THREAD_KEY)
+        bound = self.bound(args)
         if bound is None or not bound.existed or self.memory.last_messages == 0:
             return
         history = await self.memory.storage.last_messages(bound.thread.id, self.memory.last_messages)
         args.message_list.prepend(history, "memory")
 
 
-class _SaveMessages(Processor):
+class _SaveMessages(_MemoryProcessor):
     id = "memory-save"
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
     async def process_output_result(self, args: ProcessOutputResultArgs) -> None:
-        bound: MemoryThread | None = args.request_context.get(MEMORY_THREAD_KEY)
+        bound = self.bound(args)
         if bound is None:
             return
         thread = bound.thread

@@ -206,36 +206,25 @@ def _parts(part: Any) -> list[Any]:
             )
         ]
     if isinstance(part, ToolCallPart):
-        return [
-            _part(
-                "tool-call",
-                toolCallId=part.tool_call_id,
-                toolName=part.tool_name,
-                input=part.args,
-                providerExecuted=True if part.provider_executed else None,
-                providerOptions=part.provider_metadata,
-            )
-        ]
+        return [_part("tool-call", input=part.args, **_tool(part))]
     if isinstance(part, ToolResultPart):
-        return [
-            {
-                **_part(
-                    "tool-result",
-                    toolCallId=part.tool_call_id,
-                    toolName=part.tool_name,
-                    providerExecuted=True if part.provider_executed else None,
-                    providerOptions=part.provider_metadata,
-                ),
-                "output": normalise(part.result),
-                "isError": part.is_error,
-            }
-        ]
+        return [{**_part("tool-result", **_tool(part)), "output": normalise(part.result), "isError": part.is_error}]
     if isinstance(part, DataPart):
         return [{"type": part.type, "data": normalise(part.data)}]
     if isinstance(part, SignalPart):
         rendered = render_for_model(part.signal)
         return [p for inner in rendered.parts for p in _parts(inner)]
     return [normalise(part)]
+
+
+def _tool(part: ToolCallPart | ToolResultPart) -> dict[str, Any]:
+    """The fields a tool call and its result share (key order is not hashed: keys are sorted)."""
+    return {
+        "toolCallId": part.tool_call_id,
+        "toolName": part.tool_name,
+        "providerExecuted": True if part.provider_executed else None,
+        "providerOptions": part.provider_metadata,
+    }
 
 
 def _part(type: str, **fields_: Any) -> dict[str, Any]:

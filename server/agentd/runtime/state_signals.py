@@ -16,7 +16,7 @@ so concurrent sends of one state are routed exactly once (the others are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final, Literal
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound
@@ -81,6 +81,11 @@ class StateSignalRequest:
         return out
 
 
+#: RouteRequest's fields that a StateSignalRequest carries, routed as they are
+#: (all but the signal it makes, and `queue`: a state signal is never queued).
+ROUTE_FIELDS: Final = tuple(f.name for f in fields(RouteRequest) if f.name not in ("signal", "queue"))
+
+
 @dataclass(frozen=True)
 class StateSignalResult:
     #: `skipped_unchanged` (no signal) or where the new state went (with its signal).
@@ -127,18 +132,7 @@ async def send_state_signal(
     if signal is None:
         return StateSignalResult(Routing("skipped_unchanged"), version)
     routing = await threads.route(
-        RouteRequest(
-            agent_id=request.agent_id,
-            signal=signal,
-            resource_id=request.resource_id,
-            thread_id=request.thread_id,
-            if_active=request.if_active,
-            if_idle=request.if_idle,
-            active_attributes=request.active_attributes,
-            idle_attributes=request.idle_attributes,
-            stream_options=request.stream_options,
-            run_id=request.run_id,
-        )
+        RouteRequest(signal=signal, **{name: getattr(request, name) for name in ROUTE_FIELDS})
     )
     return StateSignalResult(routing, version)
 

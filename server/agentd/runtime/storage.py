@@ -140,7 +140,6 @@ class Storage(ABC):
     async def delete_thread(self, thread_id: str) -> bool:
         """Deletes the thread and its messages; False when it did not exist."""
 
-    @abstractmethod
     async def list_threads(
         self,
         resource_id: str,
@@ -150,6 +149,20 @@ class Storage(ABC):
         metadata: dict[str, JSON] | None = None,
     ) -> ThreadPage:
         """A resource's threads, newest first; `metadata`: equal values for each key."""
+        limit = max(limit, 0)
+        before = None if cursor is None else decode_thread_cursor(cursor)
+        # One more than the page: whether there is a next one.
+        threads = await self.select_threads(resource_id, before, limit + 1, metadata or {})
+        page = threads[:limit]
+        return ThreadPage(page, encode_thread_cursor(page[-1]) if len(threads) > limit and page else None)
+
+    @abstractmethod
+    async def select_threads(
+        self, resource_id: str, before: tuple[datetime, str] | None, count: int, metadata: dict[str, JSON]
+    ) -> list[Thread]:
+        """At most `count` of the resource's threads, newest first (by
+        created_at, then id), those before the (created_at, id) position
+        `before` when given, whose metadata has `metadata`'s values."""
 
     # ------------------------------------------------------------ messages
 
@@ -289,30 +302,21 @@ class InMemoryStorage(Storage):
                 del self._messages[mid]
             return True
 
-    async def list_threads(
-        self,
-        resource_id: str,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        metadata: dict[str, JSON] | None = None,
-    ) -> ThreadPage:
+    async def select_threads(
+        self, resource_id: str, before: tuple[datetime, str] | None, count: int, metadata: dict[str, JSON]
+    ) -> list[Thread]:
         threads = sorted(
             (
                 t
                 for t in self._threads.values()
-                if t.resource_id == resource_id and all(t.metadata.get(k) == v for k, v in (metadata or {}).items())
+                if t.resource_id == resource_id and all(t.metadata.get(k) == v for k, v in metadata.items())
             ),
             key=lambda t: (t.created_at, t.id),
             reverse=True,
         )
-        if cursor is not None:
-            after = decode_thread_cursor(cursor)  # instants, not strings: offsets differ
-            threads = [t for t in threads if (t.created_at, t.id) < after]
-        page = threads[:limit]
-        more = len(threads) > limit
-        next_cursor = encode_thread_cursor(page[-1]) if more and page else None
-        return ThreadPage([copy.deepcopy(t) for t in page], next_cursor)
+        if before is not None:  # instants, not strings: offsets differ
+            threads = [t for t in threads if (t.created_at, t.id) < before]
+        return [copy.deepcopy(t) for t in threads[:count]]
 
     async def save_messages(self, messages: Sequence[Message]) -> None:
         async with self._lock:

@@ -52,7 +52,6 @@ from agentd.runtime.notifications.record import (
     PRIORITY_RANK,
     STATUS_STAMPS,
     STATUSES,
-    UNSET,
     NotificationInput,
     NotificationPatch,
     NotificationRecord,
@@ -86,6 +85,7 @@ from agentd.runtime.notifications.store import (
     NotificationNotFound,
     NotificationStore,
 )
+from agentd.runtime.unset import UNSET
 
 __all__ = [
     "DELIVERY_ACTIONS",

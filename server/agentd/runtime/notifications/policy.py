@@ -79,24 +79,18 @@ def _check_action(value: object, where: str) -> DeliveryAction:
 
 @dataclass(frozen=True)
 class _Entry:
-    """A configured decision: `after` is relative to the time of each decision."""
+    """A configured decision: `after`, relative to the time of each decision,
+    sets its summary_at (summarize) or deliver_at (defer)."""
 
-    action: DeliveryAction
+    decision: DeliveryDecision
     after: timedelta | None = None
-    reason: str | None = None
-    deliver_at: datetime | None = None
-    summary_at: datetime | None = None
-    stream_options: Any = None
-    hold: bool = False
 
     def resolve(self, now: datetime) -> DeliveryDecision:
-        deliver_at, summary_at = self.deliver_at, self.summary_at
-        if self.after is not None:
-            if self.action == "summarize":
-                summary_at = now + self.after
-            else:
-                deliver_at = now + self.after
-        return DeliveryDecision(self.action, deliver_at, summary_at, self.reason, self.stream_options, self.hold)
+        if self.after is None:
+            return self.decision
+        if self.decision.action == "summarize":
+            return replace(self.decision, summary_at=now + self.after)
+        return replace(self.decision, deliver_at=now + self.after)
 
 
 _DECISION_KEYS = frozenset({"action", "after", "reason", "deliver_at", "summary_at", "stream_options", "hold"})
@@ -106,17 +100,10 @@ def _entry(value: object, where: str) -> _Entry:
     if isinstance(value, _Entry):
         return value
     if isinstance(value, str):
-        return _Entry(_check_action(value, where))
+        return _Entry(DeliveryDecision(_check_action(value, where)))
     if isinstance(value, DeliveryDecision):
-        return _Entry(
-            _check_action(value.action, f"{where}.action"),
-            None,
-            value.reason,
-            value.deliver_at,
-            value.summary_at,
-            value.stream_options,
-            value.hold,
-        )
+        _check_action(value.action, f"{where}.action")
+        return _Entry(value)
     if isinstance(value, Mapping):
         unknown = sorted(set(value) - _DECISION_KEYS)
         if unknown:
@@ -141,15 +128,15 @@ def _entry(value: object, where: str) -> _Entry:
         reason = value.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise ValueError(f"{where}.reason: must be a string")
-        return _Entry(
+        decision = DeliveryDecision(
             action,
-            after,
-            reason,
             times["deliver_at"],
             times["summary_at"],
+            reason,
             value.get("stream_options"),
             bool(value.get("hold", False)),
         )
+        return _Entry(decision, after)
     raise ValueError(f"{where}: an action name, a DeliveryDecision or a mapping with an action")
 
 
@@ -199,7 +186,7 @@ class PolicyRule:
         return True
 
     def entry(self) -> _Entry:
-        return _Entry(self.action, self.after, self.reason)
+        return _Entry(DeliveryDecision(self.action, reason=self.reason), self.after)
 
 
 def default_decision(record: NotificationRecord, thread_state: ThreadState, now: datetime) -> DeliveryDecision:
@@ -312,7 +299,7 @@ class DeliveryPolicy:
                 raise ValueError(f"{where}.match: must be a table")
             entry = _config_entry({k: v for k, v in raw.items() if k != "match"}, where)
             try:
-                rules.append(PolicyRule(dict(match), entry.action, entry.after, entry.reason))
+                rules.append(PolicyRule(dict(match), entry.decision.action, entry.after, entry.decision.reason))
             except ValueError as exc:
                 raise ValueError(str(exc).replace("rule", where, 1)) from None
         default = config.get("default")

@@ -8,15 +8,15 @@ patch, a delivery mark and the due time."""
 from __future__ import annotations
 
 import copy
-import enum
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import utcnow
 from agentd.runtime.signals import JSON, Attributes, AttributesInput, normalize_attributes
+from agentd.runtime.unset import UNSET, Unset
 
 Priority = Literal["low", "medium", "high", "urgent"]
 Status = Literal["pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed"]
@@ -33,14 +33,6 @@ STATUS_STAMPS: dict[str, str] = {
     "archived": "archived_at",
     "discarded": "discarded_at",
 }
-
-
-class _Unset(enum.Enum):
-    UNSET = "UNSET"
-
-
-#: "Leave this field as it is" in a NotificationPatch (None means "clear it").
-UNSET: Final = _Unset.UNSET
 
 
 @dataclass
@@ -104,29 +96,29 @@ class NotificationInput:
 
 @dataclass(frozen=True)
 class NotificationPatch:
-    """Fields to change; UNSET leaves a field alone, None clears an optional one.
+    """Fields to change; UNSET (the runtime's "not given") leaves a field alone, None clears an optional one.
     A status change stamps its time field (delivered_at, seen_at, ...) unless the
     patch sets that field too."""
 
-    status: Status | _Unset = UNSET
-    summary: str | _Unset = UNSET
-    priority: Priority | _Unset = UNSET
-    payload: JSON | _Unset = UNSET
-    attributes: AttributesInput | _Unset = UNSET
-    metadata: dict[str, JSON] | _Unset | None = UNSET
-    deliver_at: datetime | _Unset | None = UNSET
-    summary_at: datetime | _Unset | None = UNSET
-    delivered_at: datetime | _Unset | None = UNSET
-    seen_at: datetime | _Unset | None = UNSET
-    dismissed_at: datetime | _Unset | None = UNSET
-    archived_at: datetime | _Unset | None = UNSET
-    discarded_at: datetime | _Unset | None = UNSET
-    delivery_reason: str | _Unset | None = UNSET
-    delivery_attempts: int | _Unset = UNSET
-    last_delivery_attempt_at: datetime | _Unset | None = UNSET
-    last_delivery_error: str | _Unset | None = UNSET
-    delivered_signal_id: str | _Unset | None = UNSET
-    summary_signal_id: str | _Unset | None = UNSET
+    status: Status | Unset = UNSET
+    summary: str | Unset = UNSET
+    priority: Priority | Unset = UNSET
+    payload: JSON | Unset = UNSET
+    attributes: AttributesInput | Unset = UNSET
+    metadata: dict[str, JSON] | Unset | None = UNSET
+    deliver_at: datetime | Unset | None = UNSET
+    summary_at: datetime | Unset | None = UNSET
+    delivered_at: datetime | Unset | None = UNSET
+    seen_at: datetime | Unset | None = UNSET
+    dismissed_at: datetime | Unset | None = UNSET
+    archived_at: datetime | Unset | None = UNSET
+    discarded_at: datetime | Unset | None = UNSET
+    delivery_reason: str | Unset | None = UNSET
+    delivery_attempts: int | Unset = UNSET
+    last_delivery_attempt_at: datetime | Unset | None = UNSET
+    last_delivery_error: str | Unset | None = UNSET
+    delivered_signal_id: str | Unset | None = UNSET
+    summary_signal_id: str | Unset | None = UNSET
 
 
 _PATCH_TIMES = frozenset(

@@ -4,11 +4,10 @@ agentd.backends)."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,7 +21,6 @@ from agentd.runtime.notifications.record import (
     apply_delivered,
     apply_patch,
     as_of,
-    aware,
     check_status,
     coalesce_record,
     due_at,
@@ -32,22 +30,20 @@ from agentd.runtime.notifications.record import (
 )
 
 
+def _naming(thread_id: str, notification_id: str, what: str, reason: str) -> tuple[str, str, dict[str, str]]:
+    """An error's message, reason and metadata: they name the notification and its thread."""
+    message = f"notification {notification_id!r} {what} thread {thread_id!r}"
+    return message, reason, {"thread_id": thread_id, "notification_id": notification_id}
+
+
 class NotificationNotFound(NotFound):
     def __init__(self, thread_id: str, notification_id: str) -> None:
-        super().__init__(
-            f"notification {notification_id!r} not found in thread {thread_id!r}",
-            "NOTIFICATION_NOT_FOUND",
-            {"thread_id": thread_id, "notification_id": notification_id},
-        )
+        super().__init__(*_naming(thread_id, notification_id, "not found in", "NOTIFICATION_NOT_FOUND"))
 
 
 class NotificationExists(AlreadyExists):
     def __init__(self, thread_id: str, notification_id: str) -> None:
-        super().__init__(
-            f"notification {notification_id!r} already exists in thread {thread_id!r}",
-            "NOTIFICATION_ALREADY_EXISTS",
-            {"thread_id": thread_id, "notification_id": notification_id},
-        )
+        super().__init__(*_naming(thread_id, notification_id, "already exists in", "NOTIFICATION_ALREADY_EXISTS"))
 
 
 def no_store() -> FailedPrecondition:
@@ -135,7 +131,6 @@ class NotificationStore(ABC):
     async def list_notifications(self, query: NotificationQuery) -> NotificationPage:
         """Newest `updated_at` first (then newest inserted)."""
 
-    @abstractmethod
     async def list_due(
         self,
         now: datetime,
@@ -146,39 +141,57 @@ class NotificationStore(ABC):
     ) -> list[NotificationRecord]:
         """Pending records with min(deliver_at, summary_at) <= now, by that
         time, then `updated_at`, then insertion."""
+        limit = max(limit, 0)
+        return await self.select_due(as_of(now), limit, agent_id, resource_id) if limit else []
 
     @abstractmethod
+    async def select_due(
+        self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
+    ) -> list[NotificationRecord]:
+        """`list_due`, once `now` is timezone-aware and `limit` positive."""
+
     async def update(
         self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
     ) -> NotificationRecord:
         """NotificationNotFound for an unknown id."""
+        when = as_of(now)
+        (record,) = await self.rewrite("update", thread_id, [id], lambda old: apply_patch(old, patch, when))
+        if record is None:
+            raise NotificationNotFound(thread_id, id)
+        return record
 
     async def update_status(
         self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
     ) -> list[NotificationRecord]:
         """Sets one status on many records (ids deduped, missing ones skipped);
-        returns the updated records. This fallback issues single updates, at
-        most 20 at a time; backends with a bulk write override it."""
+        returns the updated records."""
         check_status(status)
         when = as_of(now)
-        limiter = asyncio.Semaphore(20)
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return []
+        patch = NotificationPatch(status=status)
+        done = await self.rewrite("update_status", thread_id, unique, lambda old: apply_patch(old, patch, when))
+        return [record for record in done if record is not None]
 
-        async def one(notification_id: str) -> NotificationRecord | None:
-            async with limiter:
-                try:
-                    return await self.update(thread_id, notification_id, NotificationPatch(status=status), now=when)
-                except NotificationNotFound:
-                    return None
-
-        done = await asyncio.gather(*(one(i) for i in dict.fromkeys(ids)))
-        return [r for r in done if r is not None]
-
-    @abstractmethod
     async def mark_delivered(
         self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
     ) -> NotificationRecord | None:
         """Records the signal id and attempt time; becomes delivered (with
         delivered_at) only if still pending. None for an unknown id."""
+        when = as_of(attempted_at)
+        (record,) = await self.rewrite(
+            "mark_delivered", thread_id, [id], lambda old: apply_delivered(old, delivered_signal_id, when)
+        )
+        return record
+
+    @abstractmethod
+    async def rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[NotificationRecord], NotificationRecord]
+    ) -> list[NotificationRecord | None]:
+        """As one atomic step, each of the thread's records `ids` (distinct)
+        replaced by `change(record)`: the new records, None where an id does not
+        exist. `op` names the caller's operation in errors."""
 
     @abstractmethod
     async def clear(self) -> None:
@@ -232,15 +245,9 @@ class InMemoryNotificationStore(NotificationStore):
         page = page_of([(sequence, record) for _, sequence, record in rows[query.offset :]], query.limit)
         return NotificationPage([copy.deepcopy(record) for record in page.records], page.next_cursor)
 
-    async def list_due(
-        self,
-        now: datetime,
-        *,
-        limit: int = 100,
-        agent_id: str | None = None,
-        resource_id: str | None = None,
+    async def select_due(
+        self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
     ) -> list[NotificationRecord]:
-        now = aware(now)
         rows: list[tuple[datetime, datetime, int, NotificationRecord]] = []
         for sequence, record in self._records.values():
             when = due_at(record)
@@ -253,42 +260,21 @@ class InMemoryNotificationStore(NotificationStore):
             ):
                 rows.append((when, record.updated_at, sequence, record))
         rows.sort(key=lambda row: (row[0], row[1], row[2]))
-        return [copy.deepcopy(row[3]) for row in rows[: max(limit, 0)]]
+        return [copy.deepcopy(row[3]) for row in rows[:limit]]
 
-    async def update(
-        self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
-    ) -> NotificationRecord:
-        entry = self._records.get((thread_id, id))
-        if entry is None:
-            raise NotificationNotFound(thread_id, id)
-        updated = apply_patch(entry[1], patch, as_of(now))
-        self._records[(thread_id, id)] = (entry[0], updated)
-        return copy.deepcopy(updated)
-
-    async def update_status(
-        self, thread_id: str, ids: Sequence[str], status: Status, *, now: datetime | None = None
-    ) -> list[NotificationRecord]:
-        check_status(status)
-        when = as_of(now)
-        out = []
-        for notification_id in dict.fromkeys(ids):
+    async def rewrite(
+        self, op: str, thread_id: str, ids: Sequence[str], change: Callable[[NotificationRecord], NotificationRecord]
+    ) -> list[NotificationRecord | None]:
+        out: list[NotificationRecord | None] = []
+        for notification_id in ids:
             entry = self._records.get((thread_id, notification_id))
             if entry is None:
+                out.append(None)
                 continue
-            updated = apply_patch(entry[1], NotificationPatch(status=status), when)
+            updated = change(entry[1])
             self._records[(thread_id, notification_id)] = (entry[0], updated)
             out.append(copy.deepcopy(updated))
         return out
-
-    async def mark_delivered(
-        self, thread_id: str, id: str, *, delivered_signal_id: str, attempted_at: datetime
-    ) -> NotificationRecord | None:
-        entry = self._records.get((thread_id, id))
-        if entry is None:
-            return None
-        updated = apply_delivered(entry[1], delivered_signal_id, aware(attempted_at))
-        self._records[(thread_id, id)] = (entry[0], updated)
-        return copy.deepcopy(updated)
 
     async def clear(self) -> None:
         self._records.clear()

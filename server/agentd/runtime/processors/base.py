@@ -191,23 +191,26 @@ class LLMRequestResult:
 
 
 @dataclass(kw_only=True)
-class ProcessLLMRequestArgs(HookArgs):
-    #: The provider-bound prompt (system messages first; signals rendered).
-    prompt: list[Message]
+class ModelCallArgs(HookArgs):
+    """What the two hooks at the provider boundary share: the step whose model call it is."""
+
     model: str
     step_number: int
     steps: list[StepResult]
+
+
+@dataclass(kw_only=True)
+class ProcessLLMRequestArgs(ModelCallArgs):
+    #: The provider-bound prompt (system messages first; signals rendered).
+    prompt: list[Message]
     message_list: MessageList | None = None
 
 
 @dataclass(kw_only=True)
-class ProcessLLMResponseArgs(HookArgs):
+class ProcessLLMResponseArgs(ModelCallArgs):
     #: The model-side chunks of this step (live or replayed): copies the
     #: processor may keep, untouched by output processors.
     chunks: list[ModelEvent]
-    model: str
-    step_number: int
-    steps: list[StepResult]
     from_cache: bool = False
 
 

@@ -15,7 +15,7 @@ import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict, Unpack
 
 from agentd.runtime.chunks import Chunk, StepFinish
 from agentd.runtime.messages import Message
@@ -57,6 +57,14 @@ from agentd.runtime.processors.workflow import ProcessorWorkflow, run_entry
 MAX_REPROCESS = 1000
 
 Entry = Any  # a Processor or a ProcessorWorkflow
+
+
+class ModelCall(TypedDict):
+    """The step whose model call the provider-boundary hooks see (their args' shared fields)."""
+
+    model: str
+    step_number: int
+    steps: list[Any]
 
 
 @dataclass
@@ -219,24 +227,11 @@ class ProcessorRunner:
     # ------------------------------------------------------------ provider boundary
 
     async def run_llm_request(
-        self,
-        prompt: list[Message],
-        *,
-        model: str,
-        step_number: int,
-        steps: list[Any],
-        message_list: MessageList,
+        self, prompt: list[Message], *, message_list: MessageList, **call: Unpack[ModelCall]
     ) -> tuple[list[Message], CachedLLMResponse | None]:
         response: CachedLLMResponse | None = None
         for processor in self.on_llm_request:
-            args = ProcessLLMRequestArgs(
-                prompt=prompt,
-                model=model,
-                step_number=step_number,
-                steps=steps,
-                message_list=message_list,
-                **self.common(processor),
-            )
+            args = ProcessLLMRequestArgs(prompt=prompt, message_list=message_list, **call, **self.common(processor))
             result = await self.call(processor, "process_llm_request", args)
             if result is None:
                 continue
@@ -253,18 +248,9 @@ class ProcessorRunner:
                 response = result.response
         return prompt, response
 
-    async def run_llm_response(
-        self, chunks: list[ModelEvent], *, model: str, step_number: int, steps: list[Any], from_cache: bool
-    ) -> None:
+    async def run_llm_response(self, chunks: list[ModelEvent], *, from_cache: bool, **call: Unpack[ModelCall]) -> None:
         for processor in self.on_llm_response:
-            args = ProcessLLMResponseArgs(
-                chunks=chunks,
-                model=model,
-                step_number=step_number,
-                steps=steps,
-                from_cache=from_cache,
-                **self.common(processor),
-            )
+            args = ProcessLLMResponseArgs(chunks=chunks, from_cache=from_cache, **call, **self.common(processor))
             await self.call(processor, "process_llm_response", args)
 
     # ------------------------------------------------------------ processOutputStream

@@ -108,6 +108,12 @@ def verdict(properties: dict[str, Any], *, required: str, text: str | None = Non
 REASON: dict[str, Any] = {"type": ["string", "null"]}
 
 
+def scored_verdict(field: str, key: str, names: Sequence[str], *, text: str | None = None) -> dict[str, Any]:
+    """The verdict of a judge that scores `names`: `{<field>: [{<key>, score}], reason}`
+    (and `text` when given), requiring `field`."""
+    return verdict({field: scored_items(key, names), "reason": REASON}, required=field, text=text)
+
+
 def top_scores(items: Sequence[Mapping[str, Any]] | None, key: str) -> dict[str, float]:
     """The highest score per `key` in a verdict's scored list."""
     scores: dict[str, float] = {}

@@ -23,13 +23,11 @@ from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import HookArgs, ProcessInputArgs, ProcessOutputResultArgs, ProcessOutputStreamArgs
 from agentd.runtime.processors.builtins.guardrail import (
-    REASON,
     Finding,
     Guardrail,
     GuardrailOptions,
     Scored,
-    scored_items,
-    verdict,
+    scored_verdict,
 )
 from agentd.runtime.processors.builtins.judge import (
     check_names,
@@ -57,9 +55,7 @@ STRATEGIES = ("block", "warn", "filter")
 
 
 def verdict_schema(categories: tuple[str, ...]) -> dict[str, Any]:
-    return verdict(
-        {"category_scores": scored_items("category", categories), "reason": REASON}, required="category_scores"
-    )
+    return scored_verdict("category_scores", "category", categories)
 
 
 class ModerationProcessor(Guardrail):

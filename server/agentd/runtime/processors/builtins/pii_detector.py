@@ -53,7 +53,7 @@ import ipaddress
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
@@ -207,61 +207,72 @@ def _vendor_body_ok(value: str) -> bool:
     return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
 
 
+def _card_ok(value: str) -> bool:
+    digits = re.sub(r"\D", "", value)
+    return 13 <= len(digits) <= 19 and luhn_ok(digits)
+
+
+def _phone_ok(value: str) -> bool:
+    return 8 <= sum(c.isdigit() for c in value) <= 15
+
+
+def _ipv6_ok(candidate: str) -> bool:
+    groups = [g for g in candidate.split(":") if g]
+    if len(groups) < 2 or not any(c.isdigit() for c in candidate):
+        return False
+    try:
+        ipaddress.IPv6Address(candidate)
+    except ValueError:
+        return False
+    return True
+
+
+Spans = Callable[[str], Iterator[tuple[int, int]]]
+
+
+def _matches(pattern: re.Pattern[str], ok: Callable[[str], bool] | None = None) -> Spans:
+    """The spans of `pattern`'s matches (those `ok` accepts)."""
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        for m in pattern.finditer(text):
+            if ok is None or ok(m.group()):
+                yield m.start(), m.end()
+
+    return spans
+
+
+def _secret_assignments(text: str) -> Iterator[tuple[int, int]]:
+    """The values of `name = value` assignments that look random."""
+    for m in _ASSIGNMENT.finditer(text):
+        value = m.group("value").rstrip(".")
+        if looks_random(value):
+            yield m.start("value"), m.start("value") + len(value)
+
+
+#: What each type is found by, in the order findings are made.
+_FINDERS: tuple[tuple[str, Spans], ...] = (
+    ("api-key", _matches(_VENDOR_KEY, _vendor_body_ok)),
+    ("api-key", _secret_assignments),
+    ("credit-card", _matches(_CARD, _card_ok)),
+    ("iban", _matches(_IBAN, iban_ok)),
+    ("email", _matches(_EMAIL)),
+    ("ssn", _matches(_SSN)),
+    ("national-id", _matches(_NINO)),
+    ("phone", _matches(_PHONE_INTL, _phone_ok)),
+    ("phone", _matches(_PHONE_NANP)),
+    ("ip-address", _matches(_IPV4)),
+    ("ip-address", _matches(_IPV6, _ipv6_ok)),
+    ("address", _matches(_ADDRESS)),
+)
+
+
 def _pattern_findings(text: str, types: frozenset[str]) -> list[Detection]:
-    found: list[Detection] = []
-
-    def add(kind: str, start: int, end: int) -> None:
-        found.append(Detection(kind, text[start:end], start, end))
-
-    if "api-key" in types:
-        for m in _VENDOR_KEY.finditer(text):
-            if _vendor_body_ok(m.group()):
-                add("api-key", m.start(), m.end())
-        for m in _ASSIGNMENT.finditer(text):
-            value = m.group("value").rstrip(".")
-            if looks_random(value):
-                add("api-key", m.start("value"), m.start("value") + len(value))
-    if "credit-card" in types:
-        for m in _CARD.finditer(text):
-            digits = re.sub(r"\D", "", m.group())
-            if 13 <= len(digits) <= 19 and luhn_ok(digits):
-                add("credit-card", m.start(), m.end())
-    if "iban" in types:
-        for m in _IBAN.finditer(text):
-            if iban_ok(m.group()):
-                add("iban", m.start(), m.end())
-    if "email" in types:
-        for m in _EMAIL.finditer(text):
-            add("email", m.start(), m.end())
-    if "ssn" in types:
-        for m in _SSN.finditer(text):
-            add("ssn", m.start(), m.end())
-    if "national-id" in types:
-        for m in _NINO.finditer(text):
-            add("national-id", m.start(), m.end())
-    if "phone" in types:
-        for m in _PHONE_INTL.finditer(text):
-            if 8 <= sum(c.isdigit() for c in m.group()) <= 15:
-                add("phone", m.start(), m.end())
-        for m in _PHONE_NANP.finditer(text):
-            add("phone", m.start(), m.end())
-    if "ip-address" in types:
-        for m in _IPV4.finditer(text):
-            add("ip-address", m.start(), m.end())
-        for m in _IPV6.finditer(text):
-            candidate = m.group()
-            groups = [g for g in candidate.split(":") if g]
-            if len(groups) < 2 or not any(c.isdigit() for c in candidate):
-                continue
-            try:
-                ipaddress.IPv6Address(candidate)
-            except ValueError:
-                continue
-            add("ip-address", m.start(), m.end())
-    if "address" in types:
-        for m in _ADDRESS.finditer(text):
-            add("address", m.start(), m.end())
-    return found
+    return [
+        Detection(kind, text[start:end], start, end)
+        for kind, spans in _FINDERS
+        if kind in types
+        for start, end in spans(text)
+    ]
 
 
 def _resolve(findings: list[Detection]) -> list[Detection]:

@@ -20,13 +20,11 @@ from typing import Any, Unpack
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import ProcessInputArgs
 from agentd.runtime.processors.builtins.guardrail import (
-    REASON,
     Finding,
     Guardrail,
     GuardrailOptions,
     Scored,
-    scored_items,
-    verdict,
+    scored_verdict,
 )
 from agentd.runtime.processors.builtins.judge import check_names, check_threshold, quoted
 
@@ -42,11 +40,7 @@ STRATEGIES = ("block", "warn", "filter", "rewrite")
 
 
 def verdict_schema(types: tuple[str, ...], *, rewrite: bool) -> dict[str, Any]:
-    return verdict(
-        {"categories": scored_items("type", types), "reason": REASON},
-        required="categories",
-        text="rewritten_content" if rewrite else None,
-    )
+    return scored_verdict("categories", "type", types, text="rewritten_content" if rewrite else None)
 
 
 class PromptInjectionDetector(Guardrail):
