@@ -21,10 +21,9 @@ from typing import Final, Literal
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound
 from agentd.runtime.messages import JSON
-from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import AttributesInput, ContentPart, Signal, create_signal, normalize_attributes
 from agentd.runtime.storage import Storage
-from agentd.runtime.threads import ActiveBehavior, IdleBehavior, RouteRequest, Routing, ThreadRuntime
+from agentd.runtime.threads import Delivery, RouteRequest, Routing, ThreadRuntime
 from agentd.runtime.unset import UNSET, Unset
 
 StateMode = Literal["snapshot", "delta"]
@@ -34,13 +33,9 @@ LANES_KEY: Final = "stateSignals"
 
 
 @dataclass(frozen=True, kw_only=True)
-class StateSignalRequest:
-    """One state for a thread's lane, and where and how it is routed (the
-    routing fields are RouteRequest's)."""
+class StateSignalRequest(Delivery):
+    """One state for a thread's lane, and where and how it is routed."""
 
-    agent_id: str
-    resource_id: str
-    thread_id: str
     #: The state lane, e.g. "browser".
     lane: str
     #: Producer-owned: the lane's current key and mode again is skipped as unchanged.
@@ -58,12 +53,6 @@ class StateSignalRequest:
     tag_name: str | None = None
     #: Generated when None.
     signal_id: str | None = None
-    if_active: ActiveBehavior = "deliver"
-    if_idle: IdleBehavior = "wake"
-    active_attributes: AttributesInput = None
-    idle_attributes: AttributesInput = None
-    stream_options: ExecutionOptions | None = None
-    run_id: str | None = None
 
     def violations(self) -> list[FieldViolation]:
         """What is wrong with the request, by field name (empty when it is valid)."""
@@ -81,9 +70,8 @@ class StateSignalRequest:
         return out
 
 
-#: RouteRequest's fields that a StateSignalRequest carries, routed as they are
-#: (all but the signal it makes, and `queue`: a state signal is never queued).
-ROUTE_FIELDS: Final = tuple(f.name for f in fields(RouteRequest) if f.name not in ("signal", "queue"))
+#: The fields a state signal is routed by, as they are (a state signal is never queued).
+ROUTE_FIELDS: Final = tuple(f.name for f in fields(Delivery))
 
 
 @dataclass(frozen=True)

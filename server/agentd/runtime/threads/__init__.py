@@ -6,6 +6,7 @@ from agentd.runtime.threads.log import LocalThreadLog, LogJoin, ThreadLog
 from agentd.runtime.threads.ownership import Holder, LocalOwnership, ThreadHost, ThreadOwnership
 from agentd.runtime.threads.routing import (
     ActiveBehavior,
+    Delivery,
     IdleBehavior,
     RouteRequest,
     Routing,
@@ -21,6 +22,7 @@ __all__ = [
     "DEFAULT_LOG_RETENTION",
     "DEFAULT_SUBSCRIBER_BUFFER",
     "ActiveBehavior",
+    "Delivery",
     "Holder",
     "IdleBehavior",
     "LeasedOwnership",

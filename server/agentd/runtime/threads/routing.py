@@ -9,19 +9,18 @@ from agentd.runtime.errors import FailedPrecondition, NotFound
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import AttributesInput, Signal
 
-__all__ = ["ActiveBehavior", "IdleBehavior", "RouteRequest", "Routing", "run_not_active", "thread_busy"]
+__all__ = ["ActiveBehavior", "Delivery", "IdleBehavior", "RouteRequest", "Routing", "run_not_active", "thread_busy"]
 
 ActiveBehavior = Literal["deliver", "persist", "discard"]
 IdleBehavior = Literal["wake", "persist", "discard"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class RouteRequest:
-    """One signal to route into a thread: what SendMessage, QueueMessage,
-    SendSignal, Connect frames and notification delivery all come down to."""
+class Delivery:
+    """Where a signal goes, and what happens to it on an active or an idle
+    thread: what every way of sending one (RouteRequest, a state signal) says."""
 
     agent_id: str
-    signal: Signal
     resource_id: str
     thread_id: str
     #: What to do when the thread has an active run.
@@ -35,6 +34,14 @@ class RouteRequest:
     stream_options: ExecutionOptions | None = None
     #: Only into this active run (NOT_FOUND when it is not the thread's active run).
     run_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteRequest(Delivery):
+    """One signal to route into a thread: what SendMessage, QueueMessage,
+    SendSignal, Connect frames and notification delivery all come down to."""
+
+    signal: Signal
     #: QueueMessage: always a run of its own, after the active one.
     queue: bool = False
 
