@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import ipaddress
 import logging
 import os
 import signal
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from agentd import config as config_mod
+from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
 from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
@@ -22,6 +24,7 @@ from agentd.runtime.host import App, Host
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.redact import install_log_redaction, redact
 from agentd.runtime.storage import StorageError
+from agentd.tokens import new_token
 
 log = logging.getLogger("agentd")
 
@@ -59,12 +62,17 @@ async def serve(args: argparse.Namespace) -> int:
     host = args.host or cfg.server.host
     port = args.port if args.port is not None else cfg.server.port
     grace = args.grace if args.grace is not None else cfg.server.shutdown_grace_seconds
+    check_exposure(host, cfg.auth.modes, cfg.auth.allow_unauthenticated_network)
     server = AgentdServer(
         agentd_host,
         shutdown_grace=grace,
         dispatch_interval=cfg.threads.notification_dispatch_interval_seconds,
         health_probe_interval=cfg.server.health_probe_seconds,
         max_message_bytes=cfg.server.max_message_bytes,
+        gate=Gate(cfg.auth.authenticator(), cfg.auth.limits, agentd_host.cache),
+        tls=cfg.server.tls,
+        reflection_mode=cfg.server.reflection,
+        default_deadline=cfg.server.default_deadline_seconds,
     )
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
@@ -77,6 +85,35 @@ async def serve(args: argparse.Namespace) -> int:
     log.info("shutting down (grace %.1fs)", grace)
     await server.stop()
     return 0
+
+
+def check_exposure(host: str, modes: Sequence[str], allowed: bool) -> None:
+    """No authentication is for loopback: anything else must say so."""
+    if tuple(modes) != ("none",) or _loopback(host):
+        return
+    if not allowed:
+        raise config_mod.ConfigError(
+            f"auth.mode is none, but the server would listen on {host}, beyond this machine: set [auth] mode "
+            "(token, jwt or mtls), or allow_unauthenticated_network = true to accept every caller as admin"
+        )
+    log.warning(
+        "AUTHENTICATION IS OFF on %s: anyone who reaches this port is an admin of every tenant "
+        "([auth] allow_unauthenticated_network = true)",
+        host,
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _csv(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,7 +132,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--resource", default=os.environ.get("USER") or "terminal", help="the thread's resource id")
     c.add_argument("--addr", default=os.environ.get("AGENTD_ADDR", "127.0.0.1:50051"), help="the server's address")
     c.add_argument("--provider-options", help="JSON provider options for the runs this chat wakes")
+    t = sub.add_parser("token", help="make a bearer token for [auth] mode token")
+    t_sub = t.add_subparsers(dest="token_command", required=True)
+    n = t_sub.add_parser("new", help="print a fresh token once, and the [[auth.tokens]] lines that admit it")
+    n.add_argument("--tenant", required=True)
+    n.add_argument("--subject", required=True, help="who uses it, e.g. billing-service")
+    n.add_argument("--roles", required=True, help="comma-separated: reader, writer, admin")
+    n.add_argument("--resources", default="*", help="comma-separated resource-id patterns (default: *)")
     args = parser.parse_args(argv)
+    if args.command == "token":
+        try:
+            token, lines = new_token(args.tenant, args.subject, _csv(args.roles), _csv(args.resources))
+        except ValueError as exc:
+            print(f"agentd token new: {exc}", file=sys.stderr)
+            return 2
+        print(f"token (shown once; agentd keeps only its hash): {token}\n\n# agentd.toml\n{lines}")
+        return 0
     if args.command == "chat":
         from agentd import chat
 

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentd.auth_config import AuthConfigError, AuthSettings, parse_auth, parse_tls
 from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
+from agentd.grpc.tls import TLSSettings
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import (
     DEFAULT_MAX_BYTES,
@@ -60,6 +62,12 @@ class ServerSettings:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     #: How often storage is probed for the health service.
     health_probe_seconds: float = 1.0
+    #: Reflection for grpcurl: "open", "authenticated" (a caller who could call anything) or "off".
+    reflection: str = "open"
+    #: The deadline a unary call gets when it carries none.
+    default_deadline_seconds: float = 300.0
+    #: TLS (and mutual TLS) for the listening port; None: plaintext.
+    tls: TLSSettings | None = None
 
 
 @dataclass
@@ -135,6 +143,8 @@ class Config:
     coordination_settings: CoordinationSettings = field(default_factory=CoordinationSettings)
     threads: ThreadSettings = field(default_factory=ThreadSettings)
     attachments: AttachmentSettings = field(default_factory=AttachmentSettings)
+    #: Who may call, and each caller's limits.
+    auth: AuthSettings = field(default_factory=AuthSettings)
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
     notification_store: NotificationStore | None = None
@@ -526,16 +536,26 @@ def load(
             raise ConfigError(f"attachments.allow_private_networks: {allow!r} is not true or false")
         config.attachments = AttachmentSettings(allow)
         server = data.get("server", {})
-        _check_keys(
-            server, {"host", "port", "shutdown_grace_seconds", "max_message_bytes", "health_probe_seconds"}, "server"
-        )
+        _check_keys(server, set(ServerSettings.__dataclass_fields__), "server")
+        try:
+            config.auth = parse_auth(data.get("auth", {}), config.path.parent)
+            tls = parse_tls(server.get("tls"), config.path.parent)
+        except AuthConfigError as exc:
+            raise ConfigError(str(exc)) from None
         config.server = ServerSettings(
             host=server.get("host", DEFAULT_HOST),
             port=int(server.get("port", DEFAULT_PORT)),
             shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
             max_message_bytes=int(server.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
             health_probe_seconds=float(server.get("health_probe_seconds", 1.0)),
+            reflection=str(server.get("reflection", "open")),
+            default_deadline_seconds=float(server.get("default_deadline_seconds", 300.0)),
+            tls=tls,
         )
+        if config.server.reflection not in ("open", "authenticated", "off"):
+            raise ConfigError(f"server.reflection: {config.server.reflection!r} is not open, authenticated or off")
+        if config.server.default_deadline_seconds <= 0:
+            raise ConfigError("server.default_deadline_seconds: must be positive")
         if config.server.max_message_bytes < 64 * 1024:
             raise ConfigError(f"server.max_message_bytes: {config.server.max_message_bytes} is under 64 KiB")
         if config.server.health_probe_seconds <= 0:

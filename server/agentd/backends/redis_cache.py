@@ -51,6 +51,27 @@ redis.call('HINCRBY', KEYS[2], value and 'hits' or 'misses', 1)
 return value
 """
 
+# KEYS[1] the bucket; ARGV rate per second, burst. The server's clock, so
+# replicas agree. Returns the seconds to wait (0: a token was taken).
+_TAKE_TOKEN = """
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+else
+  wait = (1 - tokens) / rate
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(((burst - tokens) / rate + 1) * 1000))
+return tostring(wait)
+"""
+
 _GLOB = re.compile(rb"([*?\[\]\\])")
 
 
@@ -80,6 +101,7 @@ class RedisServerCache(RedisBackend, ServerCache):
         self.ttl = ttl
         self._prefix = self._encode_key(self.key_prefix)
         self._increment = self.client.register_script(_INCREMENT)
+        self._take_token = self.client.register_script(_TAKE_TOKEN)
         self._get = self.client.register_script(_GET)
         # Outside key_prefix, so keys(), size() and clear() never see it.
         self._stats_key = b"agentd:cache-stats:" + self._prefix
@@ -200,6 +222,10 @@ class RedisServerCache(RedisBackend, ServerCache):
         seconds = 0 if ttl is None or ttl <= 0 else expire_seconds(ttl)
         with self._failures("increment", key):
             return int(await self._increment(keys=[self._key(key)], args=[by, seconds]))
+
+    async def take_token(self, key: str, rate: float, burst: int) -> float:
+        with self._failures("take_token", key):
+            return float(await self._take_token(keys=[self._key(key)], args=[rate, burst]))
 
     async def shared_stats(self) -> CacheStats:
         """Hits, misses and writes of every process using this cache (they are

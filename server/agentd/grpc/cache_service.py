@@ -6,6 +6,7 @@ import json
 from contextlib import AbstractContextManager
 from typing import Any
 
+from agentd.grpc.authz import caller
 from agentd.grpc.errors import Context, unavailable_on
 from agentd.grpc.values import duration_seconds, from_value, to_value
 from agentd.grpc.violations import Violations
@@ -13,6 +14,7 @@ from agentd.runtime.cache import CacheEntryTooLarge, CacheError, ServerCache
 from agentd.runtime.codec import encode
 from agentd.runtime.errors import ResourceExhausted
 from agentd.runtime.host import Host
+from agentd.runtime.identity import DEFAULT_TENANT, SEPARATOR
 from agentd.runtime.response_keys import invalidate_response_cache
 from agentd.runtime.unset import UNSET, Unset
 from agentd_proto.v1 import cache_service_pb2 as pb
@@ -37,6 +39,13 @@ def _check_key(key: str, v: Violations, field: str = "key") -> None:
         v.add(field, "is required")
     elif len(key) > MAX_KEY_LENGTH:
         v.add(field, f"must be at most {MAX_KEY_LENGTH} characters")
+    elif SEPARATOR in key:
+        v.add(field, "must not contain control characters")
+
+
+def _key(key: str) -> str:
+    """The caller's key, in its tenant's part of the cache."""
+    return caller().scoped(key)
 
 
 class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
@@ -52,7 +61,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         _check_key(request.key, v)
         v.check()
         with cache_errors():
-            value = await self.cache.get(request.key)
+            value = await self.cache.get(_key(request.key))
         if value is None:
             return pb.GetCacheEntryResponse(found=False)
         return pb.GetCacheEntryResponse(found=True, value=to_value(jsonable(value)))
@@ -72,7 +81,7 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         v.check()
         with cache_errors():
             try:
-                await self.cache.set(request.key, from_value(request.value), ttl, pinned=request.pinned)
+                await self.cache.set(_key(request.key), from_value(request.value), ttl, pinned=request.pinned)
             except CacheEntryTooLarge as exc:  # the caller's value, not the backend, is at fault
                 raise ResourceExhausted(str(exc), "CACHE_ENTRY_TOO_LARGE") from None
         return pb.SetCacheEntryResponse()
@@ -84,15 +93,25 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         _check_key(request.key, v)
         v.check()
         with cache_errors():
-            return pb.DeleteCacheEntryResponse(deleted=await self.cache.delete(request.key))
+            return pb.DeleteCacheEntryResponse(deleted=await self.cache.delete(_key(request.key)))
 
     async def ClearCache(self, request: pb.ClearCacheRequest, context: Context) -> pb.ClearCacheResponse:
         v = Violations()
         if not request.prefix:
             v.add("prefix", "is required (clearing everything by accident is not offered)")
+        elif SEPARATOR in request.prefix:
+            v.add("prefix", "must not contain control characters")
         v.check()
+        prefix = _key(request.prefix)
         with cache_errors():
-            return pb.ClearCacheResponse(deleted_count=await self.cache.clear(request.prefix))
+            if caller().tenant != DEFAULT_TENANT:
+                return pb.ClearCacheResponse(deleted_count=await self.cache.clear(prefix))
+            # Tenant `default`'s keys carry no tenant name: every other tenant's key is left alone.
+            deleted = 0
+            for key in await self.cache.keys(prefix):
+                if SEPARATOR not in key:
+                    deleted += await self.cache.delete(key)
+            return pb.ClearCacheResponse(deleted_count=deleted)
 
     async def GetCacheStats(self, request: pb.GetCacheStatsRequest, context: Context) -> pb.GetCacheStatsResponse:
         with cache_errors():
@@ -116,7 +135,11 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
         if which == "scope" and not request.scope:
             v.add("scope", "must not be empty; use no_scope for the unscoped entries")
         v.check()
-        scope: str | Unset | None = request.scope if which == "scope" else None if which == "no_scope" else UNSET
+        who = caller()
+        # The tenant's entries only: the processor writes them under its scoped agent and scope.
+        scope: str | Unset | None = (
+            who.scoped(request.scope) if which == "scope" else None if which == "no_scope" else UNSET
+        )
         with cache_errors():
-            deleted = await invalidate_response_cache(self.host.caches.values(), request.agent_id, scope)
+            deleted = await invalidate_response_cache(self.host.caches.values(), who.scoped(request.agent_id), scope)
         return pb.InvalidateResponseCacheResponse(deleted_count=deleted)

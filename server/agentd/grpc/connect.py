@@ -13,13 +13,15 @@ import enum
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+from agentd.grpc.authz import caller
 from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.errors import to_rpc_status
 from agentd.grpc.options import host_options
 from agentd.grpc.routing import RouteFields, decision_to_pb, route_fields, route_request, state_signal_request
 from agentd.grpc.service import Malformed, malformed_error
 from agentd.grpc.signals import message_input_from_pb, signal_input_from_pb, signal_to_pb
-from agentd.grpc.threads import check_id, hidden_signals, runs_of, snapshot_to_pb
+from agentd.grpc.tenancy import scope_id, scope_resource
+from agentd.grpc.threads import caller_thread, check_id, hidden_signals, runs_of, snapshot_to_pb
 from agentd.grpc.values import from_value, non_finite
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import (
@@ -48,7 +50,7 @@ class _Control(enum.Enum):
 
 @dataclass(frozen=True)
 class Opened:
-    """What the `open` frame set up."""
+    """What the `open` frame set up (the ids scoped to the caller's tenant)."""
 
     agent_id: str
     resource_id: str
@@ -144,13 +146,17 @@ class ConnectSession:
             stream_options = host_options(self.host, open_.stream_options, "open.stream_options", v, thread_bound=True)
         v.check()
         self.host.agents.get(open_.agent_id)
+        # A thread not created yet may be opened (its first run is coming); another resource's is NOT_FOUND.
+        await caller_thread(self.host.storage, open_.thread_id, open_.resource_id, missing_ok=True)
+        resource_id = scope_resource(open_.resource_id, "open.resource_id")
+        thread_id = scope_id(open_.thread_id, "open.thread_id")
         snapshot, replay, subscriber = await self.host.threads.subscribe(
-            open_.resource_id,
-            open_.thread_id,
+            resource_id,
+            thread_id,
             resume_epoch=resume.log_epoch if resume else None,
             after_offset=resume.after_offset if resume else None,
         )
-        self.opened = Opened(open_.agent_id, open_.resource_id, open_.thread_id, subscriber, stream_options)
+        self.opened = Opened(open_.agent_id, resource_id, thread_id, subscriber, stream_options)
         first = [pb.ConnectResponse(request_id=request_id, snapshot=snapshot_to_pb(open_, snapshot))]
         last = resume.after_offset if resume else snapshot.last_offset
         for chunks in runs_of(replay, hidden):
@@ -176,7 +182,13 @@ async def _tool_result(session: ConnectSession, opened: Opened, frame: pb.Connec
             + [FieldViolation("tool_result.tool_call_id", "is required")] * (not tr.tool_call_id)
         )
     result = from_value(tr.result) if tr.HasField("result") else None
-    if not await session.host.threads.answer_tool(tr.run_id, tr.tool_call_id, result, tr.is_error):
+    found = await session.host.threads.thread_of_run(tr.run_id)
+    # Only a run of this stream's thread: a run id is no key to anyone else's tool calls.
+    if (
+        found is None
+        or found[1] != opened.thread_id
+        or not await session.host.threads.answer_tool(tr.run_id, tr.tool_call_id, result, tr.is_error)
+    ):
         raise NotFound(
             f"no client tool call {tr.tool_call_id!r} is waiting in run {tr.run_id!r}",
             "TOOL_CALL_NOT_FOUND",
@@ -214,11 +226,12 @@ async def _route_fields(
     session: ConnectSession, opened: Opened, body: SendFrame | pb.ConnectSendStateSignal, v: Violations
 ) -> RouteFields:
     """The opened thread, the frame's behaviours, the stream's options."""
+    who = caller()
     return await route_fields(
         session.host,
         v,
-        resource_id=opened.resource_id,
-        thread_id=opened.thread_id,
+        resource_id=who.unscoped(opened.resource_id),  # route_fields scopes what a caller names
+        thread_id=who.unscoped(opened.thread_id),
         # A queued message is always a run of its own: it has no active behaviour.
         if_active=None
         if isinstance(body, pb.ConnectQueueMessage) or not body.HasField("if_active")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -13,9 +14,12 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, Unavailable
+from agentd.runtime.identity import SEPARATOR
 from agentd.runtime.redact import redact, redact_mapping
 
 DOMAIN = "agentd"
+#: A scoped id's tenant part (runtime.identity), wherever it appears in text.
+_SCOPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}" + SEPARATOR)
 DETAILS_KEY = "grpc-status-details-bin"
 #: The servicer context, parametrised for the type checker.
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -23,14 +27,16 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 def to_rpc_status(err: AgentdError) -> status_pb2.Status:
     code = grpc.StatusCode[err.status]
-    status = status_pb2.Status(code=code.value[0], message=redact(err.message))
+    # Secrets redacted, and ids as their tenant knows them (a scoped id names its tenant).
+    status = status_pb2.Status(code=code.value[0], message=_unscope(redact(err.message)))
+    metadata = {k: _unscope(v) for k, v in redact_mapping(err.metadata).items()}
     info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=redact_mapping(err.metadata)))
+    info.Pack(error_details_pb2.ErrorInfo(reason=err.reason, domain=DOMAIN, metadata=metadata))
     status.details.append(info)
     if err.violations:
         bad = error_details_pb2.BadRequest(
             field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=_unscope(v.description))
                 for v in err.violations
             ]
         )
@@ -54,6 +60,11 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
         trailing_metadata=((DETAILS_KEY, status.SerializeToString()),),
     )
     raise AssertionError("unreachable")  # context.abort raises
+
+
+def _unscope(text: str) -> str:
+    """Error text with scoped ids (`<tenant>\x1f<id>`) as their tenant knows them."""
+    return _SCOPE.sub("", text) if SEPARATOR in text else text
 
 
 @contextmanager

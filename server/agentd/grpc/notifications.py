@@ -4,7 +4,9 @@ requests a caller sends to runtime inputs and queries."""
 from __future__ import annotations
 
 from agentd.grpc import paging
+from agentd.grpc.authz import caller
 from agentd.grpc.signals import attributes_from_pb, attributes_to_pb
+from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.values import (
     enum_names,
     enum_values,
@@ -112,12 +114,15 @@ def notification_query(request: pb.ListNotificationsRequest, v: Violations) -> t
     priorities = enum_names(request.priorities, PRIORITY_FROM_PB, "priorities", "priority", v)
     kind = f"notifications:{request.thread_id}"
     cursor = paging.decode(kind, request.page_token)
+    who = caller()
+    if not who.all_resources and not request.resource_id:
+        v.add("resource_id", "is required for a caller limited to some resources")
     query = NotificationQuery(
-        thread_id=request.thread_id,
+        thread_id=scope_id(request.thread_id, "thread_id"),
         status=statuses or None,
         priority=priorities or None,
         source=request.source or None,
-        resource_id=request.resource_id or None,
+        resource_id=scope_resource(request.resource_id, "resource_id") or None,
         agent_id=request.agent_id or None,
         search=request.search or None,
         limit=size,

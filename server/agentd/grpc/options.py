@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentd.grpc.authz import caller
+from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.values import from_struct
 from agentd.grpc.violations import Violations
 from agentd.runtime import options as ro
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
+from agentd.runtime.identity import SUBJECT_KEY, TENANT_KEY
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd_proto.v1 import options_pb2 as opb
 
@@ -93,6 +96,9 @@ def execution_options(
             )
 
     memory = _memory(pb.memory, f"{path}.memory", v) if pb.HasField("memory") else None
+    who = caller()
+    if who.method != "none":  # processors and tools see who is calling, under keys no caller can set
+        request_context = {**(request_context or {}), TENANT_KEY: who.tenant, SUBJECT_KEY: who.subject}
 
     client_tools: tuple[ro.ClientTool, ...] | None = None
     if pb.client_tools:
@@ -199,20 +205,22 @@ def _model_settings(pb: opb.ModelSettings, path: str, v: Violations) -> ro.Model
 
 
 def _memory(pb: opb.MemoryOptions, path: str, v: Violations) -> ro.MemoryOptions:
+    """The memory ids, scoped to the caller's tenant (a resource it may not act for is NOT_FOUND)."""
     which = pb.WhichOneof("thread")
     thread = None
     if which == "thread_id":
         if not pb.thread_id:
             v.add(f"{path}.thread_id", "must not be empty")
-        thread = ro.ThreadRef(pb.thread_id)
+        thread = ro.ThreadRef(scope_id(pb.thread_id, f"{path}.thread_id"))
     elif which == "thread_object":
         t = pb.thread_object
         if not t.id:
             v.add(f"{path}.thread_object.id", "is required")
-        thread = ro.ThreadRef(t.id, t.title or None, from_struct(t.metadata) if t.HasField("metadata") else None)
+        metadata = from_struct(t.metadata) if t.HasField("metadata") else None
+        thread = ro.ThreadRef(scope_id(t.id, f"{path}.thread_object.id"), t.title or None, metadata)
     if thread is not None and not pb.resource:
         v.add(f"{path}.resource", "is required with a thread", "MEMORY_IDS_REQUIRED")
-    return ro.MemoryOptions(pb.resource or None, thread)
+    return ro.MemoryOptions(scope_resource(pb.resource, f"{path}.resource") or None, thread)
 
 
 def build_processors(

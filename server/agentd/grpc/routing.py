@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from agentd.grpc.authz import check_id_chars
 from agentd.grpc.options import host_options
 from agentd.grpc.parts import content_part_from_pb
 from agentd.grpc.signals import attributes_from_pb, scalar_attributes
+from agentd.grpc.tenancy import run_in_tenant, scope_id, scope_resource
 from agentd.grpc.values import from_value, optional_struct
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import NotFound
@@ -66,9 +68,12 @@ async def route_fields(
     both behaviours; problems go to `v`."""
     if not run_id and not (resource_id and thread_id):
         v.add("target", "set target.resource_id and target.thread_id (or the run_id of an active run)")
+    resource_id = scope_resource(resource_id, "target.resource_id")
+    thread_id = scope_id(thread_id, "target.thread_id")
+    check_id_chars(run_id, "target.run_id")
     if run_id and not thread_id:
         found = await host.threads.thread_of_run(run_id)
-        if found is None:
+        if found is None or not run_in_tenant(found[1], found[0]):  # another tenant's run does not exist here
             raise NotFound(f"run {run_id!r} is not active", "RUN_NOT_FOUND", {"run_id": run_id})
         resource_id, thread_id = found
     active_behavior = ACTIVE.get(if_active.behavior) if if_active is not None else "deliver"

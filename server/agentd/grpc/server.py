@@ -12,9 +12,13 @@ from grpc_reflection.v1alpha import reflection
 
 from agentd.grpc import service, tracing
 from agentd.grpc.agent_service import AgentService
+from agentd.grpc.auth import Authenticator
 from agentd.grpc.cache_service import CacheService
+from agentd.grpc.gate import Gate
+from agentd.grpc.reflection_gate import ReflectionGate
 from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
+from agentd.grpc.tls import TLSSettings, server_credentials
 from agentd.runtime.health import StorageProbe
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
@@ -56,8 +60,15 @@ class AgentdServer:
         dispatch_interval: float = 5.0,
         health_probe_interval: float = 1.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        gate: Gate | None = None,
+        tls: TLSSettings | None = None,
+        reflection_mode: str = "open",
+        default_deadline: float | None = None,
     ) -> None:
         self.host = host
+        #: Who is calling and what they may do: authentication, roles, limits.
+        self.gate = gate or Gate(Authenticator())
+        self.tls = tls
         #: Flips the storage-bound services' health while storage does not answer.
         self.storage_probe = StorageProbe(host.storage, interval=health_probe_interval)
         self._probing: asyncio.Task[None] | None = None
@@ -83,38 +94,31 @@ class AgentdServer:
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
         ]
+        if reflection_mode == "authenticated":
+            interceptors.append(ReflectionGate(self.gate.authenticator))
         self.server = grpc.aio.server(interceptors=interceptors, options=options)
         agents, threads, signals, cache = SERVICES
-        service.register(
-            self.server,
-            agents,
-            agent_service_pb2_grpc.AgentServiceServicer,
-            AgentService(host),
-            max_reply_bytes=max_message_bytes,
+        servicers = (
+            (agents, agent_service_pb2_grpc.AgentServiceServicer, AgentService(host)),
+            (threads, thread_service_pb2_grpc.ThreadServiceServicer, ThreadService(host)),
+            (signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host)),
+            (cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host)),
         )
-        service.register(
-            self.server,
-            threads,
-            thread_service_pb2_grpc.ThreadServiceServicer,
-            ThreadService(host),
-            max_reply_bytes=max_message_bytes,
-        )
-        service.register(
-            self.server,
-            signals,
-            signal_service_pb2_grpc.SignalServiceServicer,
-            SignalService(host),
-            max_reply_bytes=max_message_bytes,
-        )
-        service.register(
-            self.server,
-            cache,
-            cache_service_pb2_grpc.CacheServiceServicer,
-            CacheService(host),
-            max_reply_bytes=max_message_bytes,
-        )
+        for descriptor, base, servicer in servicers:
+            service.register(
+                self.server,
+                descriptor,
+                base,
+                servicer,
+                gate=self.gate,
+                max_reply_bytes=max_message_bytes,
+                default_deadline=default_deadline,
+            )
+        # Health stays open: load balancers and orchestrators ask it without credentials.
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection((*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server)
+        if reflection_mode != "off":
+            names = (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            reflection.enable_server_reflection(names, self.server)
         self.port = 0
         self._stopped = asyncio.Event()
         #: How often notifications that fell due are delivered (0: never; tests step it).
@@ -125,7 +129,10 @@ class AgentdServer:
         # Bind first: a second process on a taken port stops here, before it
         # replays (and pays for) acknowledged work that the first one owns.
         try:
-            self.port = self.server.add_insecure_port(address)
+            if self.tls is not None:
+                self.port = self.server.add_secure_port(address, server_credentials(self.tls))
+            else:
+                self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way
             raise OSError(f"cannot listen on {address}: address in use or invalid") from exc
         recovered = await self.host.open()  # replays acknowledged signals a stopped process left behind

@@ -12,15 +12,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from google.protobuf import descriptor, message, message_factory
 
+from agentd.grpc.auth import Authenticator
+from agentd.grpc.authz import CALLER, ROLES
 from agentd.grpc.errors import Context, abort
+from agentd.grpc.gate import Gate
+from agentd.grpc.tenancy import unscope_message
 from agentd.grpc.values import non_finite
 from agentd.grpc.wire import locate_malformed
-from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, ResourceExhausted, Unimplemented
+from agentd.runtime.errors import (
+    AgentdError,
+    DeadlineExceeded,
+    FieldViolation,
+    InvalidArgument,
+    ResourceExhausted,
+    Unimplemented,
+)
 
 log = logging.getLogger("agentd.grpc")
 Unary = Callable[[Any, Context], Awaitable[Any]]
@@ -80,13 +92,33 @@ def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
     )
 
 
-def _unary(impl: Unary, method: str, max_reply_bytes: int | None) -> Unary:
+@dataclass(frozen=True)
+class _Call:
+    """What register knows about the method a wrapper serves."""
+
+    full_name: str  # "<package.Service>/<Method>"
+    gate: Gate
+    max_reply_bytes: int | None
+    default_deadline: float | None
+
+    @property
+    def name(self) -> str:
+        return self.full_name.rpartition("/")[2]
+
+
+def _unary(impl: Unary, call: _Call) -> Unary:
     async def handle(request: Any, context: Context) -> Any:
         try:
+            identity = await call.gate.admit(call.full_name, context)
             _checked(request)
-            response = await impl(request, context)
-            if max_reply_bytes is not None and (size := response.ByteSize()) > max_reply_bytes:
-                raise _too_large(method, size, max_reply_bytes)
+            token = CALLER.set(identity)
+            try:
+                response = await _within_deadline(impl(request, context), context, call)
+            finally:
+                CALLER.reset(token)
+            unscope_message(response, identity.tenant)
+            if call.max_reply_bytes is not None and (size := response.ByteSize()) > call.max_reply_bytes:
+                raise _too_large(call.name, size, call.max_reply_bytes)
             return response
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
@@ -96,16 +128,40 @@ def _unary(impl: Unary, method: str, max_reply_bytes: int | None) -> Unary:
     return handle
 
 
-def _stream(impl: Streaming, *, decoded_request: bool) -> Streaming:
+async def _within_deadline(work: Awaitable[Any], context: Context, call: _Call) -> Any:
+    """A unary call that carries no deadline gets the server's default one."""
+    if call.default_deadline is None or context.time_remaining() is not None:
+        return await work
+    try:
+        async with asyncio.timeout(call.default_deadline) as limit:
+            return await work
+    except TimeoutError:
+        if not limit.expired():
+            raise
+        raise DeadlineExceeded(
+            f"{call.name} took longer than the server's {call.default_deadline:g} s for a call without a "
+            "deadline ([server] default_deadline_seconds): set a deadline of your own",
+            "DEFAULT_DEADLINE_EXCEEDED",
+        ) from None
+
+
+def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming:
     """Server streaming (`decoded_request`: one request to check) or bidirectional
     (frames are the implementation's to check)."""
 
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         try:
+            identity = await call.gate.admit(call.full_name, context)
             if decoded_request:
                 _checked(request)
-            async for response in impl(request, context):
-                yield response
+            token = CALLER.set(identity)
+            try:
+                with call.gate.stream(identity):
+                    async for response in impl(request, context):
+                        unscope_message(response, identity.tenant)
+                        yield response
+            finally:
+                CALLER.reset(token)
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
@@ -137,7 +193,9 @@ def register(
     base: type,
     servicer: object,
     *,
+    gate: Gate | None = None,
     max_reply_bytes: int | None = None,
+    default_deadline: float | None = None,
 ) -> None:
     """Serves `service` with `servicer`, an instance of `base`, the service's
     generated servicer class (TypeError otherwise). A unary reply over
@@ -145,7 +203,12 @@ def register(
     if not isinstance(servicer, base):
         raise TypeError(f"{type(servicer).__name__} does not subclass {base.__name__}, the {service.name} servicer")
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    gate = gate or Gate(Authenticator())
     for method in service.methods:
+        full_name = f"{service.full_name}/{method.name}"
+        if full_name not in ROLES:
+            raise RuntimeError(f"{full_name} has no role in agentd.grpc.authz.ROLES: decide who may call it")
+        call = _Call(full_name, gate, max_reply_bytes, default_deadline)
         if method.client_streaming and not method.server_streaming:
             raise NotImplementedError("client-streaming methods are not part of the contract")
         decode = _deserializer(message_factory.GetMessageClass(method.input_type))
@@ -156,14 +219,14 @@ def register(
             impl = _missing(service.name, method.name, streaming=method.server_streaming)
         if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _stream(impl, decoded_request=False), request_deserializer=decode, response_serializer=encode
+                _stream(impl, call, decoded_request=False), request_deserializer=decode, response_serializer=encode
             )
         elif method.server_streaming:
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _stream(impl, decoded_request=True), request_deserializer=decode, response_serializer=encode
+                _stream(impl, call, decoded_request=True), request_deserializer=decode, response_serializer=encode
             )
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _unary(impl, method.name, max_reply_bytes), request_deserializer=decode, response_serializer=encode
+                _unary(impl, call), request_deserializer=decode, response_serializer=encode
             )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentd.grpc import paging
+from agentd.grpc.authz import caller
 from agentd.grpc.errors import Context
 from agentd.grpc.notifications import (
     STATUS_FROM_PB,
@@ -17,9 +18,11 @@ from agentd.grpc.notifications import (
 from agentd.grpc.options import host_options
 from agentd.grpc.routing import RouteFields, decision_to_pb, route_fields, route_request, state_signal_request
 from agentd.grpc.signals import message_input_from_pb, signal_input_from_pb, signal_to_pb
+from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
+from agentd.runtime.notifications import NotificationNotFound
 from agentd.runtime.signals import Signal
 from agentd.runtime.state_signals import send_state_signal
 from agentd.runtime.threads import Routing
@@ -111,8 +114,8 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         sent = await self.host.notifications.send(
             notification,
             agent_id=request.agent_id,
-            resource_id=request.resource_id,
-            thread_id=request.thread_id,
+            resource_id=scope_resource(request.resource_id, "resource_id"),
+            thread_id=scope_id(request.thread_id, "thread_id"),
             route=self.host.route_notification,
             thread_state=self.host.thread_state,
             stream_options=stream_options,
@@ -151,7 +154,13 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         if status not in ("seen", "dismissed", "archived"):
             v.add("status", "must be NOTIFICATION_STATUS_SEEN, _DISMISSED or _ARCHIVED")
         v.check()
-        record = await self.host.notifications.set_status(request.thread_id, request.notification_id, status)  # type: ignore[arg-type]
+        thread_id = scope_id(request.thread_id, "thread_id")
+        who = caller()
+        if not who.all_resources:  # only a notification of a resource it may act for
+            found = await self.host.notification_store.get(thread_id, request.notification_id)
+            if found is None or not who.may_act_for(who.unscoped(found.resource_id or "")):
+                raise NotificationNotFound(request.thread_id, request.notification_id)
+        record = await self.host.notifications.set_status(thread_id, request.notification_id, status)  # type: ignore[arg-type]
         return pb.UpdateNotificationStatusResponse(notification=notification_to_pb(record))
 
 

@@ -8,12 +8,15 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 
 from agentd.grpc import paging, tracing
+from agentd.grpc.authz import caller, check_id_chars
 from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.connect import ConnectSession
 from agentd.grpc.errors import Context
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.service import Malformed
+from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.threads import (
+    caller_thread,
     check_id,
     hidden_signals,
     require_id,
@@ -25,8 +28,9 @@ from agentd.grpc.threads import (
 )
 from agentd.grpc.values import from_struct, timestamp
 from agentd.grpc.violations import Violations
-from agentd.runtime.errors import AlreadyExists, InvalidArgument, Unavailable
+from agentd.runtime.errors import AlreadyExists, InvalidArgument, PermissionDenied, Unavailable
 from agentd.runtime.host import Host
+from agentd.runtime.identity import tenant_of
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.storage import MessageQuery, Order, Thread, ThreadExists
 from agentd.runtime.threads import follow
@@ -45,13 +49,12 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def _thread(self, thread_id: str, resource_id: str) -> Thread:
-        """The thread, or NOT_FOUND (also when it belongs to another resource:
-        a caller learns nothing about threads it does not own)."""
-        with storage_errors():
-            thread = await self.host.storage.get_thread(thread_id)
-        if thread is None or (resource_id and thread.resource_id != resource_id):
-            raise thread_not_found(thread_id)
+    async def _thread(self, thread_id: str, resource_id: str, *, missing_ok: bool = False) -> Thread | None:
+        return await caller_thread(self.host.storage, thread_id, resource_id, missing_ok=missing_ok)
+
+    async def _existing(self, thread_id: str, resource_id: str) -> Thread:
+        thread = await self._thread(thread_id, resource_id)
+        assert thread is not None
         return thread
 
     async def CreateThread(self, request: pb.CreateThreadRequest, context: Context) -> pb.CreateThreadResponse:
@@ -62,8 +65,8 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         v.check()
         now = utcnow()
         thread = Thread(
-            id=t.id or new_id("thr_"),
-            resource_id=t.resource_id,
+            id=scope_id(t.id or new_id("thr_"), "thread.id"),
+            resource_id=scope_resource(t.resource_id, "thread.resource_id"),
             title=t.title,
             metadata=from_struct(t.metadata) if t.HasField("metadata") else {},
             created_at=now,
@@ -74,13 +77,13 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
                 created = await self.host.storage.create_thread(thread)
         except ThreadExists:
             raise AlreadyExists(
-                f"thread {thread.id!r} already exists", "THREAD_ALREADY_EXISTS", {"thread_id": thread.id}
+                f"thread {t.id!r} already exists", "THREAD_ALREADY_EXISTS", {"thread_id": t.id}
             ) from None
         return pb.CreateThreadResponse(thread=thread_to_pb(created))
 
     async def GetThread(self, request: pb.GetThreadRequest, context: Context) -> pb.GetThreadResponse:
         require_id(request.thread_id, "thread_id")
-        thread = await self._thread(request.thread_id, request.resource_id)
+        thread = await self._existing(request.thread_id, request.resource_id)
         active = await self.host.threads.active_run_id(thread.resource_id, thread.id)
         return pb.GetThreadResponse(thread=thread_to_pb(thread), active_run_id=active or "")
 
@@ -90,16 +93,23 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         size = paging.page_size(request.page_size, "page_size", v)
         cursor = paging.decode("threads:" + request.resource_id, request.page_token)
         v.check()
+        who = caller()
+        if not request.resource_id and not (who.has("admin") and who.all_resources):
+            raise PermissionDenied(
+                "listing threads across resources needs the admin role for every resource; name a resource_id",
+                "ROLE_REQUIRED",
+                {"required_role": "admin"},
+            )
+        resource = scope_resource(request.resource_id, "resource_id")
         metadata = from_struct(request.metadata_filter) if request.HasField("metadata_filter") else None
         try:
             with storage_errors():
-                page = await self.host.storage.list_threads(
-                    request.resource_id, limit=size, cursor=cursor, metadata=metadata
-                )
+                page = await self.host.storage.list_threads(resource, limit=size, cursor=cursor, metadata=metadata)
         except ValueError:  # a forged token that decoded but holds no cursor
             raise _bad_page_token() from None
         token = paging.encode("threads:" + request.resource_id, page.next_cursor) if page.next_cursor else ""
-        return pb.ListThreadsResponse(threads=[thread_to_pb(t) for t in page.threads], next_page_token=token)
+        mine = [t for t in page.threads if tenant_of(t.id) == who.tenant]  # across resources: the tenant's only
+        return pb.ListThreadsResponse(threads=[thread_to_pb(t) for t in mine], next_page_token=token)
 
     async def UpdateThread(self, request: pb.UpdateThreadRequest, context: Context) -> pb.UpdateThreadResponse:
         v = Violations()
@@ -109,11 +119,11 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             if path not in UPDATABLE:
                 v.add(f"update_mask.paths[{i}]", f"{path!r} cannot be updated (updatable: title, metadata)")
         v.check()
-        await self._thread(request.thread.id, request.thread.resource_id)
+        thread = await self._existing(request.thread.id, request.thread.resource_id)
         t = request.thread
         with storage_errors():
             updated = await self.host.storage.update_thread(
-                t.id,
+                thread.id,
                 title=t.title if "title" in paths else None,
                 metadata=from_struct(t.metadata) if "metadata" in paths else None,
             )
@@ -123,7 +133,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
 
     async def DeleteThread(self, request: pb.DeleteThreadRequest, context: Context) -> pb.DeleteThreadResponse:
         require_id(request.thread_id, "thread_id")
-        thread = await self._thread(request.thread_id, request.resource_id)
+        thread = await self._existing(request.thread_id, request.resource_id)
         if not await self.host.threads.delete_thread(thread.resource_id, thread.id):
             raise thread_not_found(request.thread_id)
         return pb.DeleteThreadResponse()
@@ -143,9 +153,9 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         if start and end and start > end:
             v.add("end_time", "must not be before start_time")
         v.check()
-        await self._thread(request.thread_id, request.resource_id)
+        thread = await self._existing(request.thread_id, request.resource_id)
         query = MessageQuery(
-            request.thread_id,
+            thread.id,
             limit=size,
             order=order,
             cursor=cursor,
@@ -165,7 +175,12 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
 
     async def AbortRun(self, request: pb.AbortRunRequest, context: Context) -> pb.AbortRunResponse:
         require_id(request.thread_id, "thread_id")
-        aborted = await self.host.threads.abort(request.resource_id, request.thread_id, request.run_id or None)
+        check_id_chars(request.run_id, "run_id")
+        thread = await self._thread(request.thread_id, request.resource_id, missing_ok=True)
+        resource = thread.resource_id if thread else scope_resource(request.resource_id, "resource_id")
+        aborted = await self.host.threads.abort(
+            resource, scope_id(request.thread_id, "thread_id"), request.run_id or None
+        )
         return pb.AbortRunResponse(aborted=aborted is not None, run_id=aborted or "")
 
     async def Subscribe(self, request: pb.SubscribeRequest, context: Context) -> AsyncIterator[pb.SubscribeResponse]:
@@ -176,10 +191,16 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             v.add("resume.log_epoch", "is required to resume (the epoch of the snapshot you last saw)")
         hidden = hidden_signals(request.hide_signals, "hide_signals", v)
         v.check()
+        # A thread not created yet may be watched (its first run is coming); another resource's is NOT_FOUND.
+        await self._thread(request.thread_id, request.resource_id, missing_ok=True)
+        resource, thread_id = (
+            scope_resource(request.resource_id, "resource_id"),
+            scope_id(request.thread_id, "thread_id"),
+        )
         threads = self.host.threads
         snapshot, replay, subscriber = await threads.subscribe(
-            request.resource_id,
-            request.thread_id,
+            resource,
+            thread_id,
             resume_epoch=resume.log_epoch if resume else None,
             after_offset=resume.after_offset if resume else None,
         )
@@ -198,7 +219,7 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
                 return
             raise Unavailable("the server is shutting down; reconnect and resume", "SERVER_SHUTDOWN")
         finally:
-            threads.unsubscribe(request.resource_id, request.thread_id, subscriber)
+            threads.unsubscribe(resource, thread_id, subscriber)
 
     async def Connect(
         self, request_iterator: AsyncIterator[pb.ConnectRequest | Malformed], context: Context

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
+from agentd.grpc.authz import caller
 from agentd.grpc.errors import unavailable_on
+from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.values import to_struct, to_timestamp
 from agentd.grpc.violations import Violations
 from agentd.runtime.chunks import Chunk, SignalEcho
 from agentd.runtime.errors import NotFound
-from agentd.runtime.storage import StorageError, Thread
+from agentd.runtime.storage import Storage, StorageError, Thread
 from agentd.runtime.threads import Snapshot
 from agentd_proto.v1 import thread_service_pb2 as pb
 
@@ -47,6 +49,28 @@ def thread_not_found(thread_id: str) -> NotFound:
 
 def storage_errors() -> AbstractContextManager[None]:
     return unavailable_on(StorageError, "storage", "STORAGE_UNAVAILABLE")
+
+
+async def caller_thread(
+    storage: Storage, thread_id: str, resource_id: str, *, missing_ok: bool = False
+) -> Thread | None:
+    """The thread the caller names (its ids scoped to the caller's tenant),
+    or NOT_FOUND: also when it belongs to another resource, or to one the
+    caller may not act for (a caller learns nothing of threads it does not
+    own). `missing_ok`: None for a thread not created yet."""
+    who = caller()
+    scoped_thread, scoped_resource = scope_id(thread_id, "thread_id"), scope_resource(resource_id, "resource_id")
+    with storage_errors():
+        thread = await storage.get_thread(scoped_thread)
+    if thread is None:
+        if missing_ok:
+            return None
+        raise thread_not_found(thread_id)
+    if scoped_resource and thread.resource_id != scoped_resource:
+        raise thread_not_found(thread_id)
+    if not who.may_act_for(who.unscoped(thread.resource_id)):
+        raise thread_not_found(thread_id)
+    return thread
 
 
 def check_id(value: str, field: str, v: Violations, *, required: bool = True) -> None:

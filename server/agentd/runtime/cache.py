@@ -96,6 +96,13 @@ class ServerCache(ABC):
     async def size(self) -> int:
         """How many live keys the cache holds."""
 
+    @abstractmethod
+    async def take_token(self, key: str, rate: float, burst: int) -> float:
+        """A token bucket at `key`, refilled at `rate` per second up to `burst`:
+        takes one token and returns 0.0, or, when empty, takes nothing and
+        returns the seconds until a token is there. Atomic: replicas sharing
+        the cache share the bucket."""
+
     async def close(self) -> None:  # noqa: B027 (optional for backends without connections)
         """Releases connections."""
 
@@ -272,6 +279,19 @@ class InMemoryServerCache(ServerCache):
         else:
             self._store(key, value, entry.expires_at, entry.pinned, entry.size)
         return value
+
+    async def take_token(self, key: str, rate: float, burst: int) -> float:
+        # No await: the read and the write of the bucket are one step on the loop.
+        now = self.clock()
+        entry = self._live(key)
+        tokens, last = entry.value if entry is not None and isinstance(entry.value, tuple) else (float(burst), now)
+        tokens = min(float(burst), tokens + (now - last) * rate)
+        wait = 0.0 if tokens >= 1 else (1 - tokens) / rate
+        if wait == 0.0:
+            tokens -= 1
+        # A full bucket needs no entry: it expires once it would have refilled.
+        self._store(key, (tokens, now), now + (burst - tokens) / rate + 1, False)
+        return wait
 
     async def size(self) -> int:
         now = self.clock()

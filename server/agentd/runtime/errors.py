@@ -76,6 +76,18 @@ class ResourceExhausted(AgentdError):
     status = "RESOURCE_EXHAUSTED"
 
 
+class DeadlineExceeded(AgentdError):
+    status = "DEADLINE_EXCEEDED"
+
+
+class Unauthenticated(AgentdError):
+    status = "UNAUTHENTICATED"
+
+
+class PermissionDenied(AgentdError):
+    status = "PERMISSION_DENIED"
+
+
 #: How long a caller should wait before retrying when a backend is down.
 BACKEND_RETRY_SECONDS = 1.0
 

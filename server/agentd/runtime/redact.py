@@ -28,6 +28,7 @@ _SHAPES = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{12,}"
     r"|\bAIza[0-9A-Za-z_\-]{30,}"
     r"|\b(?:gh[pousr]|xox[abpr])_?[A-Za-z0-9\-]{16,}"
+    r"|\bagentd_[A-Za-z0-9_\-]{20,}"
     r"|(?i:bearer)\s+[A-Za-z0-9._~+/\-]{8,}=*"
 )
 

@@ -61,6 +61,7 @@ from dataclasses import fields
 from typing import Any, Final
 
 from agentd.runtime.cache import CacheError, ServerCache
+from agentd.runtime.identity import DEFAULT_TENANT, TENANT_KEY, scoped, tenant_of
 from agentd.runtime.models.base import ModelFinish
 from agentd.runtime.processors.base import (
     CachedLLMResponse,
@@ -285,12 +286,19 @@ class ResponseCache(Processor):
         return resource if isinstance(resource, str) else None
 
     async def _derive_key(self, args: ProcessLLMRequestArgs, overrides: Mapping[str, Any]) -> str:
+        # A tenant's entries are its own: its key, its agent and its scope carry its name
+        # (tenant `default`, and every run without authentication, keys as it always did).
+        tenant = args.request_context.get(TENANT_KEY)
+        tenant = tenant if isinstance(tenant, str) else DEFAULT_TENANT
         chosen = overrides.get("key", self.key)
         if isinstance(chosen, str):
-            return chosen
+            return scoped(tenant, chosen)
+        scope = self._scope(overrides, args.request_context)
+        if scope is not None and tenant_of(scope) != tenant:
+            scope = scoped(tenant, scope)
         inputs = ResponseCacheKeyInputs(
-            agent_id=self.agent_id,
-            scope=self._scope(overrides, args.request_context),
+            agent_id=scoped(tenant, self.agent_id),
+            scope=scope,
             model=ModelIdentity.from_spec(args.model),
             prompt=args.prompt,
             step_number=args.step_number,
