@@ -27,4 +27,5 @@ def test_the_routing_fields_are_all_of_route_requests_but_the_signal_and_queue()
         "idle_attributes",
         "stream_options",
         "run_id",
+        "tenant",
     )

@@ -11,7 +11,7 @@ import pytest
 
 from agentd.runtime import Agent, AgentRegistry, ExecutionOptions
 from agentd.runtime.chunks import Chunk, TextDelta
-from agentd.runtime.errors import OutOfRange, Unavailable
+from agentd.runtime.errors import NotFound, OutOfRange, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.memory import Memory
 from agentd.runtime.signals import create_message_signal
@@ -185,3 +185,15 @@ async def test_deleting_a_thread_deletes_its_log_and_pending_signals(host: Host)
     with pytest.raises(OutOfRange):
         await host.threads.subscribe("u1", "t1", resume_epoch=snapshot.log_epoch, after_offset=0)
     host.threads.unsubscribe("u1", "t1", subscriber)
+
+
+async def test_a_request_is_checked_against_its_tenant_wherever_it_is_routed(host: Host) -> None:
+    """The ids a request carries are its tenant's (scoped by the transport); a
+    replica asked to route it (or this process) checks again: a request whose
+    ids name another tenant's thread finds nothing."""
+    forged = replace(message("across"), thread_id="acme\x1ft1", resource_id="acme\x1fu1", tenant="globex")
+    for route in (host.threads.route, host.threads.answer_peer):
+        with pytest.raises(NotFound):
+            await route(forged)
+    mine = replace(forged, tenant="acme")
+    assert (await host.threads.route(mine)).action == "wake"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from agentd.grpc.authz import check_id_chars
+from agentd.grpc.authz import caller, check_id_chars
 from agentd.grpc.options import host_options
 from agentd.grpc.parts import content_part_from_pb
 from agentd.grpc.signals import attributes_from_pb, scalar_attributes
@@ -51,6 +51,7 @@ class RouteFields(TypedDict):
     active_attributes: Attributes
     idle_attributes: Attributes
     stream_options: ExecutionOptions | None
+    tenant: str
 
 
 async def route_fields(
@@ -97,6 +98,7 @@ async def route_fields(
         active_attributes=scalar_attributes(if_active.attributes if if_active else [], "if_active.attributes", v),
         idle_attributes=scalar_attributes(if_idle.attributes if if_idle else [], "if_idle.attributes", v),
         stream_options=stream_options,
+        tenant=caller().tenant,
     )
 
 

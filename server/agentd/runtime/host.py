@@ -11,6 +11,7 @@ from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
+from agentd.runtime.identity import tenant_of
 from agentd.runtime.notifications import (
     DispatchResult,
     InMemoryNotificationStore,
@@ -193,6 +194,7 @@ class Host:
                 thread_id=thread_id,
                 if_idle=idle_behavior,
                 stream_options=stream_options,
+                tenant=tenant_of(thread_id),  # a stored notification's ids were scoped when it was sent
             )
         )
         return RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]

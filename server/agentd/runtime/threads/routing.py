@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentd.runtime.errors import FailedPrecondition, NotFound
+from agentd.runtime.identity import DEFAULT_TENANT, tenant_of
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import AttributesInput, Signal
 
@@ -34,6 +35,14 @@ class Delivery:
     stream_options: ExecutionOptions | None = None
     #: Only into this active run (NOT_FOUND when it is not the thread's active run).
     run_id: str | None = None
+    #: The tenant the request was authorized for: the replica that routes it
+    #: checks that the (scoped) ids are that tenant's, whichever replica it came through.
+    tenant: str = DEFAULT_TENANT
+
+    def check_tenant(self) -> None:
+        """NOT_FOUND unless the thread and resource are the request's tenant's."""
+        if tenant_of(self.thread_id) != self.tenant or tenant_of(self.resource_id) != self.tenant:
+            raise NotFound("no such thread for this caller", "THREAD_NOT_FOUND")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -385,6 +385,7 @@ class ThreadRuntime:
         signal id and target) gets the first answer."""
         if self._closed:
             raise Unavailable("the server is shutting down", "SERVER_SHUTDOWN")
+        request.check_tenant()
         return await self.ownership.once(request.idempotency_key, lambda: self._route_anywhere(request))
 
     async def _route_anywhere(self, request: RouteRequest) -> Routing:
@@ -563,6 +564,7 @@ class ThreadRuntime:
     async def answer_peer(self, request: PeerRequest) -> PeerAnswer:
         """Another replica's request about a thread (or run) this one holds."""
         if isinstance(request, RouteRequest):
+            request.check_tenant()  # again here: the replica it came through checked it too
             with self._using(request.resource_id, request.thread_id) as state:
                 async with state.lock:
                     if state.running is None:
