@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from agentd.auth_config import AuthConfigError, AuthSettings, parse_auth, parse_tls
 from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
@@ -39,6 +40,7 @@ from agentd.runtime.options import (
 from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
+from agentd.runtime.redact import add_secret
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 
@@ -520,7 +522,7 @@ def load(
             raise ConfigError(f"{config.path}: {exc}") from None
         _check_keys(
             data,
-            {"server", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
+            {"server", "auth", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
             str(config.path),
         )
         threads = data.get("threads", {})
@@ -600,6 +602,8 @@ def load(
     if config.coordination is None:
         config.coordination = build_coordination(config.coordination_settings)
     config.cluster = build_cluster(config.coordination_settings, config.threads)
+    for url in (config.cache.redis_url, config.storage_settings.redis_url, config.coordination_settings.redis_url):
+        add_secret(urlsplit(url).password if url else None)  # a Redis password never reaches a log line
     try:
         config.thread_settings  # noqa: B018 (checks the values)
     except ValueError as exc:
