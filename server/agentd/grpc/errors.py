@@ -19,7 +19,7 @@ from agentd.runtime.redact import redact, redact_mapping
 
 DOMAIN = "agentd"
 #: A scoped id's tenant part (runtime.identity), wherever it appears in text.
-_SCOPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}" + SEPARATOR)
+_SCOPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}(?:" + SEPARATOR + r"|\\x1f)")  # also as repr() writes it
 DETAILS_KEY = "grpc-status-details-bin"
 #: The servicer context, parametrised for the type checker.
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -64,7 +64,7 @@ async def abort(context: Context, err: AgentdError) -> NoReturn:
 
 def _unscope(text: str) -> str:
     """Error text with scoped ids (`<tenant>\x1f<id>`) as their tenant knows them."""
-    return _SCOPE.sub("", text) if SEPARATOR in text else text
+    return _SCOPE.sub("", text) if SEPARATOR in text or "\\x1f" in text else text
 
 
 @contextmanager
