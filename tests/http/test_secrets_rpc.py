@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -82,3 +83,74 @@ def test_known_secrets_and_key_shapes_are_replaced(monkeypatch: pytest.MonkeyPat
     out = redact(text)
     assert "tok-0123456789abcdef" not in out and "sk-ant" not in out and "AIzaSy" not in out and "abc.def" not in out
     assert redact("an ordinary sentence, skipping nothing") == "an ordinary sentence, skipping nothing"
+
+
+async def test_no_secret_of_a_whole_scenario_appears_in_logs_spans_errors_or_agent_definitions(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Any
+) -> None:
+    """Known secrets everywhere agentd holds them: a bearer token, a JWT
+    secret, a provider key (quoted back by the provider), a key in an agent's
+    provider options, the TLS private key. A scenario of good and bad calls,
+    then every log record, every span, every error and the agent answers are
+    grepped for each."""
+    from agentd.grpc.auth import Authenticator, JWTSettings, TokenEntry, hash_token, identity
+    from agentd.grpc.gate import Gate
+    from agentd.grpc.tls import TLSSettings
+    from agentd.runtime import ExecutionOptions
+    from agentd_proto.v1 import agent_service_pb2_grpc
+    from support.certs import CertificateAuthority
+
+    token, jwt_secret, option_key = (
+        "agentd_scenario-token-5d1e0c9a7b3f",
+        "jwt-secret-9f8e7d6c5b4a",
+        "sk-opt-77aa88bb99cc00dd11ee",
+    )
+    install_log_redaction()
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("SCENARIO_JWT_SECRET", jwt_secret)
+    ca = CertificateAuthority.new("scenario CA")
+    server_cert = ca.issue("agentd", dns=["localhost"], ips=["127.0.0.1"])
+    cert, key = server_cert.write(tmp_path / "server")
+    private_key = server_cert.key_pem.decode().splitlines()[1]
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with FakeOpenAIServer() as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        fake.push(leaked_401(), leaked_401())
+        authenticator = Authenticator(
+            ("token", "jwt"),
+            tokens=[TokenEntry(hash_token(token), identity("acme", "svc", ["admin"], ["*"], "token", "t"))],
+            jwt_settings=JWTSettings(secret_env="SCENARIO_JWT_SECRET"),
+        )
+        agents = [
+            Agent(id="gpt", model="openai/gpt-test"),
+            Agent(id="keyed", default_options=ExecutionOptions(provider_options={"x": {"apiKey": option_key}})),
+        ]
+        running = await start_server(
+            agents, tracer_provider=provider, gate=Gate(authenticator), tls=TLSSettings(str(cert), str(key))
+        )
+        seen: list[str] = []
+        try:
+            async with grpc.aio.secure_channel(running.addr, grpc.ssl_channel_credentials(ca.pem)) as channel:
+                stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+                good = (("authorization", f"Bearer {token}"),)
+                seen.append(str(await stub.GetAgent(apb.GetAgentRequest(agent_id="keyed"), metadata=good)))
+                seen.append(str(await stub.ListAgents(apb.ListAgentsRequest(), metadata=good)))
+                for metadata in (
+                    good,
+                    (("authorization", f"Bearer {token}x"),),
+                    (("authorization", f"Bearer {jwt_secret}"),),
+                ):
+                    try:
+                        await stub.Generate(apb.GenerateRequest(agent_id="gpt", text="hi"), metadata=metadata)
+                    except grpc.aio.AioRpcError as err:
+                        seen += [err.details() or "", repr(err.trailing_metadata())]
+        finally:
+            await running.close()
+    seen += [caplog.text, *(r.getMessage() for r in caplog.records)]
+    seen += [json.dumps(span.to_json()) for span in exporter.get_finished_spans()]
+    for secret in (token, jwt_secret, option_key, KEY, private_key):
+        leaks = [s for s in seen if secret in s]
+        assert leaks == [], f"{secret[:12]}... leaked"

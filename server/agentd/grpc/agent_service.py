@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 from agentd.grpc import paging
 from agentd.grpc.chunks import chunks_to_pb
@@ -13,11 +13,13 @@ from agentd.grpc.results import result_to_pb
 from agentd.grpc.runs import run_request
 from agentd.grpc.values import from_struct, to_struct
 from agentd.grpc.violations import Violations
+from agentd.grpc.walk import map_strings
 from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.lanes import resolve_error_processors
+from agentd.runtime.redact import redact
 from agentd.runtime.run import RunResult
 from agentd.runtime.run_requests import start_run
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -100,6 +102,15 @@ def run_error(error: Error) -> AgentdError:
     return FailedPrecondition(error.message, error.reason, metadata)
 
 
+R = TypeVar("R", apb.ListAgentsResponse, apb.GetAgentResponse)
+
+
+def _redacted(reply: R) -> R:
+    """An agent's definition may carry a key (provider options): never in a reply."""
+    map_strings(reply, redact)
+    return reply
+
+
 class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -113,13 +124,13 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
         page = agents[:size]
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
-        return apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token)
+        return _redacted(apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token))
 
     async def GetAgent(self, request: apb.GetAgentRequest, context: Context) -> apb.GetAgentResponse:
         v = Violations()
         v.require(request.agent_id, "agent_id")
         v.check()
-        return apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id)))
+        return _redacted(apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id))))
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> apb.GenerateResponse:
         handle = await start_run(self.host, run_request(self.host, request))

@@ -6,18 +6,14 @@ another tenant, is NOT_FOUND: it does not exist for this caller."""
 
 from __future__ import annotations
 
-from typing import Final
-
-from google.protobuf import descriptor, message
+from google.protobuf import message
 
 from agentd.grpc.authz import caller, check_id_chars
+from agentd.grpc.walk import map_strings
 from agentd.runtime.errors import NotFound
 from agentd.runtime.identity import DEFAULT_TENANT, SEPARATOR, Identity, tenant_of
 
 __all__ = ["run_in_tenant", "scope_id", "scope_resource", "unscope_message"]
-
-_STRING: Final = descriptor.FieldDescriptor.TYPE_STRING
-_MESSAGE: Final = descriptor.FieldDescriptor.TYPE_MESSAGE
 
 
 def scope_id(value: str, field: str, identity: Identity | None = None) -> str:
@@ -46,27 +42,7 @@ def run_in_tenant(thread_id: str, resource_id: str, identity: Identity | None = 
 def unscope_message(msg: message.Message, tenant: str) -> None:
     """Every string in a reply that is a scoped id of `tenant`, as the tenant
     knows it (in place; a no-op for tenant `default`, whose ids are unscoped)."""
-    if tenant != DEFAULT_TENANT:
-        _unscope(msg, f"{tenant}{SEPARATOR}")
-
-
-def _unscope(msg: message.Message, prefix: str) -> None:
-    for field, value in msg.ListFields():
-        if field.type == _STRING:
-            if field.is_repeated:
-                items = list(value)
-                if any(item.startswith(prefix) for item in items):
-                    del value[:]
-                    value.extend(item[len(prefix) :] if item.startswith(prefix) else item for item in items)
-            elif value.startswith(prefix):
-                setattr(msg, field.name, value[len(prefix) :])
-        elif field.type == _MESSAGE:
-            if field.message_type is not None and field.message_type.GetOptions().map_entry:
-                for entry in value.values():
-                    if isinstance(entry, message.Message):
-                        _unscope(entry, prefix)
-            elif field.is_repeated:
-                for item in value:
-                    _unscope(item, prefix)
-            else:
-                _unscope(value, prefix)
+    if tenant == DEFAULT_TENANT:
+        return
+    prefix = f"{tenant}{SEPARATOR}"
+    map_strings(msg, lambda value: value[len(prefix) :] if value.startswith(prefix) else value)
