@@ -90,13 +90,12 @@ async def test_no_secret_of_a_whole_scenario_appears_in_logs_spans_errors_or_age
 ) -> None:
     """Known secrets everywhere agentd holds them: a bearer token, a JWT
     secret, a provider key (quoted back by the provider), a key in an agent's
-    provider options, the TLS private key. A scenario of good and bad calls,
+    metadata, the TLS private key. A scenario of good and bad calls,
     then every log record, every span, every error and the agent answers are
     grepped for each."""
     from agentd.grpc.auth import Authenticator, JWTSettings, TokenEntry, hash_token, identity
     from agentd.grpc.gate import Gate
     from agentd.grpc.tls import TLSSettings
-    from agentd.runtime import ExecutionOptions
     from agentd_proto.v1 import agent_service_pb2_grpc
     from support.certs import CertificateAuthority
 
@@ -126,7 +125,7 @@ async def test_no_secret_of_a_whole_scenario_appears_in_logs_spans_errors_or_age
         )
         agents = [
             Agent(id="gpt", model="openai/gpt-test"),
-            Agent(id="keyed", default_options=ExecutionOptions(provider_options={"x": {"apiKey": option_key}})),
+            Agent(id="keyed", metadata={"x": {"apiKey": option_key}}),  # someone put a key in the metadata
         ]
         running = await start_server(
             agents, tracer_provider=provider, gate=Gate(authenticator), tls=TLSSettings(str(cert), str(key))
