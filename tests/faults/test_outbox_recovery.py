@@ -105,6 +105,31 @@ async def replies(storage: InMemoryStorage) -> list[str]:
     return [m.text for m in await storage.last_messages("t1", 100) if m.role == "assistant"]
 
 
+async def test_a_signal_saved_but_left_in_the_outbox_is_not_run_again_after_a_restart() -> None:
+    storage = FlakyStorage()
+    first = await serve(storage)
+    watch = await watching(first)
+    try:
+        storage.failures.update(delete_pending=1)  # the run saves, then cannot clear the outbox
+        await send(first, "m1", "once")
+        await until(lambda: watch.ends() == [("finish", "")], 5, "the run")
+        await until(lambda: storage.failures["delete_pending"] == 0, 5, "the failed clear")
+    finally:
+        await watch.close()
+        await first.channel.close()
+        await first.server.stop(0)  # the recovery stops with the server: the entry is left
+    assert [p.signal.id for p in await storage.list_pending()] == ["m1"]
+
+    second = await serve(storage)  # replays what the first left
+    try:
+        await until(lambda: len(second.host.threads) == 0, 5, "the thread idle")
+        assert await replies(storage) == ["once"]
+        assert await storage.list_pending() == []
+    finally:
+        await second.channel.close()
+        await second.server.stop(0)
+
+
 async def test_a_wake_whose_run_fails_in_set_up_ends_in_the_stream_and_is_not_kept(
     flaky: tuple[Running, FlakyStorage],
 ) -> None:

@@ -353,9 +353,7 @@ class ThreadRuntime:
             if entries is None:  # read under the claim: a run that just ended cleared its own first
                 entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
             held = {signal_id for ids in self._outbox.values() for signal_id in ids}
-            for entry in entries:
-                if entry.signal.id in held:
-                    continue
+            for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
                 try:
                     agent = self.agents.get(entry.agent_id)
                 except Exception:
@@ -371,6 +369,19 @@ class ThreadRuntime:
             await self.ownership.release(state)
             self._forget_queue(state)
             return 0
+
+    async def _unsaved(self, entries: list[PendingSignal]) -> list[PendingSignal]:
+        """The pending signals no run saved. A run saves the signals it took
+        with its answer, then clears them from the outbox: one it saved but
+        could not clear (storage failed, or the process died, in between) is
+        cleared now, never run twice."""
+        if not entries:
+            return []
+        stored = await self.storage.get_messages([e.signal.id for e in entries])
+        saved = {m.id for m in stored if m.role == "signal" and m.thread_id == entries[0].thread_id}
+        if saved:
+            await self.storage.delete_pending(list(saved))
+        return [e for e in entries if e.signal.id not in saved]
 
     # ------------------------------------------------------------ routing
 
