@@ -23,7 +23,7 @@ from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from conftest import Running, start_server
 
-from .harness import failure, is_storage_unavailable, kind, until
+from .harness import decision, failure, is_storage_unavailable, kind, until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -105,6 +105,29 @@ async def replies(storage: InMemoryStorage) -> list[str]:
     return [m.text for m in await storage.last_messages("t1", 100) if m.role == "assistant"]
 
 
+async def test_a_run_that_cannot_save_what_it_took_runs_again_once_storage_answers(
+    flaky: tuple[Running, FlakyStorage],
+) -> None:
+    running, storage = flaky
+    watch = await watching(running)
+    try:
+        await send(running, "m0", "first")  # the thread exists, with history
+        await until(lambda: watch.ends() == [("finish", "")], 5, "the first run")
+        storage.failures.update(save_messages=1, delete_pending=1)  # the run's save, then the outbox's clear
+        action, run_id = decision(await send(running, "m1", "acknowledged"))
+        assert action == "wake"
+        await until(lambda: len(watch.ends()) == 3, 10, "the failed run and its replay")
+        assert watch.ends()[1] == ("error", "STORAGE_UNAVAILABLE")
+        assert watch.ends()[2] == ("finish", "")
+        replay = {c.run_id for c in watch.chunks if kind(c) == "signal" and c.signal.signal.id == "m1"} - {run_id}
+        assert len(replay) == 1  # run again, once, with no restart
+        await until(lambda: len(running.host.threads.recovery) == 0, 5, "recovery done")
+        assert await replies(storage) == ["first", "acknowledged"]
+        assert await storage.list_pending() == []
+    finally:
+        await watch.close()
+
+
 async def test_a_signal_saved_but_left_in_the_outbox_is_not_run_again_after_a_restart() -> None:
     storage = FlakyStorage()
     first = await serve(storage)
@@ -144,6 +167,7 @@ async def test_a_wake_whose_run_fails_in_set_up_ends_in_the_stream_and_is_not_ke
         assert is_storage_unavailable(failure(refused.value))
         await until(lambda: len(watch.ends()) == 2, 5, "the failed run's end")
         assert watch.ends()[1] == ("error", "STORAGE_UNAVAILABLE")
+        await until(lambda: len(running.host.threads.recovery) == 0, 5, "recovery done")
         await asyncio.sleep(0.3)  # a replay would have started by now
         assert await storage.list_pending() == []
         assert await replies(storage) == ["first"]
