@@ -31,6 +31,7 @@ from .harness import (
     Senders,
     Subscription,
     all_health,
+    failure,
     is_storage_unavailable,
     kind,
     until,
@@ -51,6 +52,10 @@ key_prefix = "faults-store:"
 id = "chat"
 model = "local/echo"
 memory = {{ last_messages = 20 }}
+
+[[agents]]
+id = "echo"
+model = "local/echo"
 """
 
 THREADS = 6
@@ -130,6 +135,18 @@ async def storage_problems(addr: str, threads: list[str], senders: Senders) -> l
     return problems
 
 
+async def generate_during_the_outage(addr: str) -> None:
+    """A thread-bound Generate is refused, retryably; an agent without memory needs no storage."""
+    async with grpc.aio.insecure_channel(addr) as channel:
+        agents = agent_service_pb2_grpc.AgentServiceStub(channel)
+        options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="store-generate"))
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await agents.Generate(apb.GenerateRequest(agent_id="chat", text="no", options=options), timeout=10)
+        assert is_storage_unavailable(failure(refused.value)), failure(refused.value)
+        reply = await agents.Generate(apb.GenerateRequest(agent_id="echo", text="no storage needed"), timeout=10)
+        assert reply.text == "no storage needed"
+
+
 async def test_storage_redis_sigkilled_and_restarted_mid_load_loses_nothing_acknowledged(
     redis: RedisServer, agentd: ServerProcess
 ) -> None:
@@ -147,6 +164,7 @@ async def test_storage_redis_sigkilled_and_restarted_mid_load_loses_nothing_ackn
         killed_at = len(senders.sent)
         await until(lambda: all_health(addr, NOT_SERVING), 10, "health NOT_SERVING while Redis is down")
         await until(lambda: len(senders.refused()) >= THREADS, 20, "messages refused during the outage")
+        await generate_during_the_outage(addr)
 
         redis.start()
         await until(lambda: all_health(addr, SERVING), 10, "health SERVING once Redis is back")
