@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -212,3 +213,92 @@ class Senders:
 
     def refused(self) -> list[Sent]:
         return [s for s in self.sent if s.failed is not None]
+
+
+def step_texts(chunks: list[cpb.Chunk]) -> list[str]:
+    """The text of each step a run's chunks show (each step is one stored reply)."""
+    texts: list[str] = []
+    current: list[str] = []
+    for chunk in chunks:
+        if kind(chunk) == "step_start":
+            current = []
+        elif kind(chunk) == "text_delta":
+            current.append(chunk.text_delta.text)
+        elif kind(chunk) == "step_finish":
+            texts.append("".join(current))
+    return texts
+
+
+def thread_problems(
+    messages: list[tpb.Message],
+    watcher: Subscription,
+    sent: list[Sent],
+    *,
+    failed_ends: set[tuple[str, str]],
+) -> list[str]:
+    """A thread's stored messages against what its messages were answered and
+    what its subscriber saw:
+    - every acknowledged message is stored; nothing refused is, nor was it in a run that finished;
+    - every run seen ended, with `finish` or one of `failed_ends` ((kind, reason) pairs);
+    - the replies stored are exactly the steps of the runs that finished, plus those
+      of a run that saved and then failed (its messages stored, no finished run took
+      them): nothing ran twice, nothing was lost."""
+    problems: list[str] = []
+    signals = {m.id for m in messages if m.role == 4}
+    replies = Counter(m.parts[0].text.text for m in messages if m.role == 2)
+    took: dict[str, list[str]] = {}
+    for chunk in watcher.chunks:
+        if kind(chunk) == "signal":
+            took.setdefault(chunk.run_id, []).append(chunk.signal.signal.id)
+    ends = {run_id: watcher.end_of(run_id) for run_id in took}
+    for s in sent:
+        if s.failed is None and s.message_id not in signals:
+            end = watcher.end_of(s.run_id)
+            problems.append(f"{s.message_id} answered {s.action} is not stored (its run ended {end})")
+        if s.failed is not None:
+            # A wake whose run failed in set-up is refused: that run's start is seen, and its error.
+            seen = [ends[r] for r, ids in took.items() if s.message_id in ids]
+            if s.message_id in signals or any(e is None or kind(e) == "finish" for e in seen):
+                problems.append(f"{s.message_id} was refused ({s.failed}) but is stored or was run")
+    finished = {r for r, end in ends.items() if end is not None and kind(end) == "finish"}
+    taken_by_finished = {i for r in finished for i in took[r]}
+    expected = Counter(text for r in finished for text in step_texts(watcher.of(r)))
+    for run_id, end in ends.items():
+        if end is None:
+            problems.append(f"run {run_id} (took {took[run_id]}) has not ended")
+        elif kind(end) != "finish":
+            if (kind(end), end.abort.reason or end.error.reason) not in failed_ends:
+                problems.append(f"run {run_id} (took {took[run_id]}) ended with {end}")
+            elif not taken_by_finished & set(took[run_id]) and set(took[run_id]) <= signals:  # saved, then failed
+                expected.update(step_texts(watcher.of(run_id)))
+    if replies != expected:
+        problems.append(
+            f"{watcher.thread_id}: replies {sorted(replies.elements())} != expected {sorted(expected.elements())}"
+        )
+    return problems
+
+
+async def stored(addr: str, thread_id: str) -> list[tpb.Message]:
+    """Every message stored in the thread, oldest first."""
+    async with grpc.aio.insecure_channel(addr) as channel:
+        listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
+            tpb.ListMessagesRequest(thread_id=thread_id, page_size=1000), timeout=10
+        )
+    return list(listed.messages)
+
+
+async def settle(check: Callable[[], Awaitable[list[str]]], within: float, what: str) -> None:
+    """Polls `check` until it finds no problem, and still none a moment later (a
+    late duplicate would show); fails with the problems it last found."""
+    problems: list[str] = []
+
+    async def none() -> bool:
+        problems[:] = await check()
+        return not problems
+
+    try:
+        await until(none, within, what, step=0.2)
+        await asyncio.sleep(1.0)
+        assert await none()
+    except AssertionError:
+        raise AssertionError(f"{what}:\n" + "\n".join(problems[:10])) from None

@@ -2,15 +2,15 @@
 same port (with an append-only file, so what it acknowledged survives), under
 one `agentd serve` process that is never restarted.
 
-Senders keep sending messages to several threads, one run per message. Every
-message answered OK is stored once, with one reply, after recovery; every
+Senders keep sending messages (SendMessage and QueueMessage in turn) to
+several threads, each waiting for the run it woke. Every message answered OK
+is stored once, and answered once, after recovery; every
 refusal is UNAVAILABLE STORAGE_UNAVAILABLE with a RetryInfo; health follows the
 outage and comes back by itself; the server answers again."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,22 +18,22 @@ import grpc
 import pytest
 
 from agentd_proto.v1 import agent_service_pb2 as apb
-from agentd_proto.v1 import agent_service_pb2_grpc, thread_service_pb2_grpc
+from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import options_pb2 as opb
-from agentd_proto.v1 import thread_service_pb2 as tpb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
 
 from .harness import (
     NOT_SERVING,
     SERVING,
-    TERMINAL,
     Senders,
     Subscription,
     all_health,
     failure,
     is_storage_unavailable,
-    kind,
+    settle,
+    stored,
+    thread_problems,
     until,
 )
 
@@ -59,6 +59,8 @@ model = "local/echo"
 """
 
 THREADS = 6
+#: How a run the outage cut short ends (every other run finishes).
+FAILED_ENDS = {("error", "STORAGE_UNAVAILABLE")}
 
 
 @pytest.fixture
@@ -82,56 +84,12 @@ def agentd(redis: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
         server.stop()
 
 
-async def stored(addr: str, thread_id: str) -> list[tpb.Message]:
-    async with grpc.aio.insecure_channel(addr) as channel:
-        listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(
-            tpb.ListMessagesRequest(thread_id=thread_id, page_size=1000), timeout=10
-        )
-    return list(listed.messages)
-
-
 async def storage_problems(addr: str, threads: list[str], senders: Senders) -> list[str]:
-    """What storage says against what was answered and what the subscribers saw, per thread:
-    - every acknowledged message is stored, nothing refused is (nor seen in a run);
-    - the replies stored are exactly one per run that finished (the echo answers the last
-      message it took), plus one per run that saved and then failed, its messages then
-      taken by no other run: nothing ran twice, nothing was lost."""
     problems = []
-    texts = {s.message_id: s.text for s in senders.sent}
     for thread in threads:
+        sent = [s for s in senders.sent if s.thread_id == thread and (s.failed is not None or s.action)]
         messages = await stored(addr, thread)
-        signals = {m.id for m in messages if m.role == 4}
-        replies = Counter(m.parts[0].text.text for m in messages if m.role == 2)
-        for sent in (s for s in senders.acknowledged() if s.thread_id == thread):
-            if sent.message_id not in signals:
-                ends = [
-                    (kind(c), c.error.reason) for c in senders.watchers[thread].of(sent.run_id) if kind(c) in TERMINAL
-                ]
-                problems.append(f"{sent.message_id} answered {sent.action} is not stored (its run: {ends})")
-        watcher = senders.watchers[thread]
-        took: dict[str, list[str]] = {}
-        for chunk in watcher.chunks:
-            if kind(chunk) == "signal":
-                took.setdefault(chunk.run_id, []).append(chunk.signal.signal.id)
-        ends = {run_id: watcher.end_of(run_id) for run_id in took}
-        for sent in (s for s in senders.refused() if s.thread_id == thread):
-            # A wake whose run failed in set-up is refused: that run's start is seen, and its error.
-            seen = [ends[r] for r, ids in took.items() if sent.message_id in ids]
-            if sent.message_id in signals or any(e is None or kind(e) == "finish" for e in seen):
-                problems.append(f"{sent.message_id} was refused ({sent.failed}) but is stored or was run")
-        finished = {r for r, end in ends.items() if end is not None and kind(end) == "finish"}
-        taken_by_finished = {i for r in finished for i in took[r]}
-        expected = Counter(texts[took[r][-1]] for r in finished)
-        for run_id, end in ends.items():
-            if end is None:
-                problems.append(f"run {run_id} ({took[run_id]}) has not ended")
-            elif kind(end) != "finish":
-                if (kind(end), end.error.reason) != ("error", "STORAGE_UNAVAILABLE"):
-                    problems.append(f"run {run_id} ({took[run_id]}) ended with {end}")
-                elif not taken_by_finished & set(took[run_id]) and took[run_id][-1] in signals:  # saved, then failed
-                    expected[texts[took[run_id][-1]]] += 1
-        if replies != expected:
-            problems.append(f"{thread}: replies {sorted(replies.elements())} != expected {sorted(expected.elements())}")
+        problems += thread_problems(messages, senders.watchers[thread], sent, failed_ends=FAILED_ENDS)
     return problems
 
 
@@ -179,19 +137,9 @@ async def test_storage_redis_sigkilled_and_restarted_mid_load_loses_nothing_ackn
         acknowledged = senders.acknowledged()
         assert {s.action for s in acknowledged} <= {"wake", "deliver"}
 
-        # Every acknowledged message is stored once, with one reply (a run the outage cut short is
-        # run again once Redis answers: poll for that), and nothing refused is stored.
-        problems: list[str] = []
-
-        async def settled() -> bool:
-            problems[:] = await storage_problems(addr, threads, senders)
-            return not problems
-
-        try:
-            await until(settled, 20, "every acknowledged message stored once, nothing refused stored")
-        except AssertionError:
-            raise AssertionError("\n".join(problems[:10])) from None
-
+        # Every acknowledged message is stored once, with its replies once (a run the outage cut
+        # short is run again once Redis answers: poll for that), and nothing refused is stored.
+        await settle(lambda: storage_problems(addr, threads, senders), 20, "storage after the outage")
     finally:
         senders.stop.set()
         for watcher in watchers.values():
