@@ -362,17 +362,13 @@ class ThreadRuntime:
         async with state.lock:
             if state.running is not None or not await self.ownership.claim(state):
                 return 0
-            if entries is None:  # read under the claim: a run that just ended cleared its own first
-                entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
-            held = {signal_id for ids in self._outbox.values() for signal_id in ids}
-            for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
-                try:
-                    agent = self.agents.get(entry.agent_id)
-                except Exception:
-                    log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
-                    await self.storage.delete_pending([entry.signal.id])
-                    continue
-                self._queue(state, agent, entry.signal, None)
+            try:
+                replayable = await self._replayable(thread_id, entries)
+            except BaseException:
+                await self.ownership.release(state)  # storage failed: let go, so a later takeover can try
+                raise
+            for agent, signal in replayable:
+                self._queue(state, agent, signal, None)
             if state.queue and await self.ownership.hand_on(state, state.queue[0].run_id):
                 replayed = len(state.queue)
                 log.info("thread %s: took over %d pending signal(s)", thread_id, replayed)
@@ -381,6 +377,22 @@ class ThreadRuntime:
             await self.ownership.release(state)
             self._forget_queue(state)
             return 0
+
+    async def _replayable(self, thread_id: str, entries: list[PendingSignal] | None) -> list[tuple[Agent, Signal]]:
+        """The thread's pending signals to replay, in order, with their agents."""
+        if entries is None:  # read under the claim: a run that just ended cleared its own first
+            entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
+        held = {signal_id for ids in self._outbox.values() for signal_id in ids}
+        replayable = []
+        for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
+            try:
+                agent = self.agents.get(entry.agent_id)
+            except Exception:
+                log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
+                await self.storage.delete_pending([entry.signal.id])
+                continue
+            replayable.append((agent, entry.signal))
+        return replayable
 
     async def _unsaved(self, entries: list[PendingSignal]) -> list[PendingSignal]:
         """The pending signals no run saved. A run saves the signals it took
