@@ -14,6 +14,7 @@ a sweep replays it once on some replica."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
 
 from .harness import (
+    NOT_SERVING,
     SERVING,
     Sent,
     Subscription,
@@ -158,13 +160,16 @@ async def test_runs_in_flight_when_redis_dies_end_and_every_replica_serves_again
         )
 
         redis.kill()
+        killed_at = time.monotonic()
         refused = await send_round(2, "while redis is down")
         for s in refused:
             assert s.failed is not None, s  # nothing is acknowledged while Redis is down
             assert s.failed.code == grpc.StatusCode.UNAVAILABLE and s.failed.reason in OUTAGE_REASONS, s
             assert s.failed.retry_delay is not None and s.failed.retry_delay > 0, s
+        for addr in addrs.values():
+            await until(lambda a=addr: all_health(a, NOT_SERVING), 10, f"{addr} NOT_SERVING")  # type: ignore[misc]
         # Past the leases' lifetime: no lease held when Redis died can have been renewed.
-        await asyncio.sleep(1.5 * TTL_MS / 1000)
+        await asyncio.sleep(max(0.0, killed_at + 1.5 * TTL_MS / 1000 - time.monotonic()))
         redis.start()
         for addr in addrs.values():
             await until(lambda a=addr: all_health(a, SERVING), 20, f"{addr} SERVING again")  # type: ignore[misc]
