@@ -3,9 +3,13 @@
     server = RedisServer.start_new()   # pytest.fail (never skip) when redis-server is missing
     server.url                         # redis://127.0.0.1:<port>/0
     server.stop(); server.start()      # the same port again ("Redis stopped mid-test")
+    server.kill()                      # SIGKILL: no shutdown save, clients see the connection drop
     server.close()                     # stop and remove the temp dir
 
-No persistence (`--save '' --appendonly no`): a restarted server is empty.
+No persistence (`--save '' --appendonly no`): a restarted server is empty;
+`start_new(persistent=True)` logs every write before answering it
+(`--appendonly yes --appendfsync always`), so even a SIGKILLed server comes
+back with every write it acknowledged.
 """
 
 from __future__ import annotations
@@ -56,15 +60,17 @@ def ping(port: int, timeout: float = 0.5) -> bool:
 
 
 class RedisServer:
-    def __init__(self, binary: str, port: int, directory: Path) -> None:
+    def __init__(self, binary: str, port: int, directory: Path, *, persistent: bool = False) -> None:
         self.binary = binary
         self.port = port
         self.directory = directory
+        self.persistent = persistent
         self.process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def start_new(cls) -> RedisServer:
-        server = cls(redis_server_binary(), free_port(), Path(tempfile.mkdtemp(prefix="agentd-redis-")))
+    def start_new(cls, *, persistent: bool = False) -> RedisServer:
+        directory = Path(tempfile.mkdtemp(prefix="agentd-redis-"))
+        server = cls(redis_server_binary(), free_port(), directory, persistent=persistent)
         try:
             server.start()
         except BaseException:
@@ -89,7 +95,7 @@ class RedisServer:
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--save", "",
-            "--appendonly", "no",
+            *(("--appendonly", "yes", "--appendfsync", "always") if self.persistent else ("--appendonly", "no")),
             "--daemonize", "no",
             "--dir", str(self.directory),
             "--logfile", str(self.log),
@@ -112,6 +118,13 @@ class RedisServer:
         try:
             process.wait(STOP_SECONDS)
         except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: nothing is saved on the way out."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
             process.kill()
             process.wait()
 

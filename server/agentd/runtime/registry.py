@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +16,9 @@ from agentd.runtime.run import RunHandle
 from agentd.runtime.telemetry import Telemetry
 
 log = logging.getLogger("agentd.runs")
+
+#: Runs whose end `wait_finished` still knows of once they are gone (the latest ones).
+_ENDED_KEPT = 1000
 
 
 class AgentRegistry:
@@ -49,7 +53,10 @@ class RunRegistry:
         #: The runs' spans (off until the server enables tracing).
         self.telemetry = Telemetry()
         self._accepting = True
-        self._finished: dict[str, asyncio.Event] = {}
+        #: What `wait_finished` callers wait on, by run id (only while someone waits).
+        self._waiting: dict[str, asyncio.Event] = {}
+        #: The latest runs that ended (bounded: a long-lived server starts runs without end).
+        self._ended: OrderedDict[str, None] = OrderedDict()
 
     @property
     def accepting(self) -> bool:
@@ -62,12 +69,16 @@ class RunRegistry:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
         self._runs[handle.run_id] = handle
-        done = self._finished.setdefault(handle.run_id, asyncio.Event())
         assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
-            done.set()
+            self._ended[handle.run_id] = None
+            while len(self._ended) > _ENDED_KEPT:
+                self._ended.popitem(last=False)
+            waiting = self._waiting.pop(handle.run_id, None)
+            if waiting is not None:
+                waiting.set()
 
         handle._task.add_done_callback(finished)
         return handle
@@ -79,8 +90,11 @@ class RunRegistry:
         return list(self._runs.values())
 
     async def wait_finished(self, run_id: str) -> None:
-        """Test hook: returns once the run has ended (however it ended)."""
-        await self._finished.setdefault(run_id, asyncio.Event()).wait()
+        """Test hook: returns once the run has ended (however it ended), or
+        has yet to start and then ends; at once for one of the latest runs that ended."""
+        if run_id in self._ended:
+            return
+        await self._waiting.setdefault(run_id, asyncio.Event()).wait()
 
     async def shutdown(self, grace: float) -> None:
         """Refuses new runs, lets runs finish within `grace` seconds, then

@@ -145,12 +145,14 @@ class AgentLoop:
             self.result.aborted = abort
             self.state.set_ready()
             self.emit_unprocessed(abort)
+        # A set-up failure is the caller's error; once the start went out (a
+        # thread's subscribers saw it) the run also ends with an error chunk.
         except AgentdError as exc:
-            if not self.state.set_ready(exc):
+            if not self.state.set_ready(exc) or self.seq:
                 self._fail(Error(exc.message, exc.reason))
         except StorageError as exc:  # memory could not be read or saved: the caller may retry
             unavailable = storage_unavailable(exc)
-            if not self.state.set_ready(unavailable):
+            if not self.state.set_ready(unavailable) or self.seq:
                 self._fail(Error(unavailable.message, unavailable.reason, retryable=True))
         except ModelAPIError as exc:
             self._fail(

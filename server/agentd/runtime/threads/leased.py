@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from agentd.runtime.chunks import TERMINAL_TYPES, Abort, Chunk
 from agentd.runtime.cluster import Cluster, ClusterError, PeerGone, PeerTimeout, RunMarker
 from agentd.runtime.coordination import Coordination, CoordinationError, LeaseKeeper, LeaseUnavailable
-from agentd.runtime.errors import FailedPrecondition, Unavailable
+from agentd.runtime.errors import BACKEND_RETRY_SECONDS, FailedPrecondition, Unavailable
 from agentd.runtime.threads.ownership import Holder, ThreadHost, ThreadOwnership
 from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
 from agentd.runtime.threads.routing import Routing, thread_busy
@@ -53,7 +53,9 @@ _ANSWER_TTL_MS = 10 * 60 * 1000
 
 
 def _coordination_unavailable(error: Exception) -> Unavailable:
-    return Unavailable(f"thread leases are unavailable: {error}", "COORDINATION_UNAVAILABLE")
+    return Unavailable(
+        f"thread leases are unavailable: {error}", "COORDINATION_UNAVAILABLE", retry_after=BACKEND_RETRY_SECONDS
+    )
 
 
 def _holder_of(token: str) -> Holder:

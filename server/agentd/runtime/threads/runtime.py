@@ -40,6 +40,7 @@ from agentd.runtime.threads.peers import (
     ToolAnswer,
     ToolForward,
 )
+from agentd.runtime.threads.recovery import OutboxRecovery
 from agentd.runtime.threads.routing import IdleBehavior, RouteRequest, Routing, run_not_active, thread_busy
 from agentd.runtime.threads.settings import ThreadSettings
 from agentd.runtime.threads.state import LiveThread, Queued
@@ -85,6 +86,11 @@ class ThreadRuntime:
         self._outbox: dict[str, list[str]] = {}
         #: Each thread-bound run's logging task, by run id (it ends after the run and its hand-over).
         self._pumps: dict[str, asyncio.Task[None]] = {}
+        #: Threads whose acknowledged signals a storage failure left in the outbox, replayed once it answers.
+        self.recovery = OutboxRecovery(
+            lambda resource_id, thread_id: self.take_over(resource_id, thread_id, None),
+            lambda thread_id: thread_id not in self._threads,
+        )
 
     def __repr__(self) -> str:
         return f"ThreadRuntime({self.ownership!r}, threads={len(self._threads)})"
@@ -134,6 +140,7 @@ class ThreadRuntime:
         await self.log.close()
         if self._pumps:
             await asyncio.wait(list(self._pumps.values()), timeout=grace)
+        await self.recovery.close()
         await self.ownership.close()
 
     # ------------------------------------------------------------ queries
@@ -268,7 +275,10 @@ class ThreadRuntime:
                 self._queue(state, state.agent or handle.agent, signal, state.options)
             taken = [s for s in held if s not in {x.id for x in leftover}]
             try:
-                await self._release(taken)
+                if taken and await _failed_on_storage(handle):
+                    self.recovery.add(state.resource_id, state.thread_id)  # what it took is not saved: run again
+                elif not await self._release(taken):
+                    self.recovery.add(state.resource_id, state.thread_id)
                 await self._after_run(state, handle)
             finally:
                 state.users -= 1
@@ -305,14 +315,16 @@ class ThreadRuntime:
             except Exception:
                 log.exception("queued run %s could not start", item.run_id)
 
-    async def _release(self, signal_ids: list[str]) -> None:
-        """Drops signals from the outbox once the run that took them ended."""
+    async def _release(self, signal_ids: list[str]) -> bool:
+        """Drops signals from the outbox once the run that took them ended; False when storage failed."""
         if not signal_ids:
-            return
+            return True
         try:
             await self.storage.delete_pending(signal_ids)
         except Exception:
             log.exception("could not clear %d delivered signal(s) from the outbox", len(signal_ids))
+            return False
+        return True
 
     async def _commit(self, signal: Signal, agent: Agent, state: LiveThread) -> None:
         """Writes a signal to the outbox before anything acts on it: nothing is
@@ -350,19 +362,13 @@ class ThreadRuntime:
         async with state.lock:
             if state.running is not None or not await self.ownership.claim(state):
                 return 0
-            if entries is None:  # read under the claim: a run that just ended cleared its own first
-                entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
-            held = {signal_id for ids in self._outbox.values() for signal_id in ids}
-            for entry in entries:
-                if entry.signal.id in held:
-                    continue
-                try:
-                    agent = self.agents.get(entry.agent_id)
-                except Exception:
-                    log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
-                    await self.storage.delete_pending([entry.signal.id])
-                    continue
-                self._queue(state, agent, entry.signal, None)
+            try:
+                replayable = await self._replayable(thread_id, entries)
+            except BaseException:
+                await self.ownership.release(state)  # storage failed: let go, so a later takeover can try
+                raise
+            for agent, signal in replayable:
+                self._queue(state, agent, signal, None)
             if state.queue and await self.ownership.hand_on(state, state.queue[0].run_id):
                 replayed = len(state.queue)
                 log.info("thread %s: took over %d pending signal(s)", thread_id, replayed)
@@ -371,6 +377,35 @@ class ThreadRuntime:
             await self.ownership.release(state)
             self._forget_queue(state)
             return 0
+
+    async def _replayable(self, thread_id: str, entries: list[PendingSignal] | None) -> list[tuple[Agent, Signal]]:
+        """The thread's pending signals to replay, in order, with their agents."""
+        if entries is None:  # read under the claim: a run that just ended cleared its own first
+            entries = [e for e in await self.storage.list_pending() if e.thread_id == thread_id]
+        held = {signal_id for ids in self._outbox.values() for signal_id in ids}
+        replayable = []
+        for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
+            try:
+                agent = self.agents.get(entry.agent_id)
+            except Exception:
+                log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
+                await self.storage.delete_pending([entry.signal.id])
+                continue
+            replayable.append((agent, entry.signal))
+        return replayable
+
+    async def _unsaved(self, entries: list[PendingSignal]) -> list[PendingSignal]:
+        """The pending signals no run saved. A run saves the signals it took
+        with its answer, then clears them from the outbox: one it saved but
+        could not clear (storage failed, or the process died, in between) is
+        cleared now, never run twice."""
+        if not entries:
+            return []
+        stored = await self.storage.get_messages([e.signal.id for e in entries])
+        saved = {m.id for m in stored if m.role == "signal" and m.thread_id == entries[0].thread_id}
+        if saved:
+            await self.storage.delete_pending(list(saved))
+        return [e for e in entries if e.signal.id not in saved]
 
     # ------------------------------------------------------------ routing
 
@@ -477,7 +512,15 @@ class ThreadRuntime:
             # Held like a delivered signal: a process killed mid-run replays it
             # (the run saves its input only when it ends).
             self._hold(handle.run_id, signal)
-            await handle.ready()  # a run that cannot start is a routing failure
+            try:
+                await handle.ready()  # a run that cannot start is a routing failure
+            except Exception:  # refused, so never to be replayed
+                held = self._outbox.get(handle.run_id, [])
+                if signal.id in held:
+                    held.remove(signal.id)
+                if not signal.transient:
+                    await self._release([signal.id])
+                raise
             return Routing("wake", handle.run_id, signal)
         if behavior == "persist":
             await self._persist(signal, resource_id, thread_id)
@@ -594,3 +637,16 @@ class ThreadRuntime:
 
     def unsubscribe(self, resource_id: str, thread_id: str, subscriber: Subscriber) -> None:
         self.log.leave(thread_id, subscriber)
+
+
+async def _failed_on_storage(handle: RunHandle) -> bool:
+    """The run ended because storage failed (in set-up, or saving its result):
+    the signals it took are not in the thread."""
+    try:
+        await handle.ready()
+        result = await handle.result()
+    except Unavailable as exc:
+        return exc.reason == "STORAGE_UNAVAILABLE"
+    except Exception:
+        return False
+    return result.error is not None and result.error.reason == "STORAGE_UNAVAILABLE"

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.cluster import Cluster, ClusterError
-from agentd.runtime.errors import Unavailable
+from agentd.runtime.errors import BACKEND_RETRY_SECONDS, Unavailable
 from agentd.runtime.threads.log import LogJoin, ThreadLog, check_resume
 from agentd.runtime.threads.subscriber import Subscriber
 
@@ -31,7 +31,9 @@ _FOLLOW_BLOCK_MS = 1000
 
 
 def cluster_unavailable(error: Exception) -> Unavailable:
-    return Unavailable(f"the replicas' shared state is unavailable: {error}", "CLUSTER_UNAVAILABLE")
+    return Unavailable(
+        f"the replicas' shared state is unavailable: {error}", "CLUSTER_UNAVAILABLE", retry_after=BACKEND_RETRY_SECONDS
+    )
 
 
 @dataclass
