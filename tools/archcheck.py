@@ -5,7 +5,6 @@ prints the figures; tests/test_architecture.py holds the tree to them."""
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,7 +154,6 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 out.append(sorted(comp))
 
-    sys.setrecursionlimit(10000)
     for v in sorted(edges):
         if v not in index:
             strong(v)

@@ -20,7 +20,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 from .harness import until
 

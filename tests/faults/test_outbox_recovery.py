@@ -21,7 +21,7 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from conftest import Running, start_server
+from support.server import Running, start_server
 
 from .harness import decision, failure, is_storage_unavailable, kind, until
 

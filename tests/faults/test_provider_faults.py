@@ -18,9 +18,9 @@ import pytest
 from agentd import config
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
-from conftest import Running, start_server
 from fakes.base import ErrorReply, RecordedRequest
 from fakes.openai_server import FakeOpenAIServer, SSEReply, error_body, text_reply
+from support.server import Running, start_server
 
 from .harness import kind, until
 

@@ -29,11 +29,11 @@ pytestmark = pytest.mark.timeout(30)
 class OutboxUnreadable(RedisStorage):
     """Redis storage whose outbox cannot be read the next `failures` times."""
 
-    failures = 0
+    unreadable = 0
 
     async def list_pending(self) -> list[PendingSignal]:
-        if self.failures:
-            self.failures -= 1
+        if self.unreadable:
+            self.unreadable -= 1
             raise StorageError("list_pending: connection refused")
         return await super().list_pending()
 
@@ -64,7 +64,7 @@ async def test_a_takeover_whose_outbox_read_fails_lets_the_thread_go_and_a_later
     storage = replica.storage
     assert isinstance(storage, OutboxUnreadable)
     signal = create_message_signal("left behind")  # acknowledged by a replica that died since
-    storage.failures = 1
+    storage.unreadable = 1
     with pytest.raises(StorageError):
         await replica.threads.take_over("u1", "t1", None)
     assert replica.threads.ownership.current_run("t1") is None
