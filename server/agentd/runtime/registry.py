@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +16,9 @@ from agentd.runtime.run import RunHandle
 from agentd.runtime.telemetry import Telemetry
 
 log = logging.getLogger("agentd.runs")
+
+#: How many finished runs' ids the registry remembers, for a wait that comes after the run.
+RECENTLY_FINISHED = 1024
 
 
 class AgentRegistry:
@@ -49,7 +53,11 @@ class RunRegistry:
         #: The runs' spans (off until the server enables tracing).
         self.telemetry = Telemetry()
         self._accepting = True
-        self._finished: dict[str, asyncio.Event] = {}
+        #: Only for the runs someone waits for, until they end.
+        self._waiters: dict[str, asyncio.Event] = {}
+        #: The last RECENTLY_FINISHED runs' ids, oldest first: bounded, since a
+        #: server runs without end.
+        self._finished: OrderedDict[str, None] = OrderedDict()
 
     @property
     def accepting(self) -> bool:
@@ -62,12 +70,16 @@ class RunRegistry:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
         self._runs[handle.run_id] = handle
-        done = self._finished.setdefault(handle.run_id, asyncio.Event())
         assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
-            done.set()
+            self._finished[handle.run_id] = None
+            if len(self._finished) > RECENTLY_FINISHED:
+                self._finished.popitem(last=False)
+            waiter = self._waiters.pop(handle.run_id, None)
+            if waiter is not None:
+                waiter.set()
 
         handle._task.add_done_callback(finished)
         return handle
@@ -79,8 +91,11 @@ class RunRegistry:
         return list(self._runs.values())
 
     async def wait_finished(self, run_id: str) -> None:
-        """Test hook: returns once the run has ended (however it ended)."""
-        await self._finished.setdefault(run_id, asyncio.Event()).wait()
+        """Test hook: returns once the run has ended (however it ended), also
+        when it ended a while ago (one of the last RECENTLY_FINISHED)."""
+        if run_id in self._finished:
+            return
+        await self._waiters.setdefault(run_id, asyncio.Event()).wait()
 
     async def shutdown(self, grace: float) -> None:
         """Refuses new runs, lets runs finish within `grace` seconds, then
