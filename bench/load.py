@@ -538,6 +538,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     try:
         await wait_ready(server)
         await drive(tools, server.addr, "warm-up", GENERATE, 10, min(args.generate_seconds, 2))
+        warm_kb = server.rss_kb()
         for level in args.levels:
             print(f"Generate at {level} concurrent calls for {args.generate_seconds:g} s ...", flush=True)
             results.append(
@@ -550,6 +551,8 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                     tools, server.addr, f"Stream, {args.streams} concurrent", STREAM, args.streams, args.stream_seconds
                 )
             )
+        # Memory that grows with the calls made (not with how many run at once) is a leak.
+        loaded_kb = server.rss_kb()
     finally:
         server.stop()
     memories: list[Memory] = []
@@ -570,6 +573,8 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             bare.stop()
     print(f"\nload on one agentd serve (echo model, memory storage), {os.cpu_count()} cores, loopback")
     print_table(results)
+    calls = sum(r.calls + r.error_count for r in results[: len(args.levels) + bool(args.streams)])
+    print(f"  agentd's RSS: {warm_kb} kB after the warm-up, {loaded_kb} kB after these {calls} calls")
     if memories:
         print(f"\n{args.subscriptions} idle Subscribes opened at once on one channel (RSS from /proc/<pid>/status)")
         print_memory(memories)
