@@ -10,8 +10,10 @@ GOBIN := $(TOOLS)/bin
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.0
 GRPCURL_VERSION := v1.9.3
+# The load generator of bench/load.py (v0.93, what @latest resolves to, rejects proto3 optional).
+GHZ_VERSION := v0.120.0
 
-.PHONY: setup tools run test fuzz gen gen-check lint baseline bench clean
+.PHONY: setup tools run test fuzz gen gen-check lint baseline bench bench-load clean
 
 setup: $(VENV)/.stamp
 
@@ -22,8 +24,8 @@ $(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml clients/python/pyprojec
 	$(PY) -m pip install --quiet -e gen/python -e clients/python -e '.[dev]'
 	touch $@
 
-# Go plugins and grpcurl (into .tools/bin), and ts-proto (into tools/ts-gen).
-tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPCURL_VERSION) tools/ts-gen/node_modules/.stamp
+# Go plugins, grpcurl and ghz (into .tools/bin), and ts-proto (into tools/ts-gen).
+tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPCURL_VERSION)-$(GHZ_VERSION) tools/ts-gen/node_modules/.stamp
 
 $(GOBIN)/.stamp-%:
 	@command -v go >/dev/null || { echo "go is missing: install Debian package golang-go (Go 1.26 or newer)"; exit 1; }
@@ -31,6 +33,7 @@ $(GOBIN)/.stamp-%:
 	GOBIN=$(GOBIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(GOBIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(GOBIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	GOBIN=$(GOBIN) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
 	touch $@
 
 tools/ts-gen/node_modules/.stamp: tools/ts-gen/package-lock.json
@@ -70,10 +73,18 @@ FUZZ_CASES ?= 50000
 fuzz: setup
 	AGENTD_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider -s --timeout=0 tests/service/test_fuzz.py
 
-bench: setup
+bench: setup tools
 	$(PY) bench/stream.py
 	$(PY) bench/cache.py
 	$(PY) bench/replicas.py
+	$(PY) bench/load.py
+
+# Load on one `agentd serve`: Generate at 50/200/500 concurrent (ghz), 500 Streams
+# for 60 s, 2,000 idle Subscribes with their RSS; about 4 minutes. LOAD_ARGS=--quick
+# for a smoke run, LOAD_ARGS=--profile for where the subscriptions' memory goes.
+LOAD_ARGS ?=
+bench-load: setup tools
+	$(PY) bench/load.py $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build

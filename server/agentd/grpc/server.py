@@ -44,6 +44,17 @@ SERVICE_NAMES = tuple(s.full_name for s in SERVICES)
 #: The largest message agentd sends or receives: grpc's own default, which
 #: most clients also receive at most.
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+#: grpc core queues the calls that arrive before the server asks for them (the
+#: grpc.aio server asks for one at a time, on the event loop the handlers run
+#: on) and, past 1,000 waiting, cancels new ones at random, every one past
+#: 3,000: a burst of 2,000 Subscribes (every client reconnecting at once) lost
+#: a tenth of them, CANCELLED before agentd saw them. A subscription is cheap
+#: to accept, so agentd lets ten times as many wait; a call still waiting after
+#: grpc's 30 s is cancelled all the same.
+SERVER_OPTIONS = (
+    ("grpc.server.max_pending_requests", 10_000),
+    ("grpc.server.max_pending_requests_hard_limit", 20_000),
+)
 #: What reports NOT_SERVING while storage does not answer (the overall "" too).
 STORAGE_SERVICES = ("", "agentd.v1.ThreadService", "agentd.v1.SignalService")
 
@@ -93,6 +104,7 @@ class AgentdServer:
             ("grpc.so_reuseport", 0),
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
+            *SERVER_OPTIONS,
         ]
         if reflection_mode == "authenticated":
             interceptors.append(ReflectionGate(self.gate.authenticator))

@@ -87,14 +87,16 @@ def chunk_weight(chunk: Chunk) -> int:
 _CHUNK_OVERHEAD = 320
 
 
-@dataclass
+@dataclass(slots=True)
 class _Log:
     epoch: str = field(default_factory=lambda: uuid.uuid4().hex)
     #: Offsets start from the wall clock in microseconds: never reused across restarts.
     next_offset: int = field(default_factory=lambda: time.time_ns() // 1000)
-    entries: deque[Chunk] = field(default_factory=deque)
-    #: chunk_weight of each entry, in the same order.
-    weights: deque[int] = field(default_factory=deque)
+    #: The logged chunks, oldest first, and the chunk_weight of each: None
+    #: until the first chunk, since most watched threads are idle and an empty
+    #: deque is 760 bytes.
+    entries: deque[Chunk] | None = None
+    weights: deque[int] | None = None
     bytes: int = 0
     #: The highest offset no longer in the log (0: nothing dropped yet).
     dropped_until: int = 0
@@ -106,8 +108,23 @@ class _Log:
     def last_offset(self) -> int:
         return self.entries[-1].offset if self.entries else 0
 
+    @property
+    def length(self) -> int:
+        return len(self.entries) if self.entries else 0
+
+    def add(self, chunk: Chunk) -> int:
+        """Logs the chunk; its weight."""
+        if self.entries is None or self.weights is None:
+            self.entries, self.weights = deque(), deque()
+        weight = chunk_weight(chunk)
+        self.entries.append(chunk)
+        self.weights.append(weight)
+        self.bytes += weight
+        return weight
+
     def drop_oldest(self) -> int:
-        """Trims the oldest entry; the bytes freed."""
+        """Trims the oldest entry (there is one); the bytes freed."""
+        assert self.entries and self.weights
         self.dropped_until = self.entries.popleft().offset
         weight = self.weights.popleft()
         self.bytes -= weight
@@ -164,12 +181,8 @@ class LocalThreadLog(ThreadLog):
         for chunk in chunks:
             logged = replace(chunk, offset=log.next_offset)
             log.next_offset += 1
-            weight = chunk_weight(logged)
-            log.entries.append(logged)
-            log.weights.append(weight)
-            log.bytes += weight
-            self._bytes += weight
-            while len(log.entries) > self.retention:
+            self._bytes += log.add(logged)
+            while log.length > self.retention:
                 self._bytes -= log.drop_oldest()
             for subscriber in list(log.subscribers):
                 subscriber.push(logged)
@@ -186,7 +199,7 @@ class LocalThreadLog(ThreadLog):
             except Exception:
                 self._drop_if_unused(thread_id)
                 raise
-            replay = [c for c in log.entries if c.offset > after]
+            replay = [c for c in log.entries or () if c.offset > after]
         subscriber = Subscriber(self.subscriber_buffer)
         log.subscribers.add(subscriber)
         return LogJoin(log.epoch, log.last_offset, replay, subscriber)

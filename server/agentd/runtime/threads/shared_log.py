@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +87,7 @@ class SharedThreadLog(ThreadLog):
                 self._feeds[thread_id] = _Feed(floor, {subscriber})
                 self._follow()
             else:
-                subscriber.queue = deque(c for c in subscriber.queue if c.offset > floor)
+                subscriber.queue = [c for c in subscriber.queue if c.offset > floor]
             subscriber.after = floor
         return LogJoin(epoch, last_offset, replay, subscriber)
 

@@ -4,7 +4,6 @@ into, read as batches."""
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncIterator
 
 from agentd.runtime.chunks import Chunk
@@ -18,14 +17,20 @@ DEFAULT_SUBSCRIBER_BUFFER = 1024
 class Subscriber:
     """One subscription's bounded queue of logged chunks."""
 
+    # Most subscriptions sit idle, thousands at a time: slots, a list, and a
+    # future only while one waits (no Event and its deque) keep each small.
+    __slots__ = ("_waiter", "_woken", "after", "buffer", "closed", "fell_behind", "queue")
+
     def __init__(self, buffer: int = DEFAULT_SUBSCRIBER_BUFFER) -> None:
         self.buffer = buffer
         #: Chunks at or below this offset were already replayed: not pushed again.
         self.after = 0
-        self.queue: deque[Chunk] = deque()
+        self.queue: list[Chunk] = []
         self.fell_behind = False
         self.closed = False
-        self._wake = asyncio.Event()
+        #: Something happened since the last wait returned.
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
 
     def push(self, chunk: Chunk) -> None:
         if self.fell_behind or self.closed or chunk.offset <= self.after:
@@ -35,23 +40,34 @@ class Subscriber:
             self.fell_behind = True
         else:
             self.queue.append(chunk)
-        self._wake.set()
+        self._wake()
 
     def close(self) -> None:
         self.closed = True
-        self._wake.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self) -> None:
-        await self._wake.wait()
-        self._wake.clear()
+        """Returns once something was pushed (or the subscriber closed) since it last returned."""
+        if not self._woken:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        self._woken = False
 
 
 async def follow(subscriber: Subscriber) -> AsyncIterator[list[Chunk]]:
     """Batches of live chunks until the subscriber closes or falls behind."""
     while True:
         if subscriber.queue:
-            batch = list(subscriber.queue)
-            subscriber.queue.clear()
+            batch, subscriber.queue = subscriber.queue, []
             yield batch
             continue
         if subscriber.fell_behind or subscriber.closed:

@@ -1,0 +1,26 @@
+"""bench/load.py runs end to end (its --quick path with tiny numbers) and
+reports no errors. A smoke test only: it times nothing and checks no figure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .serverproc import REPO_ROOT
+
+
+def test_the_load_benchmark_runs_and_reports_no_errors() -> None:
+    tiny = ["--levels", "4", "--streams", "4", "--subscriptions", "20", "--generates", "4"]
+    seconds = ["--generate-seconds", "1", "--stream-seconds", "1", "--idle-seconds", "1"]
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "load.py"), "--quick", *tiny, *seconds],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "\nerrors: 0\n" in out, out
+    for case in ("Generate, 4 concurrent", "Stream, 4 concurrent", "4 Generates beside them"):
+        assert case in out, out
