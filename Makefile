@@ -71,7 +71,7 @@ test: setup tools
 # INTERNAL, every INVALID_ARGUMENT with field violations; prints the answers by status.
 FUZZ_CASES ?= 50000
 fuzz: setup
-	AGENTD_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider -s --timeout=0 tests/service/test_fuzz.py
+	AGENTD_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider -s --timeout=0 tests/fuzz/test_fuzz.py
 
 bench: setup tools
 	$(PY) bench/stream.py

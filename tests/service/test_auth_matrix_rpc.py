@@ -284,3 +284,34 @@ async def test_another_tenants_objects_are_not_found(secured: Running) -> None:
         await secured.cache.GetCacheEntry(cpb.GetCacheEntryRequest(key="k"), metadata=acme)
     ).value.string_value == "acme's"
     live.cancel()
+
+
+async def test_processors_see_who_is_calling_under_keys_no_caller_can_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentd.runtime import ProcessInputArgs, Processor
+
+    seen: list[dict[str, Any]] = []
+
+    class Witness(Processor):
+        id = "witness"
+
+        def process_input(self, args: ProcessInputArgs) -> None:
+            seen.append(dict(args.request_context))
+
+    token = TOKENS[("acme", "writer")]
+    authenticator = Authenticator(
+        ("token",),
+        tokens=[TokenEntry(hash_token(token), identity("acme", "acme-writer", ["writer"], ["*"], "token", "t"))],
+    )
+    running = await start_server([Agent(id="echo", input_processors=[Witness()])], gate=Gate(authenticator))
+    try:
+        request = apb.GenerateRequest(agent_id="echo", text="hi")
+        request.options.request_context.update({"plan": "pro"})
+        await running.agents.Generate(request, metadata=bearer(token))
+        forged = apb.GenerateRequest(agent_id="echo", text="hi")
+        forged.options.request_context.update({"agentd.tenant": "globex"})
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await running.agents.Generate(forged, metadata=bearer(token))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        await running.close()
+    assert seen == [{"plan": "pro", "agentd.tenant": "acme", "agentd.subject": "acme-writer"}]
