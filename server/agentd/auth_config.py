@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from agentd.grpc.auth import Authenticator, CertificateEntry, JWTSettings, TokenEntry, identity
+from agentd.grpc.auth import Authenticator, Credential, JWTSettings, identity
 from agentd.grpc.gate import Limits
 from agentd.grpc.tls import TLSSettings
 
@@ -40,9 +40,9 @@ class AuthConfigError(ValueError):
 class AuthSettings:
     modes: tuple[str, ...] = ("none",)
     allow_unauthenticated_network: bool = False
-    tokens: tuple[TokenEntry, ...] = ()
+    tokens: tuple[Credential, ...] = ()
     jwt: JWTSettings | None = None
-    certificates: tuple[CertificateEntry, ...] = ()
+    certificates: tuple[Credential, ...] = ()
     limits: Limits = field(default_factory=Limits)
 
     def authenticator(self) -> Authenticator:
@@ -90,7 +90,7 @@ def parse_auth(table: Any, base: Path | None = None) -> AuthSettings:
             if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
                 raise AuthConfigError(f"{where}.sha256: the hex SHA-256 of the token (agentd token new prints it)")
             tokens.append(
-                TokenEntry(
+                Credential(
                     digest,
                     identity(t.get("tenant"), t.get("subject"), t.get("roles"), t.get("resources"), "token", where),
                 )
@@ -103,7 +103,7 @@ def parse_auth(table: Any, base: Path | None = None) -> AuthSettings:
             if not isinstance(subject, str) or not subject:
                 raise AuthConfigError(f"{where}.subject: the certificate's SAN URI or CN")
             certificates.append(
-                CertificateEntry(
+                Credential(
                     subject, identity(c.get("tenant"), subject, c.get("roles"), c.get("resources"), "mtls", where)
                 )
             )

@@ -93,7 +93,7 @@ async def test_no_secret_of_a_whole_scenario_appears_in_logs_spans_errors_or_age
     metadata, the TLS private key. A scenario of good and bad calls,
     then every log record, every span, every error and the agent answers are
     grepped for each."""
-    from agentd.grpc.auth import Authenticator, JWTSettings, TokenEntry, hash_token, identity
+    from agentd.grpc.auth import Authenticator, Credential, JWTSettings, hash_token, identity
     from agentd.grpc.gate import Gate
     from agentd.grpc.tls import TLSSettings
     from agentd_proto.v1 import agent_service_pb2_grpc
@@ -120,7 +120,7 @@ async def test_no_secret_of_a_whole_scenario_appears_in_logs_spans_errors_or_age
         fake.push(leaked_401(), leaked_401())
         authenticator = Authenticator(
             ("token", "jwt"),
-            tokens=[TokenEntry(hash_token(token), identity("acme", "svc", ["admin"], ["*"], "token", "t"))],
+            tokens=[Credential(hash_token(token), identity("acme", "svc", ["admin"], ["*"], "token", "t"))],
             jwt_settings=JWTSettings(secret_env="SCENARIO_JWT_SECRET"),
         )
         agents = [

@@ -31,7 +31,7 @@ async def threads(storage: Storage) -> AsyncIterator[ThreadRuntime]:
         RunRegistry(),
         storage,
         AgentRegistry([Agent(id="chat", model="local/echo")]),
-        log=LocalThreadLog(retention=1000, subscriber_buffer=100),
+        log=LocalThreadLog(),
         ownership=LocalOwnership(),
         settings=ThreadSettings(),
     )

@@ -22,7 +22,7 @@ import pytest
 from google.protobuf import message, message_factory, struct_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from agentd.grpc.auth import Authenticator, JWTSettings, TokenEntry, hash_token, identity
+from agentd.grpc.auth import Authenticator, Credential, JWTSettings, hash_token, identity
 from agentd.grpc.authz import ROLES
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import SERVICES
@@ -60,7 +60,7 @@ def jwt_for(**claims: Any) -> str:
 async def secured(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Running]:
     monkeypatch.setenv("MATRIX_JWT_SECRET", SECRET)
     tokens = [
-        TokenEntry(hash_token(token), identity(tenant, f"{tenant}-{role}", [role], ["*"], "token", "test"))
+        Credential(hash_token(token), identity(tenant, f"{tenant}-{role}", [role], ["*"], "token", "test"))
         for (tenant, role), token in TOKENS.items()
     ]
     authenticator = Authenticator(
@@ -300,7 +300,7 @@ async def test_processors_see_who_is_calling_under_keys_no_caller_can_set(monkey
     token = TOKENS[("acme", "writer")]
     authenticator = Authenticator(
         ("token",),
-        tokens=[TokenEntry(hash_token(token), identity("acme", "acme-writer", ["writer"], ["*"], "token", "t"))],
+        tokens=[Credential(hash_token(token), identity("acme", "acme-writer", ["writer"], ["*"], "token", "t"))],
     )
     running = await start_server([Agent(id="echo", input_processors=[Witness()])], gate=Gate(authenticator))
     try:

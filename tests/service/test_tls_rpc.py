@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from agentd.grpc.auth import Authenticator, CertificateEntry, TokenEntry, hash_token, identity
+from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
 from agentd.grpc.gate import Gate
 from agentd.grpc.tls import TLSSettings
 from agentd.runtime import Agent
@@ -41,7 +41,7 @@ async def test_a_token_over_tls(tmp_path: Path) -> None:
     ca = CertificateAuthority.new("agentd test CA")
     cert, key = server_cert(ca).write(tmp_path / "server")
     authenticator = Authenticator(
-        ("token",), tokens=[TokenEntry(hash_token(TOKEN), identity("acme", "svc", ["writer"], ["*"], "token", "t"))]
+        ("token",), tokens=[Credential(hash_token(TOKEN), identity("acme", "svc", ["writer"], ["*"], "token", "t"))]
     )
     running = await start(tmp_path, TLSSettings(str(cert), str(key)), authenticator)
     try:
@@ -69,7 +69,7 @@ async def test_mutual_tls_names_the_caller_by_its_certificate(tmp_path: Path) ->
     authenticator = Authenticator(
         ("mtls",),
         certificates=[
-            CertificateEntry(
+            Credential(
                 "spiffe://acme/billing", identity("acme", "spiffe://acme/billing", ["writer"], ["*"], "mtls", "t")
             )
         ],
@@ -100,7 +100,7 @@ async def test_a_certificate_rotated_on_disk_is_served_without_a_restart(tmp_pat
     old_ca, new_ca = CertificateAuthority.new("old CA"), CertificateAuthority.new("new CA")
     cert, key = server_cert(old_ca).write(tmp_path / "server")
     authenticator = Authenticator(
-        ("token",), tokens=[TokenEntry(hash_token(TOKEN), identity("acme", "svc", ["writer"], ["*"], "token", "t"))]
+        ("token",), tokens=[Credential(hash_token(TOKEN), identity("acme", "svc", ["writer"], ["*"], "token", "t"))]
     )
     running = await start(tmp_path, TLSSettings(str(cert), str(key)), authenticator)
     metadata = (("authorization", f"Bearer {TOKEN}"),)

@@ -16,7 +16,7 @@ from agentd.runtime.host import Host
 from agentd.runtime.memory import Memory
 from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import InMemoryStorage, PendingSignal, StorageError, Thread
-from agentd.runtime.threads import LocalThreadLog, RouteRequest
+from agentd.runtime.threads import LocalThreadLog, RouteRequest, ThreadSettings
 
 SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 20}})
 
@@ -132,7 +132,7 @@ async def test_a_finished_run_leaves_no_thread_state_behind(host: Host) -> None:
 
 
 async def test_logs_are_bounded_by_count_and_a_dropped_log_cannot_be_resumed() -> None:
-    log = LocalThreadLog(retention=100, subscriber_buffer=10, max_threads=10)
+    log = LocalThreadLog(ThreadSettings(log_retention=100, subscriber_buffer=10, log_max_threads=10))
     epochs = {}
     for i in range(25):
         await log.append(f"t{i}", [chunk("r", 1), chunk("r", 2)])
@@ -148,7 +148,7 @@ async def test_logs_are_bounded_by_count_and_a_dropped_log_cannot_be_resumed() -
 
 
 async def test_logs_are_bounded_by_bytes_even_when_watched() -> None:
-    log = LocalThreadLog(retention=10_000, subscriber_buffer=10_000, max_bytes=200_000)
+    log = LocalThreadLog(ThreadSettings(subscriber_buffer=10_000, log_max_bytes=200_000))
     watched = await log.join("w", resume_epoch=None, after_offset=None)
     for i in range(50):
         await log.append(f"t{i}", [chunk("r", 1, "y" * 10_000)])
@@ -161,7 +161,7 @@ async def test_logs_are_bounded_by_bytes_even_when_watched() -> None:
 
 async def test_an_idle_log_nobody_watches_expires() -> None:
     now = [0.0]
-    log = LocalThreadLog(retention=100, subscriber_buffer=10, idle_ttl=60, clock=lambda: now[0])
+    log = LocalThreadLog(ThreadSettings(log_retention=100, subscriber_buffer=10, log_idle_ttl=60), clock=lambda: now[0])
     await log.append("old", [chunk("r", 1)])
     watched = await log.join("kept", resume_epoch=None, after_offset=None)
     await log.append("kept", [chunk("r", 1)])

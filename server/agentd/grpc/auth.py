@@ -21,7 +21,7 @@ from agentd.runtime.errors import Unauthenticated
 from agentd.runtime.identity import ANONYMOUS, ROLES, Identity, Role, check_tenant_name
 from agentd.runtime.redact import add_secret
 
-__all__ = ["MODES", "Authenticator", "CertificateEntry", "JWTSettings", "TokenEntry", "hash_token"]
+__all__ = ["MODES", "Authenticator", "Credential", "JWTSettings", "hash_token"]
 
 MODES: Final = ("none", "token", "jwt", "mtls")
 
@@ -48,18 +48,12 @@ def identity(tenant: Any, subject: Any, roles: Any, resources: Any, method: str,
 
 
 @dataclass(frozen=True)
-class TokenEntry:
-    """A configured token: only its hex SHA-256 is kept."""
+class Credential:
+    """A configured way in, and who it admits: a token (`key` is its hex
+    SHA-256; the token itself is never kept) or a client certificate (`key`
+    is its SAN URI, or its CN)."""
 
-    sha256: str
-    identity: Identity
-
-
-@dataclass(frozen=True)
-class CertificateEntry:
-    """A client certificate's SAN URI (or its CN), as an identity."""
-
-    subject: str
+    key: str
     identity: Identity
 
 
@@ -169,9 +163,9 @@ class Authenticator:
         self,
         modes: Sequence[str] = ("none",),
         *,
-        tokens: Sequence[TokenEntry] = (),
+        tokens: Sequence[Credential] = (),
         jwt_settings: JWTSettings | None = None,
-        certificates: Sequence[CertificateEntry] = (),
+        certificates: Sequence[Credential] = (),
     ) -> None:
         unknown = [m for m in modes if m not in MODES]
         if unknown or not modes:
@@ -179,13 +173,13 @@ class Authenticator:
         if "none" in modes and len(modes) > 1:
             raise ValueError('auth.mode: "none" cannot be combined with other modes')
         self.modes = tuple(modes)
-        self._tokens = {entry.sha256.lower(): entry.identity for entry in tokens}
+        self._tokens = {entry.key.lower(): entry.identity for entry in tokens}
         self._jwt = _JWTVerifier(jwt_settings) if "jwt" in modes and jwt_settings is not None else None
         if "jwt" in modes and self._jwt is None:
             raise ValueError('auth.mode "jwt" needs an [auth.jwt] table')
         if "token" in modes and not self._tokens:
             raise ValueError('auth.mode "token" needs at least one [[auth.tokens]] entry')
-        self._certificates = {entry.subject: entry.identity for entry in certificates}
+        self._certificates = {entry.key: entry.identity for entry in certificates}
 
     @property
     def enabled(self) -> bool:

@@ -116,16 +116,9 @@ class AgentdServer:
             (signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host)),
             (cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host)),
         )
+        policy = service.CallPolicy(self.gate, max_message_bytes, default_deadline)
         for descriptor, base, servicer in servicers:
-            service.register(
-                self.server,
-                descriptor,
-                base,
-                servicer,
-                gate=self.gate,
-                max_reply_bytes=max_message_bytes,
-                default_deadline=default_deadline,
-            )
+            service.register(self.server, descriptor, base, servicer, policy)
         # Health stays open: load balancers and orchestrators ask it without credentials.
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if reflection_mode != "off":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -93,17 +93,29 @@ def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
 
 
 @dataclass(frozen=True)
+class CallPolicy:
+    """What every served call gets: its caller admitted by `gate`, a unary
+    reply bounded by `max_reply_bytes`, and `default_deadline` when it carries none."""
+
+    gate: Gate = field(default_factory=lambda: Gate(Authenticator()))
+    max_reply_bytes: int | None = None
+    default_deadline: float | None = None
+
+
+@dataclass(frozen=True)
 class _Call:
-    """What register knows about the method a wrapper serves."""
+    """The method a wrapper serves, and the server's policy."""
 
     full_name: str  # "<package.Service>/<Method>"
-    gate: Gate
-    max_reply_bytes: int | None
-    default_deadline: float | None
+    policy: CallPolicy
 
     @property
     def name(self) -> str:
         return self.full_name.rpartition("/")[2]
+
+    @property
+    def gate(self) -> Gate:
+        return self.policy.gate
 
 
 def _unary(impl: Unary, call: _Call) -> Unary:
@@ -117,8 +129,9 @@ def _unary(impl: Unary, call: _Call) -> Unary:
             finally:
                 CALLER.reset(token)
             unscope_message(response, identity.tenant)
-            if call.max_reply_bytes is not None and (size := response.ByteSize()) > call.max_reply_bytes:
-                raise _too_large(call.name, size, call.max_reply_bytes)
+            limit = call.policy.max_reply_bytes
+            if limit is not None and (size := response.ByteSize()) > limit:
+                raise _too_large(call.name, size, limit)
             return response
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
@@ -130,16 +143,16 @@ def _unary(impl: Unary, call: _Call) -> Unary:
 
 async def _within_deadline(work: Awaitable[Any], context: Context, call: _Call) -> Any:
     """A unary call that carries no deadline gets the server's default one."""
-    if call.default_deadline is None or context.time_remaining() is not None:
+    if call.policy.default_deadline is None or context.time_remaining() is not None:
         return await work
     try:
-        async with asyncio.timeout(call.default_deadline) as limit:
+        async with asyncio.timeout(call.policy.default_deadline) as limit:
             return await work
     except TimeoutError:
         if not limit.expired():
             raise
         raise DeadlineExceeded(
-            f"{call.name} took longer than the server's {call.default_deadline:g} s for a call without a "
+            f"{call.name} took longer than the server's {call.policy.default_deadline:g} s for a call without a "
             "deadline ([server] default_deadline_seconds): set a deadline of your own",
             "DEFAULT_DEADLINE_EXCEEDED",
         ) from None
@@ -192,23 +205,20 @@ def register(
     service: descriptor.ServiceDescriptor,
     base: type,
     servicer: object,
-    *,
-    gate: Gate | None = None,
-    max_reply_bytes: int | None = None,
-    default_deadline: float | None = None,
+    policy: CallPolicy | None = None,
 ) -> None:
     """Serves `service` with `servicer`, an instance of `base`, the service's
-    generated servicer class (TypeError otherwise). A unary reply over
-    `max_reply_bytes` is RESOURCE_EXHAUSTED RESPONSE_TOO_LARGE instead."""
+    generated servicer class (TypeError otherwise), under `policy`. A unary
+    reply over its `max_reply_bytes` is RESOURCE_EXHAUSTED RESPONSE_TOO_LARGE instead."""
     if not isinstance(servicer, base):
         raise TypeError(f"{type(servicer).__name__} does not subclass {base.__name__}, the {service.name} servicer")
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-    gate = gate or Gate(Authenticator())
+    policy = policy or CallPolicy()
     for method in service.methods:
         full_name = f"{service.full_name}/{method.name}"
         if full_name not in ROLES:
             raise RuntimeError(f"{full_name} has no role in agentd.grpc.authz.ROLES: decide who may call it")
-        call = _Call(full_name, gate, max_reply_bytes, default_deadline)
+        call = _Call(full_name, policy)
         if method.client_streaming and not method.server_streaming:
             raise NotImplementedError("client-streaming methods are not part of the contract")
         decode = _deserializer(message_factory.GetMessageClass(method.input_type))

@@ -116,13 +116,7 @@ class Host:
             )
         else:
             ownership = LocalOwnership()
-            log = LocalThreadLog(
-                retention=settings.log_retention,
-                subscriber_buffer=settings.subscriber_buffer,
-                max_threads=settings.log_max_threads,
-                max_bytes=settings.log_max_bytes,
-                idle_ttl=settings.log_idle_ttl,
-            )
+            log = LocalThreadLog(settings)
         self.threads = ThreadRuntime(
             self.runs, self.storage, self.agents, log=log, ownership=ownership, settings=settings
         )

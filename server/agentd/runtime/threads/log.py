@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import InvalidArgument, OutOfRange
 from agentd.runtime.sizes import approximate_size
+from agentd.runtime.threads.settings import ThreadSettings
 from agentd.runtime.threads.subscriber import Subscriber
 
 __all__ = ["LocalThreadLog", "LogJoin", "ThreadLog", "check_resume"]
@@ -135,27 +136,15 @@ class LocalThreadLog(ThreadLog):
     """Logs in this process. Nothing here awaits, so a join reads its replay and
     registers its subscriber with no chunk logged in between.
 
-    Bounded: each log holds at most `retention` chunks; a log nobody watches is
-    dropped `idle_ttl` seconds after its last chunk; past `max_threads` logs or
-    `max_bytes` in all, the least recently used unwatched logs go first (then
+    Bounded (ThreadSettings): each log holds at most `log_retention` chunks; a
+    log nobody watches is dropped `log_idle_ttl` seconds after its last chunk;
+    past `log_max_threads` logs or `log_max_bytes` in all, the least recently
+    used unwatched logs go first (then
     the oldest chunks of watched ones). A dropped log comes back with a new
     epoch, so a resume into it is RESUME_OFFSET_EXPIRED, never a wrong replay."""
 
-    def __init__(
-        self,
-        *,
-        retention: int,
-        subscriber_buffer: int,
-        max_threads: int = 10_000,
-        max_bytes: int = 64 * 1024 * 1024,
-        idle_ttl: float = 600.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.retention = retention
-        self.subscriber_buffer = subscriber_buffer
-        self.max_threads = max_threads
-        self.max_bytes = max_bytes
-        self.idle_ttl = idle_ttl
+    def __init__(self, settings: ThreadSettings | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings or ThreadSettings()
         self.clock = clock
         #: Least recently grown first.
         self._logs: OrderedDict[str, _Log] = OrderedDict()
@@ -182,7 +171,7 @@ class LocalThreadLog(ThreadLog):
             logged = replace(chunk, offset=log.next_offset)
             log.next_offset += 1
             self._bytes += log.add(logged)
-            while log.length > self.retention:
+            while log.length > self.settings.log_retention:
                 self._bytes -= log.drop_oldest()
             for subscriber in list(log.subscribers):
                 subscriber.push(logged)
@@ -200,7 +189,7 @@ class LocalThreadLog(ThreadLog):
                 self._drop_if_unused(thread_id)
                 raise
             replay = [c for c in log.entries or () if c.offset > after]
-        subscriber = Subscriber(self.subscriber_buffer)
+        subscriber = Subscriber(self.settings.subscriber_buffer)
         log.subscribers.add(subscriber)
         return LogJoin(log.epoch, log.last_offset, replay, subscriber)
 
@@ -238,20 +227,20 @@ class LocalThreadLog(ThreadLog):
         now = self.clock()
         # Idle logs nobody watches, oldest first (a watched one is passed over).
         for thread_id, log in list(self._logs.items()):
-            if now - log.touched < self.idle_ttl:
+            if now - log.touched < self.settings.log_idle_ttl:
                 break
             if not log.subscribers:
                 self._drop(thread_id)
-        if len(self._logs) <= self.max_threads and self._bytes <= self.max_bytes:
+        if len(self._logs) <= self.settings.log_max_threads and self._bytes <= self.settings.log_max_bytes:
             return
         for thread_id, log in list(self._logs.items()):
-            if len(self._logs) <= self.max_threads and self._bytes <= self.max_bytes:
+            if len(self._logs) <= self.settings.log_max_threads and self._bytes <= self.settings.log_max_bytes:
                 return
             if not log.subscribers:
                 self._drop(thread_id)
         # Every log left is watched: trim the oldest chunks of the least recently used.
         for log in list(self._logs.values()):
-            while log.entries and self._bytes > self.max_bytes:
+            while log.entries and self._bytes > self.settings.log_max_bytes:
                 self._bytes -= log.drop_oldest()
-            if self._bytes <= self.max_bytes:
+            if self._bytes <= self.settings.log_max_bytes:
                 return
