@@ -1,0 +1,127 @@
+"""Limits per caller, and reflection by configuration: at most `max_streams`
+streams open per identity, a default deadline for unary calls that carry
+none, reflection off or only for a caller who authenticates."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import grpc
+import pytest
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
+from agentd.grpc.gate import Gate, Limits
+from agentd.runtime import Agent, ExecutionOptions
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.server import start_server
+
+TOKEN = "agentd_limits-test-token-0123456789abcd"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
+
+
+def authenticator() -> Authenticator:
+    return Authenticator(
+        ("token",), tokens=[Credential(hash_token(TOKEN), identity("acme", "svc", ["writer"], ["*"], "token", "t"))]
+    )
+
+
+async def test_an_identity_may_hold_at_most_max_streams_open() -> None:
+    running = await start_server([Agent(id="echo")], gate=Gate(authenticator(), Limits(max_streams=2)))
+    try:
+        open_ = [
+            running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id=f"t{i}"), metadata=AUTH)
+            for i in range(2)
+        ]
+        for stream in open_:
+            await stream.read()  # the snapshot: both are open
+        with pytest.raises(grpc.aio.AioRpcError) as third:
+            await running.threads.Subscribe(
+                tpb.SubscribeRequest(resource_id="u1", thread_id="t9"), metadata=AUTH
+            ).read()
+        assert third.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "at most 2" in (third.value.details() or "")
+        open_[0].cancel()
+        await asyncio.sleep(0.1)
+        again = running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id="t9"), metadata=AUTH)
+        assert (await again.read()).HasField("snapshot")  # a slot came free
+        again.cancel()
+        open_[1].cancel()
+    finally:
+        await running.close()
+
+
+async def test_a_unary_call_without_a_deadline_gets_the_default_one() -> None:
+    slow = ExecutionOptions(provider_options={"local": {"delayMs": 200}})
+    running = await start_server([Agent(id="slow", default_options=slow)], default_deadline=0.3)
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as late:
+            await running.agents.Generate(apb.GenerateRequest(agent_id="slow", text="one two three four"))
+        assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "default_deadline_seconds" in (late.value.details() or "")
+        # A caller's own deadline wins over the default.
+        reply = await running.agents.Generate(
+            apb.GenerateRequest(agent_id="slow", text="one two three four"), timeout=10
+        )
+        assert reply.text == "one two three four"
+    finally:
+        await running.close()
+
+
+async def list_services(addr: str, metadata: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    async with grpc.aio.insecure_channel(addr) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        call = stub.ServerReflectionInfo(metadata=metadata, timeout=5)
+        await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+        reply = await call.read()
+        await call.done_writing()
+        return [s.name for s in reply.list_services_response.service]
+
+
+@pytest.mark.parametrize("mode", ["off", "authenticated"])
+async def test_reflection_is_off_or_only_for_a_caller_who_authenticates(mode: str) -> None:
+    running = await start_server([Agent(id="echo")], gate=Gate(authenticator()), reflection_mode=mode)
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await list_services(running.addr)
+        expected = grpc.StatusCode.UNIMPLEMENTED if mode == "off" else grpc.StatusCode.UNAUTHENTICATED
+        assert refused.value.code() == expected
+        if mode == "authenticated":
+            assert "agentd.v1.AgentService" in await list_services(running.addr, AUTH)
+    finally:
+        await running.close()
+
+
+def test_token_new_prints_a_token_once_and_lines_that_admit_it() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentd.cli",
+            "token",
+            "new",
+            "--tenant",
+            "acme",
+            "--subject",
+            "billing",
+            "--roles",
+            "writer",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.split("agentd keeps only its hash): ", 1)[1].split()[0]
+    assert token.startswith("agentd_") and f'sha256 = "{hash_token(token)}"' in done.stdout
+    assert 'tenant = "acme"' in done.stdout and 'roles = ["writer"]' in done.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "agentd.cli", "token", "new", "--tenant", "Acme!", "--subject", "x", "--roles", "root"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "agentd token new" in bad.stderr
