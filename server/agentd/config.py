@@ -520,7 +520,7 @@ def load(
             raise ConfigError(f"{config.path}: {exc}") from None
         _check_keys(
             data,
-            {"server", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
+            {"server", "auth", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
             str(config.path),
         )
         threads = data.get("threads", {})
