@@ -5,7 +5,8 @@ scenario set, against `agentd serve --config tests/conformance/agentd.toml
 --app tests.conformance.app`; the other tests exercise the client's API on
 the same server (and one with a tiny subscriber buffer, to force fell-behind).
 The runner also passes against the same server with `[auth] mode = "token"`
-over TLS, given the token in `$AGENTD_TOKEN` and the CA with `--cacert`.
+over TLS, given the token in `$AGENTD_TOKEN` and the CA with `--cacert`, and
+with mutual TLS given a client certificate (`--cert`, `--key`).
 """
 
 from __future__ import annotations
@@ -113,6 +114,15 @@ def test_conformance_runner_with_a_token_over_tls(tmp_path: Path) -> None:
     with secure_conformance_server(tmp_path) as (server, pki, caller):
         env = {**os.environ, "AGENTD_TOKEN": caller.token}
         run_conformance(server.addr, server, options=["--cacert", str(pki.ca)], env=env)
+
+
+@pytest.mark.timeout(RUNNER_TIMEOUT_S + 60)
+def test_conformance_runner_over_mutual_tls(tmp_path: Path) -> None:
+    """A client certificate alone names the caller (mode mtls)."""
+    with secure_conformance_server(tmp_path, mtls=True) as (server, pki, _):
+        env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+        options = ["--cacert", str(pki.ca), "--cert", str(pki.client_cert), "--key", str(pki.client_key)]
+        run_conformance(server.addr, server, options=options, env=env)
 
 
 def run_conformance(
