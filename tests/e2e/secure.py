@@ -224,12 +224,14 @@ CONFORMANCE_DIR = Path(__file__).resolve().parents[1] / "conformance"
 
 
 @contextmanager
-def secure_conformance_server(folder: Path, *, mtls: bool = False) -> Iterator[tuple[ServerProcess, Pki, Caller]]:
+def secure_conformance_server(
+    folder: Path, *, mtls: bool = False, callers: Sequence[Caller] = ()
+) -> Iterator[tuple[ServerProcess, Pki, Caller]]:
     """The conformance server (tests/conformance/agentd.toml, --app
     tests.conformance.app) with `[auth] mode = "token"` over TLS, and the
-    caller its scenarios run as (writer and admin: they read cache stats).
-    With `mtls`, also mode mtls and a client certificate required, which
-    names the same tenant and roles."""
+    caller its scenarios run as (writer and admin: they read cache stats);
+    `callers` are admitted too. With `mtls`, also mode mtls and a client
+    certificate required, which names the same tenant and roles."""
     pki = make_pki(folder)
     caller = new_caller("acme", "conformance", ["writer", "admin"])
     extra: list[str] = []
@@ -239,7 +241,7 @@ def secure_conformance_server(folder: Path, *, mtls: bool = False) -> Iterator[t
         (CONFORMANCE_DIR / "agentd.toml").read_text(encoding="utf-8"),
         folder / "agentd.toml",
         pki,
-        [caller],
+        [caller, *callers],
         modes=("token", "mtls") if mtls else ("token",),
         require_client_cert=mtls,
         auth=extra,
