@@ -6,6 +6,9 @@ the conformance config, its certificates made in the test."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,7 +40,7 @@ from .secure import (
     secure_config,
     start_secure_server,
 )
-from .serverproc import ServerProcess
+from .serverproc import REPO_ROOT, ServerProcess
 
 APP_ARGS = ["--app", "tests.conformance.app"]
 JWT_SECRET_ENV = "AGENTD_TEST_JWT_SECRET"
@@ -299,3 +302,19 @@ def test_errors_carry_the_retry_delay_and_their_class() -> None:
     assert isinstance(AgentdError.from_status(status_pb2.Status(code=7, message="no")), PermissionDeniedError)
     plain = AgentdError.from_status(status_pb2.Status(code=5, message="gone"))
     assert type(plain) is AgentdError and plain.retry_delay is None
+
+
+def test_the_secure_example_runs_with_a_token_and_with_a_certificate(
+    tls_server: ServerProcess, mtls_server: ServerProcess, pki: Pki, callers: dict[str, Caller]
+) -> None:
+    example = [sys.executable, str(REPO_ROOT / "clients" / "python" / "examples" / "secure_example.py")]
+    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+    token = [*example, "--addr", tls_server.addr, "--cacert", str(pki.ca), "--token", callers["writer"].token]
+    done = subprocess.run(token, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert (done.returncode, done.stdout) == (0, "hello, securely\n"), done.stderr
+    anonymous = subprocess.run(token[:-2], capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert anonymous.returncode == 1 and "TOKEN_MISSING" in anonymous.stdout, anonymous.stderr
+    cert = ["--cert", str(pki.client_cert), "--key", str(pki.client_key), "--agent", "echo"]
+    mutual = [*example, "--addr", mtls_server.addr, "--cacert", str(pki.ca), *cert]
+    done = subprocess.run(mutual, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 1 and "needs the writer role" in done.stdout, done.stderr  # the certificate is a reader
