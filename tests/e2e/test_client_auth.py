@@ -318,3 +318,28 @@ def test_the_secure_example_runs_with_a_token_and_with_a_certificate(
     mutual = [*example, "--addr", mtls_server.addr, "--cacert", str(pki.ca), *cert]
     done = subprocess.run(mutual, capture_output=True, text=True, timeout=60, env=env, check=False)
     assert done.returncode == 1 and "needs the writer role" in done.stdout, done.stderr  # the certificate is a reader
+
+
+async def test_new_certificate_files_serve_new_connections_without_a_restart(
+    tmp_path: Path, callers: dict[str, Caller]
+) -> None:
+    first = make_pki(tmp_path / "first")
+    base = (CONFORMANCE_DIR / "agentd.toml").read_text(encoding="utf-8")
+    config = secure_config(base, tmp_path / "agentd.toml", first, [callers["writer"]])
+    server = start_secure_server(config, first, extra_args=APP_ARGS, log_dir=tmp_path)
+    token = callers["writer"].token
+    try:
+        second = make_pki(tmp_path / "second")  # another CA: only its clients trust the new certificate
+        for new, old in ((second.server_key, first.server_key), (second.server_cert, first.server_cert)):
+            staged = old.with_suffix(".new")
+            staged.write_bytes(new.read_bytes())
+            staged.replace(old)
+        async with AgentdClient(server.addr, token=token, tls=tls(second), timeout=TIMEOUT_S) as client:
+            assert (await client.generate("echo", "renewed")).text == "renewed"
+        async with AgentdClient(server.addr, token=token, tls=tls(first), timeout=5) as client:
+            with pytest.raises(AgentdError) as caught:  # the old CA no longer vouches for the server
+                await client.list_agents()
+        assert caught.value.code_name == "UNAVAILABLE"
+        assert server.proc.poll() is None
+    finally:
+        server.stop()
