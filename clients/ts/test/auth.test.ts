@@ -11,7 +11,6 @@ import { BinaryWriter } from "@bufbuild/protobuf/wire";
 
 import {
   AgentdClient,
-  AgentdError,
   PermissionDeniedError,
   ResourceExhaustedError,
   UnauthenticatedError,
@@ -21,7 +20,7 @@ import {
   tlsCredentials,
 } from "@agentd/client";
 
-import { encodeErrorInfo, serve, statusError } from "./fakes";
+import { encodeErrorInfo, rejection, serve, statusError } from "./support";
 
 const v1 = agentd.v1;
 
@@ -39,16 +38,6 @@ function refusal(code: grpc.status, reason: string, retry?: [number, number]): g
     details.push({ typeUrl: "type.googleapis.com/google.rpc.RetryInfo", value: Buffer.from(encodeRetryInfo(...retry)) });
   }
   return statusError(code, reason.toLowerCase(), details) as grpc.ServiceError;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AgentdError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof AgentdError, `want an AgentdError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail("want an error");
 }
 
 describe("credentials", { timeout: 15000 }, () => {

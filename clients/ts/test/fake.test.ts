@@ -12,7 +12,7 @@ import { ROOT_CONTEXT, context, trace, type Context, type ContextManager } from 
 
 import { AgentdClient, AgentdError, agentd, google, status } from "@agentd/client";
 
-import { encodeBadRequest, encodeErrorInfo, serve, statusError } from "./fakes";
+import { encodeBadRequest, encodeErrorInfo, serve, statusError } from "./support";
 
 const v1 = agentd.v1;
 

@@ -11,24 +11,15 @@ import { describe, it } from "node:test";
 
 import {
   AgentdClient,
-  AgentdError,
   PermissionDeniedError,
   UnauthenticatedError,
   isTerminal,
   type Chunk,
 } from "@agentd/client";
 
-const addr = process.env["AGENTD_SECURE_ADDR"];
+import { rejection } from "./support";
 
-async function rejection(promise: Promise<unknown>): Promise<AgentdError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof AgentdError, `want an AgentdError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail("want an error");
-}
+const addr = process.env["AGENTD_SECURE_ADDR"];
 
 const skip = addr ? false : "AGENTD_SECURE_ADDR is not set";
 

@@ -1,10 +1,13 @@
-// In-process fakes shared by the unit tests: a grpc-js server on a loopback
-// port, and statuses carrying agentd's details trailer.
+// Helpers shared by the tests: an in-process grpc-js server on a loopback
+// port, statuses carrying agentd's details trailer, and the AgentdError a
+// promise rejects with.
+
+import assert from "node:assert/strict";
 
 import * as grpc from "@grpc/grpc-js";
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
 
-import { google } from "@agentd/client";
+import { AgentdError, google } from "@agentd/client";
 
 export function encodeErrorInfo(reason: string, metadata: Record<string, string>): Uint8Array {
   const w = new BinaryWriter();
@@ -46,4 +49,15 @@ export async function serve(
     ),
   );
   return { server, addr: `127.0.0.1:${port}` };
+}
+
+/** The AgentdError `promise` rejects with (fails the test when it resolves or rejects otherwise). */
+export async function rejection(promise: Promise<unknown>): Promise<AgentdError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof AgentdError, `want an AgentdError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail("want an error");
 }
