@@ -37,11 +37,15 @@ type dialConfig struct {
 	block      bool
 	propagator propagation.TextMapPropagator
 	extra      []grpc.DialOption
+	token      string
+	perRPC     []credentials.PerRPCCredentials
+	errs       []error
 }
 
 // WithTLS connects over TLS with the given transport credentials, e.g.
-// credentials.NewTLS(&tls.Config{...}) or credentials.NewClientTLSFromFile.
-// Without WithTLS or WithInsecure, Dial uses TLS with the system roots.
+// credentials.NewTLS(&tls.Config{...}) or credentials.NewClientTLSFromFile
+// (see also WithTLSConfig and WithTLSFiles). Without a TLS option or
+// WithInsecure, Dial uses TLS with the system roots.
 func WithTLS(creds credentials.TransportCredentials) Option {
 	return func(c *dialConfig) { c.creds = creds }
 }
@@ -61,9 +65,9 @@ func WithKeepalive(time, timeout time.Duration) Option {
 	}
 }
 
-// WithMetadata adds a gRPC metadata pair (a request header) to every call,
-// e.g. WithMetadata("authorization", "Bearer ...") once authentication is
-// on. Keys are lowercased by gRPC. It may be given more than once.
+// WithMetadata adds a gRPC metadata pair (a request header) to every call.
+// Keys are lowercased by gRPC. It may be given more than once. For a bearer
+// token use WithToken, which keeps it off plaintext connections.
 func WithMetadata(key, value string) Option {
 	return func(c *dialConfig) { c.metadata = append(c.metadata, key, value) }
 }
@@ -109,8 +113,18 @@ func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
 	if len(cfg.metadata)%2 != 0 {
 		return nil, errors.New("agentd: WithMetadata needs a key and a value")
 	}
+	if len(cfg.errs) > 0 {
+		return nil, errors.Join(cfg.errs...)
+	}
 	if cfg.creds == nil {
 		cfg.creds = credentials.NewTLS(nil)
+	}
+	if cfg.token != "" {
+		creds, err := tokenCredentials(cfg.token, target, cfg.creds)
+		if err != nil {
+			return nil, err
+		}
+		cfg.perRPC = append(cfg.perRPC, creds)
 	}
 	if cfg.propagator == nil {
 		cfg.propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
@@ -120,6 +134,9 @@ func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
 		grpc.WithTransportCredentials(cfg.creds),
 		grpc.WithChainUnaryInterceptor(ic.unary),
 		grpc.WithChainStreamInterceptor(ic.stream),
+	}
+	for _, creds := range cfg.perRPC {
+		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(creds))
 	}
 	if cfg.keepalive != nil {
 		dialOpts = append(dialOpts, grpc.WithKeepaliveParams(*cfg.keepalive))

@@ -21,8 +21,17 @@
 //		fmt.Print(chunk.GetTextDelta().GetText())
 //	}
 //
+// A server with [auth] and [server.tls] takes a bearer token (WithToken,
+// sent as per-call credentials) over TLS (WithTLSFiles, WithTLSConfig; a
+// client certificate makes it mutual TLS):
+//
+//	client, err := agentd.Dial(ctx, "agentd.internal:50051",
+//		agentd.WithTLSFiles("ca.pem", "", ""), agentd.WithToken(token))
+//
 // Every failed call returns an *Error carrying the gRPC code, the ErrorInfo
-// reason and metadata, and the BadRequest field violations. Thread streams
+// reason and metadata, the BadRequest field violations and the RetryInfo
+// delay; errors.Is(err, agentd.ErrUnauthenticated) (ErrPermissionDenied,
+// ErrResourceExhausted) matches those codes whatever the reason. Thread streams
 // (Subscribe, Connect) reconnect and resume after the last offset by
 // themselves. When the context of a call carries an OpenTelemetry span, its
 // W3C trace context (traceparent) is sent with the call.

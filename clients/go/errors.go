@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -47,6 +48,35 @@ const (
 	ReasonUnauthenticated           = "UNAUTHENTICATED"
 	ReasonPermissionDenied          = "PERMISSION_DENIED"
 	ReasonInternal                  = "INTERNAL"
+
+	// Who is calling (a server with [auth]): UNAUTHENTICATED.
+	ReasonTokenMissing       = "TOKEN_MISSING"
+	ReasonTokenInvalid       = "TOKEN_INVALID"
+	ReasonTokenExpired       = "TOKEN_EXPIRED"
+	ReasonCertificateUnknown = "CERTIFICATE_UNKNOWN"
+	// PERMISSION_DENIED: the caller's role is too weak (Metadata["required_role"]).
+	ReasonRoleRequired = "ROLE_REQUIRED"
+	// RESOURCE_EXHAUSTED: over the caller's limits; RATE_LIMITED carries RetryDelay.
+	ReasonRateLimited    = "RATE_LIMITED"
+	ReasonTooManyStreams = "TOO_MANY_STREAMS"
+)
+
+// Sentinels of the codes a caller handles on their own, for errors.Is:
+//
+//	if errors.Is(err, agentd.ErrUnauthenticated) { ... } // any reason
+//	var e *agentd.Error
+//	if errors.As(err, &e) && e.Reason == agentd.ReasonRateLimited {
+//		time.Sleep(e.RetryDelay)
+//	}
+var (
+	// ErrUnauthenticated: no credentials, or none the server accepts
+	// (TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED, CERTIFICATE_UNKNOWN).
+	ErrUnauthenticated = &Error{Code: codes.Unauthenticated}
+	// ErrPermissionDenied: a known caller whose role is too weak (ROLE_REQUIRED).
+	ErrPermissionDenied = &Error{Code: codes.PermissionDenied}
+	// ErrResourceExhausted: over a limit (RATE_LIMITED, TOO_MANY_STREAMS, a
+	// reply over the server's message size).
+	ErrResourceExhausted = &Error{Code: codes.ResourceExhausted}
 )
 
 // Error is a failed agentd call: the gRPC status with the details agentd
@@ -76,6 +106,9 @@ type Error struct {
 	Violations map[string]string
 	// FieldViolations holds the same violations in the server's order.
 	FieldViolations []FieldViolation
+	// RetryDelay is how long to wait before trying again (the RetryInfo
+	// detail: RATE_LIMITED, a backend that is down); 0 when none was sent.
+	RetryDelay time.Duration
 
 	status *status.Status
 }
@@ -231,6 +264,8 @@ func fromProto(p *rpcstatus.Status, st *status.Status) *Error {
 					}
 				}
 			}
+		case *errdetails.RetryInfo:
+			e.RetryDelay = d.GetRetryDelay().AsDuration()
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
 				e.FieldViolations = append(e.FieldViolations, FieldViolation{Field: v.GetField(), Description: v.GetDescription()})

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 func invalidStatus(t *testing.T) *status.Status {
@@ -144,5 +146,30 @@ func TestOptionConversionErrorsAreInvalidArgument(t *testing.T) {
 	}
 	if got := v.GetStructValue().GetFields()["tags"].GetListValue().GetValues()[1].GetStringValue(); got != "b" {
 		t.Fatalf("tags[1] = %q", got)
+	}
+}
+
+func TestAuthFailuresMatchTheirSentinelsAndCarryTheRetryDelay(t *testing.T) {
+	st, err := status.New(codes.ResourceExhausted, "over 2 requests per second").WithDetails(
+		&errdetails.ErrorInfo{Reason: ReasonRateLimited, Domain: ErrorDomain},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(1500 * time.Millisecond)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := AsError(fmt.Errorf("call: %w", st.Err()))
+	if e.Reason != ReasonRateLimited || e.RetryDelay != 1500*time.Millisecond {
+		t.Fatalf("reason %q, retry delay %v", e.Reason, e.RetryDelay)
+	}
+	if !errors.Is(e, ErrResourceExhausted) || errors.Is(e, ErrUnauthenticated) {
+		t.Fatal("RESOURCE_EXHAUSTED does not match its sentinel alone")
+	}
+	missing, _ := status.New(codes.Unauthenticated, "no credentials").WithDetails(
+		&errdetails.ErrorInfo{Reason: ReasonTokenMissing, Domain: ErrorDomain})
+	if e := AsError(missing.Err()); !errors.Is(e, ErrUnauthenticated) || e.Reason != ReasonTokenMissing || e.RetryDelay != 0 {
+		t.Fatalf("unauthenticated: %v (retry %v)", e, e.RetryDelay)
+	}
+	if !errors.Is(AsError(status.Error(codes.PermissionDenied, "reader")), ErrPermissionDenied) {
+		t.Fatal("PERMISSION_DENIED does not match ErrPermissionDenied")
 	}
 }

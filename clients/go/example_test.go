@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -120,5 +121,29 @@ func ExampleClient_Connect() {
 		if chunk.GetRunId() == runID && agentd.IsLast(chunk) {
 			break
 		}
+	}
+}
+
+func ExampleWithToken() {
+	ctx := context.Background()
+	// A server with [auth] mode "token" and [server.tls]: the token rides on
+	// every call, and the server's certificate is checked against ca.pem
+	// (add a client certificate and key for mutual TLS).
+	client, err := agentd.Dial(ctx, "agentd.internal:50051",
+		agentd.WithTLSFiles("ca.pem", "", ""),
+		agentd.WithToken(os.Getenv("AGENTD_TOKEN")),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	_, err = client.Generate(ctx, "echo", "hello")
+	var e *agentd.Error
+	switch {
+	case errors.Is(err, agentd.ErrUnauthenticated):
+		log.Fatalf("who is calling? %s", agentd.ReasonOf(err)) // TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED
+	case errors.As(err, &e) && e.Reason == agentd.ReasonRateLimited:
+		time.Sleep(e.RetryDelay)
 	}
 }

@@ -4,6 +4,10 @@ over one `ThreadService.Connect` stream through the Python client.
 Replies print as their deltas arrive; tool calls, tool results, tripwires,
 errors and signals print on lines of their own, marked; what another client
 sends to the same thread appears as it happens, with the reply it wakes.
+
+A server with `[auth]` takes `--token` (or `$AGENTD_TOKEN`); one with
+`[server.tls]` takes `--tls-ca` (or `--tls` for the system's roots), and
+`--tls-cert`/`--tls-key` when it wants a client certificate.
 """
 
 from __future__ import annotations
@@ -17,6 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 HELP = "type a message and press Enter; /abort stops the current reply; /quit (or Ctrl-D) leaves"
+
+
+@dataclass(frozen=True)
+class Security:
+    """TLS for the chat's channel: the CA to trust (None: the system's roots)
+    and, for mutual TLS, a client certificate and its key."""
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
 
 
 @dataclass
@@ -122,17 +136,26 @@ async def chat(
     resource_id: str,
     *,
     provider_options: dict[str, Any] | None = None,
+    token: str | None = None,
+    tls: Security | None = None,
     stdin_fd: int | None = None,
     out: TextIO | None = None,
 ) -> int:
+    """`token`: None reads `$AGENTD_TOKEN`; `tls`: None for plaintext."""
     try:
-        from agentd_client import AgentdClient, AgentdError
+        from agentd_client import TLS, AgentdClient, AgentdError
     except ImportError:
         print("agentd chat needs the Python client: pip install -e clients/python", file=sys.stderr)
         return 2
     screen = Screen(out or sys.stdout)
     options: dict[str, Any] = {"provider_options": provider_options} if provider_options else {}
-    async with AgentdClient(addr) as client:
+    try:
+        channel_tls = None if tls is None else TLS(ca_file=tls.ca_file, cert_file=tls.cert_file, key_file=tls.key_file)
+        client = AgentdClient(addr, token=token, tls=channel_tls)
+    except (ValueError, OSError) as exc:  # a token that would go in clear, a certificate file that is not there
+        print(f"agentd chat: {exc}", file=sys.stderr)
+        return 2
+    async with client:
         try:
             session = await client.connect(agent, thread_id, resource_id, **options)
         except AgentdError as err:
@@ -176,7 +199,20 @@ async def chat(
 def run(args: Any) -> int:
     provider_options = json.loads(args.provider_options) if args.provider_options else None
     thread_id = args.thread or f"chat-{uuid.uuid4().hex[:8]}"
+    tls = None
+    if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
+        tls = Security(args.tls_ca, args.tls_cert, args.tls_key)
     try:
-        return asyncio.run(chat(args.addr, args.agent, thread_id, args.resource, provider_options=provider_options))
+        return asyncio.run(
+            chat(
+                args.addr,
+                args.agent,
+                thread_id,
+                args.resource,
+                provider_options=provider_options,
+                token=args.token,
+                tls=tls,
+            )
+        )
     except KeyboardInterrupt:
         return 130

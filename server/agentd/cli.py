@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from agentd import chat
 from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
@@ -132,6 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--resource", default=os.environ.get("USER") or "terminal", help="the thread's resource id")
     c.add_argument("--addr", default=os.environ.get("AGENTD_ADDR", "127.0.0.1:50051"), help="the server's address")
     c.add_argument("--provider-options", help="JSON provider options for the runs this chat wakes")
+    c.add_argument("--token", help="bearer token for a server with [auth] (default: $AGENTD_TOKEN)")
+    c.add_argument("--tls", action="store_true", help="connect over TLS, trusting the system's roots")
+    c.add_argument("--tls-ca", help="connect over TLS, trusting this CA (PEM)")
+    c.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS, with --tls-key")
+    c.add_argument("--tls-key", help="the client certificate's key (PEM)")
     t = sub.add_parser("token", help="make a bearer token for [auth] mode token")
     t_sub = t.add_subparsers(dest="token_command", required=True)
     n = t_sub.add_parser("new", help="print a fresh token once, and the [[auth.tokens]] lines that admit it")
@@ -149,8 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"token (shown once; agentd keeps only its hash): {token}\n\n# agentd.toml\n{lines}")
         return 0
     if args.command == "chat":
-        from agentd import chat
-
+        if (args.tls_cert is None) != (args.tls_key is None):
+            parser.error("--tls-cert and --tls-key go together")
         return chat.run(args)
     install_log_redaction()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

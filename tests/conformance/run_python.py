@@ -2,10 +2,15 @@
 """Runs the client conformance scenarios (scenarios.json) with the Python client.
 
     python tests/conformance/run_python.py --addr HOST:PORT [--scenarios tests/conformance/scenarios.json]
+        [--token TOKEN] [--cacert ca.pem [--cert client.pem --key client-key.pem]]
 
 against a server started with
 
     agentd serve --config tests/conformance/agentd.toml --app tests.conformance.app --port PORT
+
+A server with `[auth]` takes the token (`--token`, or `$AGENTD_TOKEN`; the
+scenarios need the writer and admin roles); `--cacert` connects over TLS
+trusting that CA, `--cert`/`--key` add a client certificate (mutual TLS).
 
 Prints one line per scenario, then exactly `conformance: N passed, M failed`
 (N + M is the number of scenarios) and exits 0 only when M is 0. A step of an
@@ -35,6 +40,7 @@ if importlib.util.find_spec("agentd_client") is None:  # not installed: use the 
     sys.path.insert(0, str(REPO_ROOT / "clients" / "python"))
 
 from agentd_client import (  # noqa: E402
+    TLS,
     AgentdClient,
     AgentdError,
     CacheStats,
@@ -397,10 +403,12 @@ def channel_target(addr: str) -> tuple[str, list[tuple[str, Any]]]:
     return f"ipv4:{addr}", [("grpc.service_config", config)]
 
 
-async def run_all(addr: str, scenarios: list[dict[str, Any]]) -> tuple[int, int]:
+async def run_all(
+    addr: str, scenarios: list[dict[str, Any]], *, token: str | None = None, tls: TLS | None = None
+) -> tuple[int, int]:
     passed = failed = 0
     target, options = channel_target(addr)
-    async with AgentdClient(target, timeout=READ_TIMEOUT_S, channel_options=options) as client:
+    async with AgentdClient(target, token=token, tls=tls, timeout=READ_TIMEOUT_S, channel_options=options) as client:
         for scenario in scenarios:
             name = scenario.get("name", "?")
             started = time.monotonic()
@@ -430,9 +438,16 @@ def main(argv: list[str] | None = None) -> int:
         help="HOST:PORT of a server running the conformance config (or several, comma-separated: replicas)",
     )
     parser.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS, help="the scenario file")
+    parser.add_argument("--token", help="bearer token (default: $AGENTD_TOKEN)")
+    parser.add_argument("--cacert", help="connect over TLS, trusting this CA (PEM)")
+    parser.add_argument("--cert", help="client certificate (PEM) for mutual TLS; with --key")
+    parser.add_argument("--key", help="the client certificate's key (PEM)")
     args = parser.parse_args(argv)
+    if (args.cert is None) != (args.key is None) or (args.cert and not args.cacert):
+        parser.error("--cert and --key go together, with --cacert")
+    tls = TLS(ca_file=args.cacert, cert_file=args.cert, key_file=args.key) if args.cacert else None
     scenarios = json.loads(args.scenarios.read_text(encoding="utf-8"))["scenarios"]
-    passed, failed = asyncio.run(run_all(args.addr, scenarios))
+    passed, failed = asyncio.run(run_all(args.addr, scenarios, token=args.token, tls=tls))
     print(f"conformance: {passed} passed, {failed} failed", flush=True)
     return 0 if failed == 0 and passed == len(scenarios) else 1
 

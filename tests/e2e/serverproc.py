@@ -89,8 +89,9 @@ class ServerProcess:
         """The last lines of the server log, for failure messages."""
         return _log_tail(self.log_path, lines)
 
-    def wait_serving(self, timeout: float = 30.0) -> None:
-        wait_serving(self.addr, timeout, proc=self.proc, log_path=self.log_path)
+    def wait_serving(self, timeout: float = 30.0, *, credentials: grpc.ChannelCredentials | None = None) -> None:
+        """`credentials`: those of a TLS server (plaintext when None)."""
+        wait_serving(self.addr, timeout, proc=self.proc, log_path=self.log_path, credentials=credentials)
 
     def terminate(self, timeout: float = 20.0) -> tuple[int, bool]:
         """Send SIGTERM, wait up to `timeout` seconds, then SIGKILL.
@@ -194,15 +195,18 @@ def wait_serving(
     proc: subprocess.Popen[bytes] | None = None,
     log_path: Path | None = None,
     service: str = "",
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> None:
-    """Poll grpc.health.v1.Health/Check(service) on `addr` until SERVING.
+    """Poll grpc.health.v1.Health/Check(service) on `addr` until SERVING
+    (over TLS with `credentials`; health needs no caller credentials).
 
     Raises ServerNotServingError after `timeout` seconds, or as soon as `proc`
     (when given) has exited; the message carries the tail of `log_path`.
     """
     deadline = time.monotonic() + timeout
     last = "no answer yet"
-    with grpc.insecure_channel(addr) as channel:
+    channel = grpc.insecure_channel(addr) if credentials is None else grpc.secure_channel(addr, credentials)
+    with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             if proc is not None and proc.poll() is not None:

@@ -3,13 +3,16 @@
 Builds the Go conformance runner (clients/go/cmd/conformance), starts the
 conformance server (tests/conformance/agentd.toml with --app
 tests.conformance.app) and checks that the runner passes every scenario of
-tests/conformance/scenarios.json. Also keeps the module `go vet` clean and
-its unit tests (error parsing, stream reconnection) green.
+tests/conformance/scenarios.json, also against the same server with
+`[auth] mode = "token"` over TLS (-token, -cacert) and with mutual TLS (a
+client certificate alone: -cert, -key). Also keeps the module `go vet` clean
+and its unit tests (error parsing, stream reconnection, credentials) green.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from .secure import secure_conformance_server
 from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
 
 GO_CLIENT_DIR = REPO_ROOT / "clients" / "go"
@@ -115,10 +119,26 @@ def test_go_client_passes_every_conformance_scenario_on_a_replica(
     run_conformance(conformance_runner, conformance_replicas[1])
 
 
-def run_conformance(conformance_runner: Path, conformance_server: ServerProcess) -> None:
-    args = [str(conformance_runner), "-addr", conformance_server.addr, "-scenarios", str(SCENARIOS)]
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_go_client_passes_every_conformance_scenario_with_a_token_over_tls(
+    conformance_runner: Path, tmp_path: Path
+) -> None:
+    with secure_conformance_server(tmp_path) as (server, pki, caller):
+        run_conformance(conformance_runner, server, "-token", caller.token, "-cacert", str(pki.ca))
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_go_client_passes_every_conformance_scenario_over_mutual_tls(conformance_runner: Path, tmp_path: Path) -> None:
+    with secure_conformance_server(tmp_path, mtls=True) as (server, pki, _):
+        certificate = ["-cert", str(pki.client_cert), "-key", str(pki.client_key)]
+        run_conformance(conformance_runner, server, "-cacert", str(pki.ca), *certificate)
+
+
+def run_conformance(conformance_runner: Path, conformance_server: ServerProcess, *options: str) -> None:
+    args = [str(conformance_runner), "-addr", conformance_server.addr, "-scenarios", str(SCENARIOS), *options]
+    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}  # only the token a test gives
     try:
-        result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+        result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env)
     except subprocess.TimeoutExpired as err:
         pytest.fail(
             f"{args} timed out after {RUN_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}\n"

@@ -4,17 +4,21 @@
 scenario set, against `agentd serve --config tests/conformance/agentd.toml
 --app tests.conformance.app`; the other tests exercise the client's API on
 the same server (and one with a tiny subscriber buffer, to force fell-behind).
+The runner also passes against the same server with `[auth] mode = "token"`
+over TLS, given the token in `$AGENTD_TOKEN` and the CA with `--cacert`, and
+with mutual TLS given a client certificate (`--cert`, `--key`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from agentd_proto.v1 import options_pb2
 
+from .secure import secure_conformance_server
 from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
 
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
@@ -104,12 +109,30 @@ def test_conformance_runner_round_robin_over_three_replicas(conformance_replicas
     run_conformance(",".join(s.addr for s in conformance_replicas), *conformance_replicas)
 
 
-def run_conformance(addr: str, *servers: ServerProcess) -> None:
+@pytest.mark.timeout(RUNNER_TIMEOUT_S + 60)
+def test_conformance_runner_with_a_token_over_tls(tmp_path: Path) -> None:
+    with secure_conformance_server(tmp_path) as (server, pki, caller):
+        env = {**os.environ, "AGENTD_TOKEN": caller.token}
+        run_conformance(server.addr, server, options=["--cacert", str(pki.ca)], env=env)
+
+
+@pytest.mark.timeout(RUNNER_TIMEOUT_S + 60)
+def test_conformance_runner_over_mutual_tls(tmp_path: Path) -> None:
+    """A client certificate alone names the caller (mode mtls)."""
+    with secure_conformance_server(tmp_path, mtls=True) as (server, pki, _):
+        env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+        options = ["--cacert", str(pki.ca), "--cert", str(pki.client_cert), "--key", str(pki.client_key)]
+        run_conformance(server.addr, server, options=options, env=env)
+
+
+def run_conformance(
+    addr: str, *servers: ServerProcess, options: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> None:
     scenarios = json.loads(SCENARIOS.read_text(encoding="utf-8"))["scenarios"]
-    args = [sys.executable, str(RUNNER), "--addr", addr, "--scenarios", str(SCENARIOS)]
+    args = [sys.executable, str(RUNNER), "--addr", addr, "--scenarios", str(SCENARIOS), *options]
     try:
         result = subprocess.run(
-            args, cwd=REPO_ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S, check=False
+            args, cwd=REPO_ROOT, capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S, check=False, env=env
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{args} timed out after {RUNNER_TIMEOUT_S}s:\n{err.stdout!r}\n{err.stderr!r}")

@@ -1,16 +1,26 @@
 """Every grpcurl command in README.md, run as written (the address swapped)
 against a fresh server on the embedded defaults: the README's examples stay
-true, and together they call every agentd service."""
+true, and together they call every agentd service.
+
+The Security section's commands (`-cacert`) run against servers made of that
+section's own TOML (a token server with TLS; a mutual-TLS one), with a CA
+and certificates made in the test under the README's file names, a token in
+place of `$AGENTD_TOKEN`, and its hash in place of the example's."""
 
 from __future__ import annotations
 
 import re
 import shlex
 import shutil
+import subprocess
+import tomllib
 from pathlib import Path
 
-from .serverproc import REPO_ROOT, start_server
-from .test_grpcurl import AGENTD_SERVICES, grpcurl, json_documents, ok_output, run_grpcurl
+from agentd.auth_config import parse_auth
+
+from .secure import CONFORMANCE_DIR, Pki, make_pki, new_caller, start_secure_server
+from .serverproc import REPO_ROOT, ServerProcess, start_server
+from .test_grpcurl import AGENTD_SERVICES, RUN_TIMEOUT_S, grpcurl, json_documents, ok_output, run_grpcurl
 
 __all__ = ["grpcurl"]  # the fixture, shared with test_grpcurl
 
@@ -60,9 +70,11 @@ def test_every_readme_grpcurl_command_succeeds(grpcurl: str, tmp_path: Path) -> 
     try:
         server.wait_serving(timeout=30)
         commands = readme_commands()
-        assert len(commands) > 15
-        for words in commands:
-            assert words[0] == "-plaintext" and README_ADDRESS in words, words
+        plaintext = [words for words in commands if words[0] == "-plaintext"]
+        assert len(plaintext) > 15
+        assert all("-cacert" in words for words in commands if words not in plaintext), commands
+        for words in plaintext:
+            assert README_ADDRESS in words, words
             args = [w for w in words[1:] if w != README_ADDRESS]
             at = words.index(README_ADDRESS) - 1  # options before the address, verb/method after
             result = run_grpcurl(grpcurl, server, *args[:at], "--", *args[at:])
@@ -71,3 +83,65 @@ def test_every_readme_grpcurl_command_succeeds(grpcurl: str, tmp_path: Path) -> 
                 assert json_documents(out), f"{words[-1]} printed nothing"
     finally:
         server.stop(timeout=10)
+
+
+def security_section() -> str:
+    readme = (REPO_ROOT / "README.md").read_text()
+    start = readme.index("\n## Security\n")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def _secure_grpcurl(grpcurl: str, words: list[str], server: ServerProcess, token: str, cwd: Path) -> str:
+    """A README command as written, but for the address and `$AGENTD_TOKEN`."""
+    args = [server.addr if w == README_ADDRESS else w.replace("$AGENTD_TOKEN", token) for w in words]
+    result = subprocess.run(
+        [grpcurl, "-max-time", "30", *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=cwd, check=False
+    )
+    return ok_output(result, server)
+
+
+def test_every_security_readme_command_succeeds(grpcurl: str, tmp_path: Path) -> None:
+    section = security_section()
+    token_block, jwt_block, mtls_block = re.findall(r"```toml\n(.*?)```", section, re.S)
+    parse_auth(tomllib.loads(jwt_block)["auth"])  # the JWT example is a valid [auth] table
+    subject = tomllib.loads(mtls_block)["auth"]["certificates"][0]["subject"]
+    pki: Pki = make_pki(tmp_path, client_subject=subject)  # ca.pem, server.pem, client.pem, ...: the README's names
+    entry = tomllib.loads(token_block)["auth"]["tokens"][0]
+    caller = new_caller(entry["tenant"], entry["subject"], entry["roles"], entry["resources"])
+    digest = re.search(r'sha256 = "([0-9a-f]{64})"', caller.toml)
+    assert digest is not None
+    token_config = re.sub(r'sha256 = "[0-9a-f]{64}"', f'sha256 = "{digest.group(1)}"', token_block)
+    assert token_config != token_block, "the README's [[auth.tokens]] example has no sha256 line"
+    agents = (CONFORMANCE_DIR / "agentd.toml").read_text(encoding="utf-8")
+    (tmp_path / "agentd.toml").write_text(f"{agents}\n{token_config}", encoding="utf-8")
+    (tmp_path / "agentd-mtls.toml").write_text(f"{agents}\n{mtls_block}", encoding="utf-8")
+
+    commands = [words for words in readme_commands() if "-cacert" in words]
+    assert len(commands) >= 5 and all(README_ADDRESS in words for words in commands), commands
+    app = ["--app", "tests.conformance.app"]
+    servers: list[ServerProcess] = []
+    try:
+        tokens = start_secure_server(tmp_path / "agentd.toml", pki, extra_args=app, log_dir=tmp_path / "token")
+        servers.append(tokens)
+        mutual = start_secure_server(
+            tmp_path / "agentd-mtls.toml", pki, extra_args=app, log_dir=tmp_path / "mtls", client_cert=True
+        )
+        servers.append(mutual)
+        for words in commands:
+            server = mutual if "-cert" in words else tokens
+            out = _secure_grpcurl(grpcurl, words, server, caller.token, tmp_path)
+            if words[-1].count("/") == 1 and "." in words[-1]:
+                assert json_documents(out), f"{words[-1]} printed nothing"
+        # What the README says of reflection = "authenticated": no token, no schema.
+        anonymous = subprocess.run(
+            [grpcurl, "-max-time", "30", "-cacert", "ca.pem", tokens.addr, "list"],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            cwd=tmp_path,
+            check=False,
+        )
+        assert anonymous.returncode != 0 and "Unauthenticated" in anonymous.stderr, anonymous
+    finally:
+        for server in servers:
+            server.stop(timeout=10)

@@ -2,7 +2,9 @@
 model holds after its first delta until the test releases it, so the screen
 must show the partial reply, then the whole one; a message another client
 sends to the thread appears live, with the reply it wakes; a tool call and a
-tripwire are shown marked."""
+tripwire are shown marked. Against a server with a token over TLS, the chat
+connects with `--token` (or `$AGENTD_TOKEN`) and `--tls-ca`, and says why
+when it has no token."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 
 from agentd_proto.v1 import signal_pb2, signal_service_pb2, signal_service_pb2_grpc
 
+from .secure import make_pki, new_caller, secure_config, start_secure_server
 from .serverproc import REPO_ROOT, agentd_executable, start_server
 
 CONFIG = """
@@ -39,9 +42,9 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 class Terminal:
     """A process on a pseudo-terminal, and everything it has printed."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         self.master, slave = pty.openpty()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", TERM="xterm")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", TERM="xterm", **(env or {}))
         self.proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO_ROOT)
         os.close(slave)
         self.screen = ""
@@ -120,6 +123,38 @@ def test_the_chat_streams_a_held_reply_and_shows_another_clients_message(tmp_pat
         assert "[another client] hi" not in terminal.screen
     finally:
         if terminal is not None:
+            terminal.close()
+            assert terminal.proc.returncode == 0, terminal.screen
+        server.stop(timeout=10)
+
+
+def test_the_chat_takes_a_token_and_a_ca_for_a_server_with_auth_over_tls(tmp_path: Path, release: Path) -> None:
+    pki = make_pki(tmp_path / "pki")
+    caller = new_caller("acme", "terminal", ["writer"])
+    config = secure_config(CONFIG.format(release=release), tmp_path / "agentd.toml", pki, [caller])
+    server = start_secure_server(config, pki, extra_args=["--app", "tests.held_app"], log_dir=tmp_path)
+    release.touch()  # no holding here
+    chat = [str(agentd_executable()), "chat", "--addr", server.addr, "--agent", "held", "--resource", "me"]
+    terminals: list[Terminal] = []
+    try:
+        flags = Terminal([*chat, "--thread", "t-flags", "--token", caller.token, "--tls-ca", str(pki.ca)])
+        terminals.append(flags)
+        flags.expect("connected to held on thread t-flags")
+        flags.type("hi")
+        flags.expect("agent> Hello there, friend.")
+
+        env = Terminal([*chat, "--thread", "t-env", "--tls-ca", str(pki.ca)], env={"AGENTD_TOKEN": caller.token})
+        terminals.append(env)
+        env.expect("connected to held on thread t-env")
+        env.type("hi")
+        env.expect("agent> Hello there, friend.")
+
+        anonymous = Terminal([*chat, "--thread", "t-none", "--tls-ca", str(pki.ca)], env={"AGENTD_TOKEN": ""})
+        anonymous.expect("cannot open the thread: UNAUTHENTICATED (TOKEN_MISSING)")
+        assert anonymous.proc.wait(timeout=10) == 1
+        os.close(anonymous.master)
+    finally:
+        for terminal in terminals:
             terminal.close()
             assert terminal.proc.returncode == 0, terminal.screen
         server.stop(timeout=10)

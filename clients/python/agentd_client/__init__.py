@@ -6,12 +6,17 @@
         result = await client.generate("echo", "hello")
         print(result.text, result.finish_reason)
 
+    # A server with [auth] and [server.tls]: a bearer token ($AGENTD_TOKEN
+    # when none is given) and the CA that signed the server's certificate.
+    AgentdClient("agentd.internal:443", token="agentd_...", tls=TLS(ca_file="ca.pem"))
+
 Messages and chunks are the contract's protobuf types (`agentd_proto.v1`).
 """
 
 from ._values import from_struct, from_value, to_struct, to_value
 from .client import AgentdClient
-from .errors import AgentdError
+from .credentials import TLS, TOKEN_ENV
+from .errors import AgentdError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
 from .options import ResponseCache, execution_options
 from .session import ClientTool, ConnectSession
 from .streams import RunStream, Subscription
@@ -34,6 +39,8 @@ from .types import (
 )
 
 __all__ = [
+    "TLS",
+    "TOKEN_ENV",
     "AgentdClient",
     "AgentdError",
     "CacheEntry",
@@ -43,10 +50,13 @@ __all__ = [
     "GenerateResult",
     "NotificationResult",
     "Pager",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
     "ResponseCache",
     "Routing",
     "RunStream",
     "Subscription",
+    "UnauthenticatedError",
     "assistant",
     "chunk_kind",
     "execution_options",

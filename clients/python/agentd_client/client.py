@@ -9,25 +9,19 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import grpc
 from google.protobuf import duration_pb2, empty_pb2, field_mask_pb2
 
 from agentd_proto.v1 import (
     agent_service_pb2,
-    agent_service_pb2_grpc,
     cache_service_pb2,
-    cache_service_pb2_grpc,
     message_pb2,
     signal_pb2,
     signal_service_pb2,
-    signal_service_pb2_grpc,
     thread_service_pb2,
-    thread_service_pb2_grpc,
 )
 
-from ._tracing import trace_metadata
 from ._values import from_value, to_struct, to_value
-from .errors import AgentdError
+from .connection import Connection, MetadataArg
 from .options import OPTION_KEYWORDS, execution_options
 from .session import ClientTool, ConnectSession, ToolHandler
 from .signals import (
@@ -56,18 +50,8 @@ from .types import (
     run_input,
 )
 
-DEFAULT_TARGET = "127.0.0.1:50051"
-MetadataArg = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
-
-def _pairs(metadata: MetadataArg) -> list[tuple[str, str]]:
-    if metadata is None:
-        return []
-    items = metadata.items() if isinstance(metadata, Mapping) else metadata
-    return [(str(k).lower(), str(v)) for k, v in items]
-
-
-class AgentdClient:
+class AgentdClient(Connection):
     """An asyncio client for an agentd server.
 
         async with AgentdClient("127.0.0.1:50051") as client:
@@ -75,117 +59,27 @@ class AgentdClient:
             async for chunk in client.stream("echo", "hello"):
                 ...
 
-    - `tls`: None for a plaintext channel, or `grpc.ssl_channel_credentials(...)`.
+    - `token`: a bearer token sent as `authorization: Bearer <token>` on
+      every call; None reads `$AGENTD_TOKEN` (`token=""`: none). Over
+      plaintext it is sent only to a loopback target, unless
+      `allow_insecure_token=True`.
+    - `tls`: `TLS(ca_file=..., cert_file=..., key_file=...)` (mutual TLS with
+      the client certificate), True for TLS with the system roots,
+      `grpc.ssl_channel_credentials(...)`, or None for a plaintext channel.
     - `timeout`: the default deadline (seconds) of unary calls, Generate
       included; streams have none unless a call passes `timeout=`.
     - `keepalive_time_ms`: HTTP/2 keepalive pings (channel option).
-    - `metadata`: sent with every call (e.g. `{"authorization": "Bearer ..."}`).
+    - `metadata`: sent with every call.
     - `channel_options`: extra gRPC channel options; `channel`: use this
-      channel instead of creating one (it is not closed by the client).
+      channel instead of creating one (it is not closed by the client; a
+      token then rides as metadata).
 
-    Every failure raises `AgentdError` (`.code`, `.reason`, `.violations`, ...).
+    Every failure raises `AgentdError` (`.code`, `.reason`, `.violations`,
+    ...); `UnauthenticatedError`, `PermissionDeniedError` and
+    `ResourceExhaustedError` are its subclasses for those codes.
     When opentelemetry is installed and a span is current, calls carry its
     W3C `traceparent`.
     """
-
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        tls: grpc.ChannelCredentials | None = None,
-        timeout: float | None = None,
-        keepalive_time_ms: int | None = None,
-        keepalive_timeout_ms: int | None = None,
-        metadata: MetadataArg = None,
-        channel_options: Sequence[tuple[str, Any]] = (),
-        channel: grpc.aio.Channel | None = None,
-    ) -> None:
-        self.target = target
-        self.tls = tls
-        self.timeout = timeout
-        self.metadata = _pairs(metadata)
-        options = list(channel_options)
-        if keepalive_time_ms is not None:
-            options.append(("grpc.keepalive_time_ms", int(keepalive_time_ms)))
-        if keepalive_timeout_ms is not None:
-            options.append(("grpc.keepalive_timeout_ms", int(keepalive_timeout_ms)))
-        self._channel_options = options
-        self._channel = channel
-        self._owns_channel = channel is None
-        self._stubs: dict[str, Any] = {}
-
-    # ------------------------------------------------------------- plumbing
-
-    @property
-    def channel(self) -> grpc.aio.Channel:
-        """The gRPC channel (created on first use, inside the event loop)."""
-        if self._channel is None:
-            if self.tls is None:
-                self._channel = grpc.aio.insecure_channel(self.target, options=self._channel_options)
-            else:
-                self._channel = grpc.aio.secure_channel(self.target, self.tls, options=self._channel_options)
-        return self._channel
-
-    def _stub(self, name: str) -> Any:
-        stub = self._stubs.get(name)
-        if stub is None:
-            factory = {
-                "agents": agent_service_pb2_grpc.AgentServiceStub,
-                "threads": thread_service_pb2_grpc.ThreadServiceStub,
-                "signals": signal_service_pb2_grpc.SignalServiceStub,
-                "cache": cache_service_pb2_grpc.CacheServiceStub,
-            }[name]
-            stub = self._stubs[name] = factory(self.channel)
-        return stub
-
-    @property
-    def agents_stub(self) -> agent_service_pb2_grpc.AgentServiceStub:
-        return self._stub("agents")  # type: ignore[no-any-return]
-
-    @property
-    def threads_stub(self) -> thread_service_pb2_grpc.ThreadServiceStub:
-        return self._stub("threads")  # type: ignore[no-any-return]
-
-    @property
-    def signals_stub(self) -> signal_service_pb2_grpc.SignalServiceStub:
-        return self._stub("signals")  # type: ignore[no-any-return]
-
-    @property
-    def cache_stub(self) -> cache_service_pb2_grpc.CacheServiceStub:
-        return self._stub("cache")  # type: ignore[no-any-return]
-
-    def _metadata(self, extra: MetadataArg = None) -> list[tuple[str, str]]:
-        return [*self.metadata, *_pairs(extra), *trace_metadata()]
-
-    async def _unary(
-        self, stub: str, method: str, request: Any, timeout: float | None = None, metadata: MetadataArg = None
-    ) -> Any:
-        call = getattr(self._stub(stub), method)
-        try:
-            return await call(
-                request, timeout=self.timeout if timeout is None else timeout, metadata=self._metadata(metadata)
-            )
-        except grpc.RpcError as err:
-            raise AgentdError.from_rpc_error(err) from None
-
-    async def close(self) -> None:
-        if self._channel is not None and self._owns_channel:
-            await self._channel.close(None)
-        self._channel = None if self._owns_channel else self._channel
-        self._stubs.clear()
-
-    async def __aenter__(self) -> AgentdClient:
-        _ = self.channel
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def wait_ready(self, timeout: float | None = None) -> None:
-        """Wait until the channel is connected (raises TimeoutError)."""
-        import asyncio
-
-        await asyncio.wait_for(self.channel.channel_ready(), timeout)
 
     # --------------------------------------------------------------- agents
 

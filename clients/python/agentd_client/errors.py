@@ -3,7 +3,13 @@
 A failed RPC carries a `google.rpc.Status` in the `grpc-status-details-bin`
 trailer with one `google.rpc.ErrorInfo` (domain `agentd`, an UPPER_SNAKE
 `reason`, `metadata` naming the object) and, for invalid requests, a
-`google.rpc.BadRequest` with one field violation per problem.
+`google.rpc.BadRequest` with one field violation per problem; a call to
+retry later also carries a `google.rpc.RetryInfo` delay.
+
+The failures of who is calling are subclasses, to catch on their own:
+`UnauthenticatedError` (TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED,
+CERTIFICATE_UNKNOWN), `PermissionDeniedError` (ROLE_REQUIRED) and
+`ResourceExhaustedError` (RATE_LIMITED, with `retry_delay`; TOO_MANY_STREAMS).
 """
 
 from __future__ import annotations
@@ -35,7 +41,13 @@ class AgentdError(Exception):
     - `metadata`: the ErrorInfo metadata (names the object).
     - `violations`: BadRequest field violations, `{field path: description}`
       (descriptions of one field joined with "; ").
+    - `retry_delay`: seconds to wait before trying again (the RetryInfo
+      detail), None when the server named none.
     - `details`: the raw `google.protobuf.Any` details.
+
+    `AgentdError.from_status` and `from_rpc_error` return the subclass of
+    the code: `UnauthenticatedError`, `PermissionDeniedError`,
+    `ResourceExhaustedError`.
     """
 
     def __init__(
@@ -48,6 +60,7 @@ class AgentdError(Exception):
         *,
         domain: str = "",
         details: tuple[any_pb2.Any, ...] = (),
+        retry_delay: float | None = None,
     ) -> None:
         super().__init__(code, message, reason)
         self.code = code
@@ -57,6 +70,7 @@ class AgentdError(Exception):
         self.violations: dict[str, str] = dict(violations or {})
         self.domain = domain
         self.details = details
+        self.retry_delay = retry_delay
 
     @property
     def code_name(self) -> str:
@@ -86,30 +100,7 @@ class AgentdError(Exception):
     @classmethod
     def from_status(cls, status: status_pb2.Status) -> AgentdError:
         """From a `google.rpc.Status` (the trailer, or a Connect `error` answer)."""
-        reason, domain = "", ""
-        metadata: dict[str, str] = {}
-        violations: dict[str, str] = {}
-        for detail in status.details:
-            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                info = error_details_pb2.ErrorInfo()
-                detail.Unpack(info)
-                if not reason:  # the contract sends exactly one
-                    reason, domain, metadata = info.reason, info.domain, dict(info.metadata)
-            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                bad = error_details_pb2.BadRequest()
-                detail.Unpack(bad)
-                for v in bad.field_violations:
-                    prior = violations.get(v.field)
-                    violations[v.field] = v.description if prior is None else f"{prior}; {v.description}"
-        return cls(
-            status_code(status.code),
-            status.message,
-            reason,
-            metadata,
-            violations,
-            domain=domain,
-            details=tuple(status.details),
-        )
+        return _from_status(status, status_code(status.code), status.message)
 
     @classmethod
     def from_rpc_error(cls, err: grpc.RpcError) -> AgentdError:
@@ -128,13 +119,72 @@ class AgentdError(Exception):
                     status.ParseFromString(value)
                 except Exception:  # a foreign or broken trailer: keep the plain status
                     break
-                error = cls.from_status(status)
-                if not status.code:
-                    error.code = code
-                if not status.message:
-                    error.message = message
-                return error
-        return cls(code, message)
+                return _from_status(
+                    status, status_code(status.code) if status.code else code, status.message or message
+                )
+        return error_class(code)(code, message)
+
+
+class UnauthenticatedError(AgentdError):
+    """UNAUTHENTICATED: the call carried no credentials, or none the server
+    accepts. `reason`: TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED or
+    CERTIFICATE_UNKNOWN."""
+
+
+class PermissionDeniedError(AgentdError):
+    """PERMISSION_DENIED: the caller is known but its role is too weak for
+    this call (`reason` ROLE_REQUIRED, `metadata["required_role"]`)."""
+
+
+class ResourceExhaustedError(AgentdError):
+    """RESOURCE_EXHAUSTED: over a limit. RATE_LIMITED (try again after
+    `retry_delay` seconds), TOO_MANY_STREAMS (close one first), or a reply
+    over the server's message size."""
+
+
+_CLASSES: dict[grpc.StatusCode, type[AgentdError]] = {
+    grpc.StatusCode.UNAUTHENTICATED: UnauthenticatedError,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhaustedError,
+}
+
+
+def error_class(code: grpc.StatusCode) -> type[AgentdError]:
+    """The AgentdError subclass failures with `code` are raised as."""
+    return _CLASSES.get(code, AgentdError)
+
+
+def _from_status(status: status_pb2.Status, code: grpc.StatusCode, message: str) -> AgentdError:
+    reason, domain = "", ""
+    metadata: dict[str, str] = {}
+    violations: dict[str, str] = {}
+    retry_delay: float | None = None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            if not reason:  # the contract sends exactly one
+                reason, domain, metadata = info.reason, info.domain, dict(info.metadata)
+        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            for v in bad.field_violations:
+                prior = violations.get(v.field)
+                violations[v.field] = v.description if prior is None else f"{prior}; {v.description}"
+        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            retry = error_details_pb2.RetryInfo()
+            detail.Unpack(retry)
+            retry_delay = retry.retry_delay.ToTimedelta().total_seconds()
+    return error_class(code)(
+        code,
+        message,
+        reason,
+        metadata,
+        violations,
+        domain=domain,
+        details=tuple(status.details),
+        retry_delay=retry_delay,
+    )
 
 
 def _items(trailers: Any) -> list[tuple[str, Any]]:

@@ -2,7 +2,6 @@
 // async iterators and typed errors.
 
 import {
-  credentials as grpcCredentials,
   Metadata,
   type CallOptions as GrpcCallOptions,
   type ChannelCredentials,
@@ -12,6 +11,7 @@ import {
 } from "@grpc/grpc-js";
 import { agentd, google } from "@agentd/proto";
 
+import { channelSecurity, type TlsOptions } from "./credentials";
 import { AgentdError } from "./errors";
 import {
   executionOptions,
@@ -38,7 +38,17 @@ import { injectTraceContext } from "./tracing";
 const v1 = agentd.v1;
 
 export interface AgentdClientOptions {
-  /** Channel credentials (default: insecure, plaintext). */
+  /**
+   * A bearer token sent as `authorization: Bearer <token>` with every call
+   * (a server with `[auth]`). Over TLS it rides as call credentials; over
+   * plaintext only to a loopback target unless `allowInsecureToken`.
+   */
+  token?: string;
+  /** TLS: `{ ca, cert, key }` PEM contents (`cert` and `key`: mutual TLS), or `true` for the system's roots. */
+  tls?: TlsOptions | true;
+  /** Send `token` over a plaintext channel beyond loopback too (a sidecar). */
+  allowInsecureToken?: boolean;
+  /** Channel credentials (default: plaintext, or `tls`); a `token` is combined onto secure ones. */
   credentials?: ChannelCredentials;
   /** Default deadline of unary calls in milliseconds (default: none). */
   deadlineMs?: number;
@@ -49,7 +59,7 @@ export interface AgentdClientOptions {
    * doubles the interval.
    */
   keepaliveMs?: number;
-  /** Metadata added to every call (e.g. `authorization`). */
+  /** Metadata added to every call. */
   metadata?: Record<string, string>;
   /** Raw grpc-js channel options. */
   channelOptions?: Partial<ChannelOptions>;
@@ -133,8 +143,13 @@ export class AgentdClient {
   private readonly reconnectPolicy: ReconnectPolicy;
 
   constructor(target: string, options: AgentdClientOptions = {}) {
-    const creds = options.credentials ?? grpcCredentials.createInsecure();
-    const channelOptions: Partial<ChannelOptions> = { ...options.channelOptions };
+    const given = Object.keys(options.metadata ?? {}).map((key) => key.toLowerCase());
+    if (options.token && given.includes("authorization")) {
+      throw new TypeError("give token or an authorization metadata entry, not both");
+    }
+    const security = channelSecurity(target, options);
+    const creds = security.credentials;
+    const channelOptions: Partial<ChannelOptions> = { ...security.channelOptions, ...options.channelOptions };
     if (options.keepaliveMs !== undefined) {
       // Pings only while calls are open (long subscriptions and sessions).
       channelOptions["grpc.keepalive_time_ms"] = options.keepaliveMs;
@@ -145,7 +160,7 @@ export class AgentdClient {
     this.signals = new v1.SignalServiceClient(target, creds, shared);
     this.cache = new v1.CacheServiceClient(target, creds, shared);
     this.deadlineMs = options.deadlineMs;
-    this.baseMetadata = { ...options.metadata };
+    this.baseMetadata = { ...security.metadata, ...options.metadata };
     this.reconnectPolicy = options.reconnect ?? {};
   }
 

@@ -4,6 +4,10 @@
 //
 //   node dist/conformance.js --addr 127.0.0.1:50051 --scenarios ../../tests/conformance/scenarios.json
 //
+// A server with [auth] takes --token (default $AGENTD_TOKEN; the scenarios
+// need the writer and admin roles); --cacert connects over TLS trusting that
+// CA (a PEM file), and --cert/--key add a client certificate (mutual TLS).
+//
 // Prints one line per scenario, then `conformance: N passed, M failed`;
 // exits 1 when a scenario failed (2 on a usage error). Step kinds are those
 // of tests/conformance/README.md; an unknown kind, or an unknown expectation,
@@ -517,12 +521,27 @@ async function main(): Promise<number> {
       scenarios: { type: "string" },
       only: { type: "string", multiple: true },
       "timeout-ms": { type: "string" },
+      token: { type: "string", default: process.env["AGENTD_TOKEN"] ?? "" },
+      cacert: { type: "string" },
+      cert: { type: "string" },
+      key: { type: "string" },
     },
   });
-  if (!values.addr || !values.scenarios) {
-    console.error("usage: conformance.js --addr HOST:PORT --scenarios PATH [--only NAME ...] [--timeout-ms N]");
+  const certificate = values.cert !== undefined || values.key !== undefined;
+  if (!values.addr || !values.scenarios || (certificate && (!values.cert || !values.key || !values.cacert))) {
+    console.error(
+      "usage: conformance.js --addr HOST:PORT --scenarios PATH [--only NAME ...] [--timeout-ms N] " +
+        "[--token T] [--cacert ca.pem [--cert client.pem --key client-key.pem]]",
+    );
     return 2;
   }
+  const tls = values.cacert
+    ? {
+        ca: readFileSync(values.cacert),
+        cert: values.cert ? readFileSync(values.cert) : undefined,
+        key: values.key ? readFileSync(values.key) : undefined,
+      }
+    : undefined;
   let scenarios: Scenario[];
   try {
     const parsed = JSON.parse(readFileSync(values.scenarios, "utf8")) as { scenarios?: Scenario[] };
@@ -538,7 +557,7 @@ async function main(): Promise<number> {
     scenarios = scenarios.filter((s) => values.only!.includes(s.name));
   }
   const timeoutMs = Number(values["timeout-ms"] ?? 30_000);
-  const client = new AgentdClient(values.addr);
+  const client = new AgentdClient(values.addr, { token: values.token, tls });
   let passed = 0;
   let failed = 0;
   try {

@@ -1,7 +1,9 @@
 // Typed errors: every failed call surfaces as an AgentdError carrying the gRPC
 // status code and the google.rpc.Status details agentd sends in the
 // `grpc-status-details-bin` trailer (one ErrorInfo, and a BadRequest with one
-// field violation per problem for invalid requests).
+// field violation per problem for invalid requests; a RetryInfo delay when the
+// call may be tried again later). UNAUTHENTICATED, PERMISSION_DENIED and
+// RESOURCE_EXHAUSTED are subclasses, to catch on their own.
 
 import { Metadata, status as Status, type ServiceError } from "@grpc/grpc-js";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
@@ -32,6 +34,7 @@ export interface AgentdErrorInit {
   domain?: string;
   metadata?: Record<string, string>;
   fieldViolations?: FieldViolation[];
+  retryDelayMs?: number;
   trailers?: Metadata;
   cause?: unknown;
 }
@@ -51,7 +54,7 @@ export function statusName(code: number): string {
  * `violations` maps each invalid field to its description.
  */
 export class AgentdError extends Error {
-  override readonly name = "AgentdError";
+  override readonly name: string = "AgentdError";
   readonly code: Status;
   /** The server's status message (without the "5 NOT_FOUND: " prefix). */
   readonly details: string;
@@ -65,6 +68,8 @@ export class AgentdError extends Error {
   readonly fieldViolations: FieldViolation[];
   /** field → description (several descriptions of one field are joined with "; "). */
   readonly violations: Record<string, string>;
+  /** How long to wait before trying again (the RetryInfo detail), in milliseconds; undefined when none was sent. */
+  readonly retryDelayMs: number | undefined;
   /** The response trailers, when the error came from a call. */
   readonly trailers: Metadata | undefined;
 
@@ -82,6 +87,7 @@ export class AgentdError extends Error {
       violations[v.field] = v.field in violations ? `${violations[v.field]}; ${v.description}` : v.description;
     }
     this.violations = violations;
+    this.retryDelayMs = init.retryDelayMs;
     this.trailers = init.trailers;
   }
 
@@ -102,7 +108,7 @@ export class AgentdError extends Error {
   static fromStatus(rpcStatus: google.rpc.Status, trailers?: Metadata): AgentdError {
     const init: AgentdErrorInit = { code: rpcStatus.code as Status, message: rpcStatus.message, trailers };
     applyDetails(init, rpcStatus.details);
-    return new AgentdError(init);
+    return errorFor(init);
   }
 
   /** Wraps anything a grpc-js call rejected with; AgentdErrors pass through. */
@@ -132,10 +138,45 @@ export class AgentdError extends Error {
           // An undecodable trailer leaves the plain status.
         }
       }
-      return new AgentdError(init);
+      return errorFor(init);
     }
     const message = err instanceof Error ? err.message : String(err);
     return new AgentdError({ code: Status.UNKNOWN, message, cause: err });
+  }
+}
+
+/**
+ * UNAUTHENTICATED: no credentials, or none the server accepts (`reason`
+ * TOKEN_MISSING, TOKEN_INVALID, TOKEN_EXPIRED or CERTIFICATE_UNKNOWN).
+ */
+export class UnauthenticatedError extends AgentdError {
+  override readonly name: string = "UnauthenticatedError";
+}
+
+/** PERMISSION_DENIED: a known caller whose role is too weak (ROLE_REQUIRED, `metadata.required_role`). */
+export class PermissionDeniedError extends AgentdError {
+  override readonly name: string = "PermissionDeniedError";
+}
+
+/**
+ * RESOURCE_EXHAUSTED: over a limit: RATE_LIMITED (try again after
+ * `retryDelayMs`), TOO_MANY_STREAMS, or a reply over the server's message size.
+ */
+export class ResourceExhaustedError extends AgentdError {
+  override readonly name: string = "ResourceExhaustedError";
+}
+
+/** The AgentdError (or subclass, by code) of a status. */
+function errorFor(init: AgentdErrorInit): AgentdError {
+  switch (init.code) {
+    case Status.UNAUTHENTICATED:
+      return new UnauthenticatedError(init);
+    case Status.PERMISSION_DENIED:
+      return new PermissionDeniedError(init);
+    case Status.RESOURCE_EXHAUSTED:
+      return new ResourceExhaustedError(init);
+    default:
+      return new AgentdError(init);
   }
 }
 
@@ -168,6 +209,9 @@ function applyDetails(init: AgentdErrorInit, details: google.protobuf.Any[]): vo
       }
       case "google.rpc.BadRequest":
         init.fieldViolations = [...(init.fieldViolations ?? []), ...decodeBadRequest(any.value)];
+        break;
+      case "google.rpc.RetryInfo":
+        init.retryDelayMs = decodeRetryDelayMs(any.value);
         break;
       default:
         break;
@@ -234,4 +278,20 @@ export function decodeBadRequest(bytes: Uint8Array): FieldViolation[] {
     }
   }
   return out;
+}
+
+/** Decodes a google.rpc.RetryInfo {google.protobuf.Duration retry_delay = 1} into milliseconds. */
+export function decodeRetryDelayMs(bytes: Uint8Array): number {
+  const reader = new BinaryReader(bytes);
+  let ms = 0;
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field === 1 && wireType === 2) {
+      const delay = google.protobuf.Duration.decode(reader.bytes());
+      ms = delay.seconds * 1000 + delay.nanos / 1e6;
+    } else {
+      reader.skip(wireType);
+    }
+  }
+  return ms;
 }

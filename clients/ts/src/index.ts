@@ -11,13 +11,19 @@ export type {
 } from "./client";
 export {
   AgentdError,
+  PermissionDeniedError,
+  ResourceExhaustedError,
   STATUS_DETAILS_KEY,
+  UnauthenticatedError,
   decodeBadRequest,
   decodeErrorInfo,
+  decodeRetryDelayMs,
   errorCode,
   isServiceError,
   statusName,
 } from "./errors";
+export { channelSecurity, isLoopback, tlsCredentials, tokenCredentials } from "./credentials";
+export type { Security, SecurityOptions, TlsOptions } from "./credentials";
 export type { ErrorInfo, FieldViolation } from "./errors";
 export { executionOptions } from "./options";
 export type {

@@ -8,36 +8,13 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { after, before, describe, it } from "node:test";
 
 import * as grpc from "@grpc/grpc-js";
-import { BinaryWriter } from "@bufbuild/protobuf/wire";
 import { ROOT_CONTEXT, context, trace, type Context, type ContextManager } from "@opentelemetry/api";
 
 import { AgentdClient, AgentdError, agentd, google, status } from "@agentd/client";
 
+import { encodeBadRequest, encodeErrorInfo, serve, statusError } from "./support";
+
 const v1 = agentd.v1;
-
-function encodeErrorInfo(reason: string, metadata: Record<string, string>): Uint8Array {
-  const w = new BinaryWriter();
-  w.uint32(10).string(reason);
-  w.uint32(18).string("agentd");
-  for (const [k, v] of Object.entries(metadata)) {
-    w.uint32(26).fork().uint32(10).string(k).uint32(18).string(v).join();
-  }
-  return w.finish();
-}
-
-function encodeBadRequest(violations: [string, string][]): Uint8Array {
-  const w = new BinaryWriter();
-  for (const [field, description] of violations) {
-    w.uint32(10).fork().uint32(10).string(field).uint32(18).string(description).join();
-  }
-  return w.finish();
-}
-
-function statusError(code: grpc.status, message: string, details: google.protobuf.Any[]): Partial<grpc.StatusObject> {
-  const md = new grpc.Metadata();
-  md.set("grpc-status-details-bin", Buffer.from(google.rpc.Status.encode({ code, message, details }).finish()));
-  return { code, details: message, metadata: md };
-}
 
 function chunk(offset: number, seq: number, payload: agentd.v1.Chunk["payload"], runId = "run-1"): agentd.v1.Chunk {
   return v1.Chunk.fromPartial({ runId, seq, offset, payload });
@@ -45,20 +22,6 @@ function chunk(offset: number, seq: number, payload: agentd.v1.Chunk["payload"],
 
 const delta = (text: string): agentd.v1.Chunk["payload"] => ({ $case: "textDelta", textDelta: { id: "t", text } });
 const finish: agentd.v1.Chunk["payload"] = { $case: "finish", finish: v1.FinishChunk.fromPartial({}) };
-
-async function serve(
-  service: grpc.ServiceDefinition,
-  impl: grpc.UntypedServiceImplementation,
-): Promise<{ server: grpc.Server; addr: string }> {
-  const server = new grpc.Server();
-  server.addService(service, impl);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
-  return { server, addr: `127.0.0.1:${port}` };
-}
 
 /** A minimal AsyncLocalStorage context manager so a span can be active. */
 class AlsContextManager implements ContextManager {

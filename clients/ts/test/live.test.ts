@@ -6,20 +6,12 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 
-import { AgentdClient, AgentdError, agentd, isTerminal, status, type Chunk } from "@agentd/client";
+import { AgentdClient, agentd, isTerminal, status, type Chunk } from "@agentd/client";
+
+import { rejection } from "./support";
 
 const addr = process.env["AGENTD_ADDR"];
 const v1 = agentd.v1;
-
-async function rejection(promise: Promise<unknown>): Promise<AgentdError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof AgentdError, `want an AgentdError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail("want an error");
-}
 
 async function readRun(source: AsyncIterable<Chunk>, runId: string): Promise<Chunk[]> {
   const out: Chunk[] = [];

@@ -5,6 +5,12 @@
 //	agentd serve --config tests/conformance/agentd.toml --app tests.conformance.app --port 50051
 //	go run ./cmd/conformance -addr 127.0.0.1:50051 -scenarios ../../tests/conformance/scenarios.json
 //
+// A server with [auth] takes -token (default $AGENTD_TOKEN; the scenarios
+// need the writer and admin roles); -cacert connects over TLS trusting that
+// CA, and -cert/-key add a client certificate (mutual TLS):
+//
+//	go run ./cmd/conformance -addr 127.0.0.1:50051 -token "$TOKEN" -cacert ca.pem
+//
 // It prints one line per scenario, then exactly
 // "conformance: N passed, M failed", and exits 1 when a scenario failed (2
 // when the scenarios could not be read). A step of an unknown kind, or an
@@ -41,9 +47,14 @@ func main() {
 	path := flag.String("scenarios", "../../tests/conformance/scenarios.json", "the scenario file")
 	timeout := flag.Duration("timeout", 60*time.Second, "deadline of each scenario")
 	filter := flag.String("run", "", "run only the scenarios whose name matches this regular expression")
+	token := flag.String("token", os.Getenv("AGENTD_TOKEN"), "bearer token (default $AGENTD_TOKEN)")
+	caFile := flag.String("cacert", "", "connect over TLS, trusting this CA (PEM)")
+	certFile := flag.String("cert", "", "client certificate (PEM) for mutual TLS, with -key and -cacert")
+	keyFile := flag.String("key", "", "the client certificate's key (PEM)")
 	flag.Parse()
-	if *addr == "" {
-		fmt.Fprintln(os.Stderr, "usage: conformance -addr host:port [-scenarios file] [-timeout d] [-run regexp]")
+	if *addr == "" || (*certFile != "" || *keyFile != "") && *caFile == "" {
+		fmt.Fprintln(os.Stderr, "usage: conformance -addr host:port [-scenarios file] [-timeout d] [-run regexp] "+
+			"[-token t] [-cacert ca.pem [-cert client.pem -key client-key.pem]]")
 		os.Exit(2)
 	}
 	file, err := load(*path)
@@ -59,7 +70,11 @@ func main() {
 		}
 	}
 
-	client, err := agentd.Dial(context.Background(), *addr, agentd.WithInsecure())
+	security := agentd.WithInsecure()
+	if *caFile != "" {
+		security = agentd.WithTLSFiles(*caFile, *certFile, *keyFile)
+	}
+	client, err := agentd.Dial(context.Background(), *addr, security, agentd.WithToken(*token))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance: %v\n", err)
 		os.Exit(2)
