@@ -23,14 +23,9 @@ from typing import Any, TextIO
 HELP = "type a message and press Enter; /abort stops the current reply; /quit (or Ctrl-D) leaves"
 
 
-@dataclass(frozen=True)
-class Security:
-    """TLS for the chat's channel: the CA to trust (None: the system's roots)
-    and, for mutual TLS, a client certificate and its key."""
-
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
+#: TLS for the chat's channel, as the client's TLS takes it: the CA to trust
+#: (None: the system's roots) and, for mutual TLS, a certificate and its key.
+TLSFiles = tuple[str | None, str | None, str | None]
 
 
 @dataclass
@@ -137,7 +132,7 @@ async def chat(
     *,
     provider_options: dict[str, Any] | None = None,
     token: str | None = None,
-    tls: Security | None = None,
+    tls: TLSFiles | None = None,
     stdin_fd: int | None = None,
     out: TextIO | None = None,
 ) -> int:
@@ -150,7 +145,7 @@ async def chat(
     screen = Screen(out or sys.stdout)
     options: dict[str, Any] = {"provider_options": provider_options} if provider_options else {}
     try:
-        channel_tls = None if tls is None else TLS(ca_file=tls.ca_file, cert_file=tls.cert_file, key_file=tls.key_file)
+        channel_tls = None if tls is None else TLS(*tls)
         client = AgentdClient(addr, token=token, tls=channel_tls)
     except (ValueError, OSError) as exc:  # a token that would go in clear, a certificate file that is not there
         print(f"agentd chat: {exc}", file=sys.stderr)
@@ -201,7 +196,7 @@ def run(args: Any) -> int:
     thread_id = args.thread or f"chat-{uuid.uuid4().hex[:8]}"
     tls = None
     if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
-        tls = Security(args.tls_ca, args.tls_cert, args.tls_key)
+        tls = (args.tls_ca, args.tls_cert, args.tls_key)
     try:
         return asyncio.run(
             chat(

@@ -554,6 +554,11 @@ def load(
             default_deadline_seconds=float(server.get("default_deadline_seconds", 300.0)),
             tls=tls,
         )
+        if "mtls" in config.auth.modes and (tls is None or not tls.require_client_cert):
+            # grpc only asks for a client certificate when it requires one: mode mtls would admit nobody.
+            raise ConfigError(
+                'auth.mode "mtls" needs [server.tls] with client_ca_file and require_client_cert = true'
+            )
         if config.server.reflection not in ("open", "authenticated", "off"):
             raise ConfigError(f"server.reflection: {config.server.reflection!r} is not open, authenticated or off")
         if config.server.default_deadline_seconds <= 0:
