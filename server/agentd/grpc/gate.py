@@ -17,7 +17,7 @@ from agentd.grpc.authz import check_role
 from agentd.grpc.errors import Context
 from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.errors import ResourceExhausted
-from agentd.runtime.identity import Identity
+from agentd.runtime.identity import ANONYMOUS, Identity
 
 __all__ = ["Gate", "Limits"]
 
@@ -57,10 +57,13 @@ class Gate:
 
     async def admit(self, method: str, context: Context) -> Identity:
         """The caller of `method` ("<package.Service>/<Method>"), or the status refusing it."""
-        metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
-        peer = {k: list(v) for k, v in context.auth_context().items()} if self.authenticator.enabled else {}
-        identity = self.authenticator.authenticate(metadata, peer)
-        check_role(identity, method)
+        if self.authenticator.enabled:
+            metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
+            peer = {k: list(v) for k, v in context.auth_context().items()}
+            identity = self.authenticator.authenticate(metadata, peer)
+            check_role(identity, method)
+        else:  # no authentication: nothing to read off the call (ANONYMOUS holds every role)
+            identity = ANONYMOUS
         await self._rate(identity)
         return identity
 
