@@ -521,10 +521,15 @@ async def test_tool_search_finds_loads_and_calls_a_tool(requests: ToolRequests) 
     assert result.tripwire is None and result.text == "It is sunny in Paris."
     found, loaded, weather = result.tool_results
     assert not found.is_error
-    assert [r["name"] for r in found.result][:2] == ["get_weather", "weather_alerts_admin"]
-    assert found.result[0] == {"name": "get_weather", "description": "Get the current weather forecast for a city"}
-    assert "send_email" not in [r["name"] for r in found.result]
-    assert not loaded.is_error and loaded.result["status"] == "loaded"
+    names = [r["name"] for r in found.result["results"]]
+    assert names[:2] == ["get_weather", "weather_alerts_admin"]
+    assert found.result["results"][0] == {
+        "name": "get_weather",
+        "description": "Get the current weather forecast for a city",
+        "score": 3.0,
+    }
+    assert "send_email" not in names
+    assert not loaded.is_error and loaded.result["success"] and loaded.result["loaded"] == ["get_weather"]
     assert not weather.is_error and weather.result["forecast"] == "sunny"
     assert weather_calls == [{"city": "Paris"}]
 
@@ -551,13 +556,13 @@ async def test_an_unloaded_tool_cannot_be_called() -> None:
 async def test_load_tool_with_an_unknown_name_lists_near_matches(requests: ToolRequests) -> None:
     agent = search_agent(ToolSearchProcessor(), library())
     result = await run(agent, options(call(LOAD_TOOL, {"name": "get_wether"}), answer()))
-    error = result.tool_results[0]
-    assert error.is_error
-    assert error.result.startswith("Unknown tool 'get_wether'. Did you mean: get_weather")
+    error = result.tool_results[0].result
+    assert error["success"] is False and error["toolName"] == "get_wether"
+    assert error["message"].startswith("Unknown tool 'get_wether'. Did you mean: get_weather")
     assert requests.calls[1] == [SEARCH_TOOLS, LOAD_TOOL]  # nothing was loaded
 
-    nothing = await run(agent, options(call(LOAD_TOOL, {"name": "zzzz"}), answer()))
-    assert nothing.tool_results[0].result == "Unknown tool 'zzzz'. Use search_tools to find tools."
+    nothing = await run(agent, options(call(LOAD_TOOL, {"toolName": "zzzz"}), answer()))
+    assert nothing.tool_results[0].result["message"] == "Unknown tool 'zzzz'. Use search_tools to find tools."
 
 
 async def test_an_explicit_library_keeps_the_agents_own_tools(requests: ToolRequests) -> None:
@@ -576,9 +581,7 @@ async def test_an_explicit_library_keeps_the_agents_own_tools(requests: ToolRequ
         ),
     )
 
-    assert result.tool_results[0].result == [
-        {"name": "send_email", "description": "Send an email message to a recipient"}
-    ]
+    assert [r["name"] for r in result.tool_results[0].result["results"]] == ["send_email"]
     assert result.tool_results[2].result == "sent"
     assert requests.calls[0] == [SEARCH_TOOLS, LOAD_TOOL, "lookup_order"]
     assert requests.calls[2] == [SEARCH_TOOLS, LOAD_TOOL, "lookup_order", "send_email"]
