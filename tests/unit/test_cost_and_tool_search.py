@@ -423,8 +423,13 @@ def test_request_context_keys_match_the_run() -> None:
         ({}, "set maxCost and/or maxTokens"),
         ({"max_tokens": 0}, "greater than 0"),
         ({"max_tokens": 1.5}, "whole number"),
-        ({"max_cost": -1}, ">= 0"),
-        ({"max_tokens": 1, "scope": "user"}, "scope must be one of"),
+        ({"max_cost": -1}, "greater than 0"),
+        ({"max_tokens": 1, "scope": "tenant"}, "scope must be one of"),
+        ({"max_cost": {"by": "tier", "limits": {"pro": 5}}}, "maxCost.default is required"),
+        ({"max_cost": {"by": "tier", "limits": {"pro": 0}, "default": 1}}, "maxCost.limits.pro must be greater"),
+        ({"max_tokens": {"on": "tier", "default": 1}}, "unknown key(s) on"),
+        ({"max_tokens": 1, "warn_at_percent": 100}, "warnAtPercent"),
+        ({"max_tokens": 1, "message": ""}, "message"),
         ({"max_tokens": 1, "window_kind": "sliding"}, "windowKind"),
         ({"max_tokens": 1, "strategy": "retry"}, "strategy"),
         ({"max_tokens": 1, "window": "soon"}, "window"),
@@ -444,7 +449,8 @@ async def test_factory_binds_caches_and_prices() -> None:
     factory = token_cost_control_factory({"memory": memory, "redis": redis_like}, {"local/echo": {"input": 1.0}})
 
     built = factory({"backend": "redis", "maxTokens": 2000, "maxCost": 5, "scope": "resource", "window": "30d"})
-    assert built.cache is redis_like and built.max_tokens == 2000 and built.window_seconds == 30 * DAY
+    assert built.cache is redis_like and built.window_seconds == 30 * DAY
+    assert built.max_tokens is not None and built.max_tokens.fixed == 2000
     assert built.prices == {"local/echo": Price(input=parse_prices({"a/b": {"input": 1.0}})["a/b"].input)}
     assert factory({"maxTokens": 1, "windowKind": "rolling", "strategy": "warn"}).cache is memory
 
