@@ -308,7 +308,8 @@ class Processor:
     description: str | None = None
     #: Also see `data-*` chunks in process_output_stream.
     process_data_parts: bool = False
-    #: Called with a ProcessorViolation on every abort and every warning.
+    #: Called with a ProcessorViolation on every abort and every warning; an
+    #: async one is awaited where the hook can wait (aborts, token-cost-control).
     on_violation: Callable[[ProcessorViolation], Any] | None = None
 
     def __repr__(self) -> str:
