@@ -11,12 +11,14 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
 
 from agentd.runtime import Agent, ProcessorViolation, TokenCostControl, Tool
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
+from support.errors import rich_error
 from support.server import Running, serving
 
 #: USD per million tokens: a scripted step of 1000 input and 500 output tokens costs $0.002.
@@ -197,3 +199,20 @@ async def test_max_cost_from_a_function_of_the_request_context(server: Running) 
     assert not pro.HasField("tripwire")
     free = await generate(server, "tiered", options(*script, context={"tier": "free"}))
     assert free.tripwire.reason == "Token cost control: cost limit reached ($0.002/$0.002)"
+
+
+@pytest.mark.parametrize(
+    ("control", "needle"),
+    [
+        ({"maxCost": {"by": "tier", "limits": {"pro": 1}}}, "maxCost.default is required"),
+        ({"maxTokens": 10, "warnAtPercent": 120}, "warnAtPercent"),
+        ({"maxTokens": 10, "scope": "tenant"}, "scope must be one of"),
+    ],
+)
+async def test_bad_options_are_invalid_argument(server: Running, control: dict[str, Any], needle: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await generate(server, "plain", options(step(), **control))
+    err = rich_error(info.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "options.input_processors.processors[0].processor.options" in err.violations
+    assert needle in info.value.details()

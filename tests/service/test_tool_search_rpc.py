@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import pytest
 from google.protobuf import json_format, struct_pb2
 
@@ -17,6 +18,7 @@ from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs,
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
+from support.errors import rich_error
 from support.runs import LocalModelSpy
 from support.server import Running, serving
 
@@ -218,3 +220,20 @@ async def test_a_request_aware_filter_hides_tools_per_request(server: Running, s
     assert [r["name"] for r in searched["results"]] == ["send_email"]
     assert loaded["loaded"] == ["send_email"]
     assert tools_sent(spy)[-1] == ["search_tools", "load_tool", "send_email"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ({"minScore": -1}, "minScore"),
+        ({"storage": "disk"}, "storage must be one of"),
+        ({"autoLoad": "yes"}, "autoLoad"),
+    ],
+)
+async def test_bad_options_are_invalid_argument(server: Running, bad: dict[str, Any], needle: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await generate(server, options({"text": "done"}, **bad))
+    err = rich_error(info.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "options.input_processors.processors[0].processor.options" in err.violations
+    assert needle in info.value.details()
