@@ -81,6 +81,7 @@ async def start_server(
     cache_backend: str = "memory",
     storage: Any = None,
     thread_settings: ThreadSettings | None = None,
+    prices: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -92,6 +93,7 @@ async def start_server(
         cache_backend=cache_backend,
         storage=storage or InMemoryStorage(),
         thread_settings=thread_settings or ThreadSettings(),
+        prices=prices or {},
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

@@ -423,8 +423,13 @@ def test_request_context_keys_match_the_run() -> None:
         ({}, "set maxCost and/or maxTokens"),
         ({"max_tokens": 0}, "greater than 0"),
         ({"max_tokens": 1.5}, "whole number"),
-        ({"max_cost": -1}, ">= 0"),
-        ({"max_tokens": 1, "scope": "user"}, "scope must be one of"),
+        ({"max_cost": -1}, "greater than 0"),
+        ({"max_tokens": 1, "scope": "tenant"}, "scope must be one of"),
+        ({"max_cost": {"by": "tier", "limits": {"pro": 5}}}, "maxCost.default is required"),
+        ({"max_cost": {"by": "tier", "limits": {"pro": 0}, "default": 1}}, "maxCost.limits.pro must be greater"),
+        ({"max_tokens": {"on": "tier", "default": 1}}, "unknown key(s) on"),
+        ({"max_tokens": 1, "warn_at_percent": 100}, "warnAtPercent"),
+        ({"max_tokens": 1, "message": ""}, "message"),
         ({"max_tokens": 1, "window_kind": "sliding"}, "windowKind"),
         ({"max_tokens": 1, "strategy": "retry"}, "strategy"),
         ({"max_tokens": 1, "window": "soon"}, "window"),
@@ -444,7 +449,8 @@ async def test_factory_binds_caches_and_prices() -> None:
     factory = token_cost_control_factory({"memory": memory, "redis": redis_like}, {"local/echo": {"input": 1.0}})
 
     built = factory({"backend": "redis", "maxTokens": 2000, "maxCost": 5, "scope": "resource", "window": "30d"})
-    assert built.cache is redis_like and built.max_tokens == 2000 and built.window_seconds == 30 * DAY
+    assert built.cache is redis_like and built.window_seconds == 30 * DAY
+    assert built.max_tokens is not None and built.max_tokens.fixed == 2000
     assert built.prices == {"local/echo": Price(input=parse_prices({"a/b": {"input": 1.0}})["a/b"].input)}
     assert factory({"maxTokens": 1, "windowKind": "rolling", "strategy": "warn"}).cache is memory
 
@@ -521,10 +527,15 @@ async def test_tool_search_finds_loads_and_calls_a_tool(requests: ToolRequests) 
     assert result.tripwire is None and result.text == "It is sunny in Paris."
     found, loaded, weather = result.tool_results
     assert not found.is_error
-    assert [r["name"] for r in found.result][:2] == ["get_weather", "weather_alerts_admin"]
-    assert found.result[0] == {"name": "get_weather", "description": "Get the current weather forecast for a city"}
-    assert "send_email" not in [r["name"] for r in found.result]
-    assert not loaded.is_error and loaded.result["status"] == "loaded"
+    names = [r["name"] for r in found.result["results"]]
+    assert names[:2] == ["get_weather", "weather_alerts_admin"]
+    assert found.result["results"][0] == {
+        "name": "get_weather",
+        "description": "Get the current weather forecast for a city",
+        "score": 3.0,
+    }
+    assert "send_email" not in names
+    assert not loaded.is_error and loaded.result["success"] and loaded.result["loaded"] == ["get_weather"]
     assert not weather.is_error and weather.result["forecast"] == "sunny"
     assert weather_calls == [{"city": "Paris"}]
 
@@ -551,13 +562,13 @@ async def test_an_unloaded_tool_cannot_be_called() -> None:
 async def test_load_tool_with_an_unknown_name_lists_near_matches(requests: ToolRequests) -> None:
     agent = search_agent(ToolSearchProcessor(), library())
     result = await run(agent, options(call(LOAD_TOOL, {"name": "get_wether"}), answer()))
-    error = result.tool_results[0]
-    assert error.is_error
-    assert error.result.startswith("Unknown tool 'get_wether'. Did you mean: get_weather")
+    error = result.tool_results[0].result
+    assert error["success"] is False and error["toolName"] == "get_wether"
+    assert error["message"].startswith("Unknown tool 'get_wether'. Did you mean: get_weather")
     assert requests.calls[1] == [SEARCH_TOOLS, LOAD_TOOL]  # nothing was loaded
 
-    nothing = await run(agent, options(call(LOAD_TOOL, {"name": "zzzz"}), answer()))
-    assert nothing.tool_results[0].result == "Unknown tool 'zzzz'. Use search_tools to find tools."
+    nothing = await run(agent, options(call(LOAD_TOOL, {"toolName": "zzzz"}), answer()))
+    assert nothing.tool_results[0].result["message"] == "Unknown tool 'zzzz'. Use search_tools to find tools."
 
 
 async def test_an_explicit_library_keeps_the_agents_own_tools(requests: ToolRequests) -> None:
@@ -576,9 +587,7 @@ async def test_an_explicit_library_keeps_the_agents_own_tools(requests: ToolRequ
         ),
     )
 
-    assert result.tool_results[0].result == [
-        {"name": "send_email", "description": "Send an email message to a recipient"}
-    ]
+    assert [r["name"] for r in result.tool_results[0].result["results"]] == ["send_email"]
     assert result.tool_results[2].result == "sent"
     assert requests.calls[0] == [SEARCH_TOOLS, LOAD_TOOL, "lookup_order"]
     assert requests.calls[2] == [SEARCH_TOOLS, LOAD_TOOL, "lookup_order", "send_email"]

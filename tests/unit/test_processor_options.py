@@ -50,7 +50,6 @@ def test_the_int_options_are_found_from_the_declarations() -> None:
         ("stream-error-retry-processor", "max_retries"),
         ("tool-call-filter", "filter_after_tool_steps"),
         ("batch-parts", "batch_size"),
-        ("token-cost-control", "max_tokens"),
     } <= set(INT_OPTIONS)
     assert ("stream-error-retry-processor", "max_retry_after_ms") not in INT_OPTIONS  # a float is welcome there
 
@@ -65,6 +64,14 @@ def test_an_integral_float_is_taken_as_an_int(name: str, option: str) -> None:
     options[camel(option)] = 2.5
     with pytest.raises(InvalidArgument, match=f"{option}|{camel(option)}"):
         registry().build(ProcessorSpec(name, None, options))
+
+
+def test_a_whole_max_tokens_over_grpc_is_taken_and_a_fraction_refused() -> None:
+    # maxTokens may also be a table or a function, so it is no plain int option; its parser checks.
+    built = registry().build(ProcessorSpec("token-cost-control", None, over_grpc({"maxTokens": 2})))
+    assert isinstance(built, TokenCostControl) and built.max_tokens is not None and built.max_tokens.fixed == 2
+    with pytest.raises(InvalidArgument, match="maxTokens"):
+        registry().build(ProcessorSpec("token-cost-control", None, over_grpc({"maxTokens": 2.5})))
 
 
 def test_zero_and_nested_int_options_over_grpc() -> None:

@@ -58,6 +58,8 @@ from agentd.runtime.processors.base import (
 # The default error lane's processors register themselves with the runtime
 # (agentd.runtime.lanes) when imported: importing the runtime registers them.
 from agentd.runtime.processors.builtins import error_defaults as _error_defaults  # noqa: F401
+from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
+from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
 from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.results import RunResult, StepResult
@@ -132,11 +134,14 @@ __all__ = [
     "ThreadRef",
     "ThreadRuntime",
     "ThreadSettings",
+    "TokenCostControl",
     "Tool",
     "ToolCallPart",
     "ToolChoice",
     "ToolContext",
     "ToolResultPart",
+    "ToolSearchFilterArgs",
+    "ToolSearchProcessor",
     "TripWire",
     "Tripwire",
     "Unavailable",

@@ -308,7 +308,8 @@ class Processor:
     description: str | None = None
     #: Also see `data-*` chunks in process_output_stream.
     process_data_parts: bool = False
-    #: Called with a ProcessorViolation on every abort and every warning.
+    #: Called with a ProcessorViolation on every abort and every warning; an
+    #: async one is awaited where the hook can wait (aborts, token-cost-control).
     on_violation: Callable[[ProcessorViolation], Any] | None = None
 
     def __repr__(self) -> str:
@@ -353,7 +354,9 @@ def check_hooks(processor: object) -> None:
 
 
 def report_violation(processor: object, violation: ProcessorViolation) -> None:
-    """Calls `processor.on_violation`; its exceptions are logged, never raised."""
+    """Calls `processor.on_violation` from code that cannot wait; its exceptions
+    are logged, never raised. An async callback is refused here (closed, with a
+    warning): hooks report through `await_violation`, which awaits it."""
     callback = getattr(processor, "on_violation", None)
     if callback is None:
         return
@@ -365,5 +368,19 @@ def report_violation(processor: object, violation: ProcessorViolation) -> None:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
+    except Exception:
+        log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))
+
+
+async def await_violation(processor: object, violation: ProcessorViolation) -> None:
+    """Calls `processor.on_violation` and awaits it when it is async (the hook
+    goes on once it has returned); its exceptions are logged, never raised."""
+    callback = getattr(processor, "on_violation", None)
+    if callback is None:
+        return
+    try:
+        result = callback(violation)
+        if inspect.isawaitable(result):
+            await result
     except Exception:
         log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))

@@ -35,10 +35,10 @@ from agentd.runtime.processors.base import (
     ProcessOutputStepArgs,
     ProcessToolResultArgs,
     TripWire,
+    await_violation,
     check_hooks,
     implements,
     log,
-    report_violation,
 )
 from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.processors.phases import (
@@ -180,7 +180,8 @@ class ProcessorRunner:
             if tripwire.processor_id is None:
                 tripwire.processor_id = processor.id
             tripped = tripwire.message
-            report_violation(processor, ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata))
+            violation = ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata)
+            await await_violation(processor, violation)
             raise
         finally:
             if trace is not None:  # one span per processor per phase, not per call

@@ -1,4 +1,5 @@
-"""TokenCostControl ("token-cost-control"): a token and/or cost budget per run, thread or resource.
+"""TokenCostControl ("token-cost-control"): a token and/or cost budget per run, thread, resource, user,
+organization or session.
 
 Put the same processor in BOTH lanes (input and output; in agentd.toml, the
 same entry in `input_processors` and `output_processors`, with the same id):
@@ -6,9 +7,15 @@ same entry in `input_processors` and `output_processors`, with the same id):
 * `process_input_step` (input lane), before every model call, reads the usage
   so far in the budget's scope (and window) and trips when usage >= limit:
   `strategy="block"` aborts the run (`Token cost control: <kind> limit reached
-  (<used>/<limit>)`, where kind is `token` or `cost`; the runner calls
-  `on_violation`), `strategy="warn"` logs a warning and calls `on_violation`
-  once per run, and the run goes on. Tokens are checked before cost.
+  (<used>/<limit>)`, where kind is `token` or `cost`, or the `message`
+  template with `{usage}`, `{limit}`, `{kind}` and `{scope}` filled in; the
+  runner awaits `on_violation`), `strategy="warn"` logs a warning and awaits
+  `on_violation` once per run, and the run goes on. Tokens are checked before
+  cost. The tripwire metadata and the violation's detail say
+  `threshold: "hard"`.
+* `warn_at_percent` (between 0 and 100): once usage reaches that share of a
+  limit but not the limit, one warning and one `on_violation` per run with
+  `threshold: "soft"`, whatever the strategy; it never aborts.
 * `process_output_step` (output lane), after every model response, adds the
   step's usage: tokens (`total_tokens`, else input + output) and cost from the
   price table. A step replayed from the response cache costs nothing and is
@@ -16,6 +23,14 @@ same entry in `input_processors` and `output_processors`, with the same id):
 
 Without `process_output_step` nothing is counted; a warning is logged once when
 a run reaches a second step and the output hook never ran.
+
+Limits: `max_cost` (USD) and `max_tokens` are each a number, a function of
+the request context (Python only; a result that is not a positive number skips
+that limit for the request, with a warning), or a table keyed by one
+request-context value, `{"by": "tier", "limits": {"free": 0.5, "pro": 5},
+"default": 0.5}`: a value the table does not name, or none, gets `default`,
+which is required, so no caller escapes the budget by naming a tier that is
+not there.
 
 Prices: `prices={"provider/model": {"input": usd, "output": usd}}`, USD per
 million input / output tokens, keyed by the step's model spec exactly as the
@@ -25,11 +40,13 @@ rounded up per step (a budget is never under-counted). A model missing from the
 table costs 0 (a warning is logged once per model when `max_cost` is set).
 
 Scopes: `run` counts in the processor's per-request state (no cache, no
-window). `thread` and `resource` count in the server cache, keyed by the thread
-id / resource id of the request (`memory.thread_id` / `memory.resource`); when
-the request has no such id the run scope is used. The check reads only the
-stored total, which already holds this run's earlier steps (nothing is counted
-twice).
+window). The others count in the server cache, keyed by a request-context
+value: `thread` and `resource` by the request's thread id / resource id
+(`memory.thread_id` / `memory.resource`), `user`, `organization` and
+`session` by the plain keys `userId`, `organizationId` and `sessionId` (as
+Mastra reads them). When the request has no such id the run scope is used.
+The check reads only the stored total, which already holds this run's earlier
+steps (nothing is counted twice).
 
 Windows: `window=None` counts forever; otherwise a duration such as "30d",
 "12h", "45m" (also "1h30m", or seconds as a number).
@@ -48,7 +65,12 @@ Counters (two integer counters per bucket, updated with the cache's atomic
     agentd:cost:<scope>:<scopeKey>:all:<tokens|cost>                      (no window)
     agentd:cost:<scope>:<scopeKey>:<fixed|rolling>-<seconds>s:<bucket>:<tokens|cost>
 
-`scopeKey` is the thread or resource id, percent-encoded (no ":"); the window
+With `include_breakdown`, two more per model (`<bucket>:model:<model>:<tokens|cost>`,
+the model percent-encoded), read only when a violation is reported: its
+detail then carries `breakdown`, up to 10 `{provider, model, tokens, cost}`,
+costliest first.
+
+`scopeKey` is the scope's id, percent-encoded (no ":"); the window
 kind and length are part of the key, so processors with different windows
 never share counters, while every processor with the same scope and window
 shares one budget (e.g. all agents of one resource). Counters are written
@@ -80,7 +102,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.chunks import Usage
@@ -90,8 +112,9 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessorViolation,
     ProcessOutputStepArgs,
-    report_violation,
+    await_violation,
 )
+from agentd.runtime.processors.builtins.cost_limits import Limit, LimitSpec
 from agentd.runtime.processors.factory import option_reader, server_cache
 
 log = logging.getLogger("agentd.processors.token_cost_control")
@@ -105,29 +128,43 @@ __all__ = [
     "token_cost_control_factory",
 ]
 
-Scope = Literal["run", "thread", "resource"]
+Scope = Literal["run", "thread", "resource", "user", "organization", "session"]
 WindowKind = Literal["fixed", "rolling"]
 Strategy = Literal["block", "warn"]
 
 KEY_PREFIX: Final = "agentd:cost:"
 #: Buckets per rolling window.
 ROLLING_BUCKETS: Final = 30
+#: Most entries in a violation's breakdown.
+BREAKDOWN_LIMIT: Final = 10
 #: The request-context keys of the resource and thread ids (the same as
 #: run.RESOURCE_ID_KEY / run.THREAD_ID_KEY; not imported, to keep run.py's
 #: imports one-way).
 RESOURCE_ID_KEY: Final = "agentd.resourceId"
 THREAD_ID_KEY: Final = "agentd.threadId"
+#: Where each scope finds its id in the request context (user, organization and
+#: session read plain keys, as Mastra's do).
+SCOPE_KEYS: Final = {
+    "resource": RESOURCE_ID_KEY,
+    "thread": THREAD_ID_KEY,
+    "user": "userId",
+    "organization": "organizationId",
+    "session": "sessionId",
+}
 
-_SCOPES = ("run", "thread", "resource")
+_SCOPES = ("run", *SCOPE_KEYS)
 _WINDOW_KINDS = ("fixed", "rolling")
 _STRATEGIES = ("block", "warn")
 _MICRO = Decimal(1_000_000)
+_MODEL = "model"
 
 # state keys
 _SCOPE = "scope"
 _RUN_TOKENS = "run_tokens"
 _RUN_COST = "run_cost"
+_RUN_MODELS = "run_models"
 _WARNED = "warned"
+_SOFT_WARNED = "soft_warned"
 _OUTPUT_SEEN = "output_seen"
 
 
@@ -198,6 +235,10 @@ def _usd(micro: int | Decimal) -> str:
     return format(value, "f")
 
 
+def _plain(number: Decimal) -> str:
+    return format(number.normalize(), "f")
+
+
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
@@ -208,37 +249,51 @@ class _Spend:
     micro_usd: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """This request's limits, resolved once per check."""
+
+    tokens: Decimal | None
+    cost: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Crossed:
+    """A limit that usage reached: which, and how it reads."""
+
+    kind: Literal["token", "cost"]
+    used: str
+    limit: str
+
+
 class TokenCostControl(Processor):
     """A token and/or cost budget; see the module docstring. At least one of
     `max_cost` (USD) and `max_tokens` is required."""
 
     id = "token-cost-control"
     name = "Token cost control"
-    description = "Stops (or warns) when a run, thread or resource reaches its token or cost budget."
+    description = "Stops (or warns) when a run, thread, resource, user, organization or session reaches its budget."
 
     def __init__(
         self,
         cache: ServerCache | None = None,
         *,
-        max_cost: float | None = None,
-        max_tokens: int | None = None,
+        max_cost: LimitSpec | None = None,
+        max_tokens: LimitSpec | None = None,
         scope: Scope = "run",
         window: str | float | timedelta | None = None,
         window_kind: WindowKind = "fixed",
         strategy: Strategy = "block",
+        message: str | None = None,
+        warn_at_percent: float | None = None,
+        include_breakdown: bool = False,
         prices: Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_cost is None and max_tokens is None:
             raise ValueError("token-cost-control: set maxCost and/or maxTokens")
-        self.max_cost = None if max_cost is None else _decimal(max_cost, "token-cost-control: maxCost")
-        if self.max_cost is not None and self.max_cost <= 0:
-            raise ValueError("token-cost-control: maxCost must be greater than 0")
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int | float)):
-            raise ValueError(f"token-cost-control: maxTokens must be a number, got {max_tokens!r}")
-        if max_tokens is not None and (max_tokens != int(max_tokens) or max_tokens <= 0):
-            raise ValueError("token-cost-control: maxTokens must be a whole number greater than 0")
-        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.max_cost = Limit.parse(max_cost, "maxCost")
+        self.max_tokens = Limit.parse(max_tokens, "maxTokens", whole=True)
         if scope not in _SCOPES:
             raise ValueError(f"token-cost-control: scope must be one of {', '.join(_SCOPES)}, got {scope!r}")
         if window_kind not in _WINDOW_KINDS:
@@ -247,12 +302,25 @@ class TokenCostControl(Processor):
             )
         if strategy not in _STRATEGIES:
             raise ValueError(f"token-cost-control: strategy must be one of {', '.join(_STRATEGIES)}, got {strategy!r}")
+        if message is not None and (not isinstance(message, str) or not message.strip()):
+            raise ValueError("token-cost-control: message must be a non-empty template")
+        if warn_at_percent is not None and (
+            isinstance(warn_at_percent, bool)
+            or not isinstance(warn_at_percent, int | float)
+            or not 0 < warn_at_percent < 100
+        ):
+            raise ValueError(f"token-cost-control: warnAtPercent must be between 0 and 100, got {warn_at_percent!r}")
+        if not isinstance(include_breakdown, bool):
+            raise ValueError("token-cost-control: includeBreakdown must be true or false")
         if scope != "run" and cache is None:
             raise ValueError(f"token-cost-control: scope {scope!r} needs a server cache")
         self.cache = cache
         self.scope: Scope = scope
         self.window_kind: WindowKind = window_kind
         self.strategy: Strategy = strategy
+        self.message = message
+        self.warn_at_percent = None if warn_at_percent is None else Decimal(str(warn_at_percent))
+        self.include_breakdown = include_breakdown
         self.window_seconds: float | None = None
         self.window_label: str | None = None
         if window is not None:
@@ -271,7 +339,9 @@ class TokenCostControl(Processor):
 
     def __repr__(self) -> str:
         limits = ", ".join(
-            f"{k}={v}" for k, v in (("max_tokens", self.max_tokens), ("max_cost", self.max_cost)) if v is not None
+            f"{k}={v.fixed if v.fixed is not None and v.by is None else 'per request'}"
+            for k, v in (("max_tokens", self.max_tokens), ("max_cost", self.max_cost))
+            if v is not None
         )
         return f"<TokenCostControl id={self.id!r} {limits} scope={self.scope!r} window={self.window_label!r}>"
 
@@ -285,22 +355,25 @@ class TokenCostControl(Processor):
                 "%s: process_output_step never ran; put the processor in the output lane too, or no usage is counted",
                 self.id,
             )
+        limits = self._limits(args.request_context)
+        if limits.tokens is None and limits.cost is None:
+            return None
         now = self.clock()
         spend = await self._read(args.state, scope, scope_key, now)
         if spend is None:
             return None  # the cache failed: fail open
-        violation = self._violation(spend)
-        if violation is None:
+        crossed = self._crossed(spend, limits, Decimal(100))
+        if crossed is None:
+            await self._soft_warning(args, spend, limits, scope, scope_key, now)
             return None
-        kind, used, limit = violation
-        message = f"Token cost control: {kind} limit reached ({used}/{limit})"
-        metadata = self._metadata(spend, kind, scope, scope_key, now)
+        message = self._format(crossed, scope)
+        metadata = await self._metadata(args.state, spend, limits, crossed.kind, scope, scope_key, now, "hard")
         if self.strategy == "block":
             args.abort(message, metadata=metadata)  # the runner reports the violation
         if not args.state.get(_WARNED):
             args.state[_WARNED] = True
             log.warning("%s (%s %s)", message, scope, scope_key)
-            report_violation(self, ProcessorViolation(self.id, message, metadata))
+            await await_violation(self, ProcessorViolation(self.id, message, metadata))
         return None
 
     async def process_output_step(self, args: ProcessOutputStepArgs) -> None:
@@ -316,22 +389,27 @@ class TokenCostControl(Processor):
         if scope == "run":
             args.state[_RUN_TOKENS] = args.state.get(_RUN_TOKENS, 0) + spend.tokens
             args.state[_RUN_COST] = args.state.get(_RUN_COST, 0) + spend.micro_usd
+            if self.include_breakdown:
+                tokens, micro = args.state.setdefault(_RUN_MODELS, {}).get(model, (0, 0))
+                args.state[_RUN_MODELS][model] = (tokens + spend.tokens, micro + spend.micro_usd)
             return None
-        await self._record(scope, scope_key, spend, self.clock())
+        await self._record(scope, scope_key, spend, self.clock(), model)
         return None
 
     # ------------------------------------------------------------ internals
+
+    def _limits(self, context: Mapping[str, Any]) -> _Limits:
+        return _Limits(
+            None if self.max_tokens is None else self.max_tokens.resolve(context),
+            None if self.max_cost is None else self.max_cost.resolve(context),
+        )
 
     def _resolve_scope(self, state: dict[str, Any], context: Mapping[str, Any], run_id: str) -> tuple[str, str]:
         resolved: tuple[str, str] | None = state.get(_SCOPE)
         if resolved is not None:
             return resolved
         scope: str = self.scope
-        key: Any = None
-        if scope == "resource":
-            key = context.get(RESOURCE_ID_KEY)
-        elif scope == "thread":
-            key = context.get(THREAD_ID_KEY)
+        key: Any = context.get(SCOPE_KEYS[scope]) if scope != "run" else None
         if scope != "run" and not (isinstance(key, str) and key):
             log.debug("%s: no %s id in the request; counting this run only", self.id, scope)
             scope = "run"
@@ -373,9 +451,9 @@ class TokenCostControl(Processor):
         base = f"{KEY_PREFIX}{scope}:{quote(scope_key, safe='')}:"
         return base + (f"{tag}:" if tag else "")
 
-    def _key(self, scope: str, scope_key: str, bucket: int | None, counter: str) -> str:
-        prefix = self._prefix(scope, scope_key)
-        return f"{prefix}all:{counter}" if bucket is None else f"{prefix}{bucket}:{counter}"
+    def _key(self, scope: str, scope_key: str, bucket: int | None, counter: str, model: str | None = None) -> str:
+        prefix = self._prefix(scope, scope_key) + ("all" if bucket is None else str(bucket))
+        return f"{prefix}:{counter}" if model is None else f"{prefix}:{_MODEL}:{quote(model, safe='')}:{counter}"
 
     async def _read(self, state: dict[str, Any], scope: str, scope_key: str, now: float) -> _Spend | None:
         if scope == "run":
@@ -401,19 +479,21 @@ class TokenCostControl(Processor):
             return None
         return _Spend(tokens, micro)
 
-    async def _record(self, scope: str, scope_key: str, spend: _Spend, now: float) -> None:
+    async def _record(self, scope: str, scope_key: str, spend: _Spend, now: float, model: str) -> None:
         assert self.cache is not None
         cache = self.cache
         buckets = self._buckets(now)
         bucket = buckets[-1] if buckets else None
         created = False
+        per_model = (None, model) if self.include_breakdown else (None,)
         try:
             for counter, by in (("tokens", spend.tokens), ("cost", spend.micro_usd)):
                 if by <= 0:
                     continue
-                # No ttl: pinned, never evicted, never expired (see the module docstring).
-                value = await cache.increment(self._key(scope, scope_key, bucket, counter), by)
-                created = created or value == by
+                for which in per_model:
+                    # No ttl: pinned, never evicted, never expired (see the module docstring).
+                    value = await cache.increment(self._key(scope, scope_key, bucket, counter, which), by)
+                    created = created or value == by
         except Exception as exc:
             log.warning(
                 "%s: recording %d tokens / %s USD for %s %s failed (%s); that usage is lost",
@@ -444,19 +524,92 @@ class TokenCostControl(Processor):
         except Exception as exc:
             log.warning("%s: pruning old buckets of %s %s failed (%s)", self.id, scope, scope_key, exc)
 
-    def _violation(self, spend: _Spend) -> tuple[str, str, str] | None:
-        if self.max_tokens is not None and spend.tokens >= self.max_tokens:
-            return "token", str(spend.tokens), str(self.max_tokens)
-        if self.max_cost is not None and spend.micro_usd >= self.max_cost * _MICRO:
-            return "cost", f"${_usd(spend.micro_usd)}", f"${format(self.max_cost.normalize(), 'f')}"
+    async def _breakdown(self, state: dict[str, Any], scope: str, scope_key: str, now: float) -> list[dict[str, Any]]:
+        """Usage per model, costliest first (read only when a violation is reported)."""
+        per_model: dict[str, list[int]] = {}
+        if scope == "run":
+            for model, (tokens, micro) in state.get(_RUN_MODELS, {}).items():
+                per_model[model] = [tokens, micro]
+        else:
+            assert self.cache is not None
+            prefix = self._prefix(scope, scope_key)
+            live = {str(b) for b in self._buckets(now)} or {"all"}
+            try:
+                for key in await self.cache.keys(prefix):
+                    parts = key[len(prefix) :].split(":")  # <bucket>:model:<model, quoted>:<counter>
+                    if len(parts) != 4 or parts[1] != _MODEL or parts[0] not in live:
+                        continue
+                    _bucket, _kind, quoted, counter = parts
+                    value = await self.cache.get(key)
+                    if isinstance(value, int) and not isinstance(value, bool):
+                        totals = per_model.setdefault(unquote(quoted), [0, 0])
+                        totals[0 if counter == "tokens" else 1] += value
+            except Exception as exc:
+                log.warning("%s: reading the breakdown of %s %s failed (%s)", self.id, scope, scope_key, exc)
+                return []
+        rows = sorted(per_model.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))
+        return [
+            {
+                "provider": model.split("/", 1)[0] if "/" in model else None,
+                "model": model,
+                "tokens": tokens,
+                "cost": float(Decimal(micro) / _MICRO),
+            }
+            for model, (tokens, micro) in rows[:BREAKDOWN_LIMIT]
+        ]
+
+    def _crossed(self, spend: _Spend, limits: _Limits, percent: Decimal) -> _Crossed | None:
+        """The first limit (tokens, then cost) whose `percent` share usage reached."""
+        share = percent / 100
+        if limits.tokens is not None and spend.tokens >= limits.tokens * share:
+            return _Crossed("token", str(spend.tokens), _plain(limits.tokens))
+        if limits.cost is not None and spend.micro_usd >= limits.cost * _MICRO * share:
+            return _Crossed("cost", f"${_usd(spend.micro_usd)}", f"${_plain(limits.cost)}")
         return None
 
-    def _metadata(self, spend: _Spend, kind: str, scope: str, scope_key: str, now: float) -> dict[str, Any]:
+    def _format(self, crossed: _Crossed, scope: str) -> str:
+        if self.message is None:
+            return f"Token cost control: {crossed.kind} limit reached ({crossed.used}/{crossed.limit})"
+        fields = {"usage": crossed.used, "limit": crossed.limit, "kind": crossed.kind, "scope": scope}
+        text = self.message
+        for name, value in fields.items():
+            text = text.replace("{" + name + "}", value)
+        return text
+
+    async def _soft_warning(
+        self, args: ProcessInputStepArgs, spend: _Spend, limits: _Limits, scope: str, scope_key: str, now: float
+    ) -> None:
+        """One warning and one on_violation per run once usage reaches warn_at_percent of a limit."""
+        if self.warn_at_percent is None or args.state.get(_SOFT_WARNED):
+            return
+        crossed = self._crossed(spend, limits, self.warn_at_percent)
+        if crossed is None:
+            return
+        args.state[_SOFT_WARNED] = True
+        percent = _plain(self.warn_at_percent)
+        message = (
+            f"Token cost control: {crossed.kind} usage reached {percent}% of the limit ({crossed.used}/{crossed.limit})"
+        )
+        metadata = await self._metadata(args.state, spend, limits, crossed.kind, scope, scope_key, now, "soft")
+        log.warning("%s (%s %s)", message, scope, scope_key)
+        await await_violation(self, ProcessorViolation(self.id, message, metadata))
+
+    async def _metadata(
+        self,
+        state: dict[str, Any],
+        spend: _Spend,
+        limits: _Limits,
+        kind: str,
+        scope: str,
+        scope_key: str,
+        now: float,
+        threshold: Literal["hard", "soft"],
+    ) -> dict[str, Any]:
         limit: dict[str, Any] = {}
-        if self.max_tokens is not None:
-            limit["tokens"] = self.max_tokens
-        if self.max_cost is not None:
-            limit["cost"] = float(self.max_cost)
+        if limits.tokens is not None:
+            limit["tokens"] = int(limits.tokens) if limits.tokens == int(limits.tokens) else float(limits.tokens)
+        if limits.cost is not None:
+            limit["cost"] = float(limits.cost)
         window: dict[str, Any] | None = None
         if self.window_seconds is not None and scope != "run":
             bucket = self._bucket_seconds()
@@ -472,9 +625,10 @@ class TokenCostControl(Processor):
                 "start": _iso(start),
                 "end": _iso(end),
             }
-        return {
+        metadata: dict[str, Any] = {
             "processorId": self.id,
             "limitType": kind,
+            "threshold": threshold,
             "usage": {"tokens": spend.tokens, "cost": float(Decimal(spend.micro_usd) / _MICRO)},
             "limit": limit,
             "scope": scope,
@@ -482,6 +636,9 @@ class TokenCostControl(Processor):
             "window": window,
             "strategy": self.strategy,
         }
+        if self.include_breakdown:
+            metadata["breakdown"] = await self._breakdown(state, scope, scope_key, now)
+        return metadata
 
 
 def token_cost_control_factory(
@@ -490,8 +647,9 @@ def token_cost_control_factory(
     """A processor factory bound to the server's caches (by backend name) and its
     price table (`[pricing]`), taking camelCase options `{backend: "memory"|"redis"
     = default_backend (the server's `[cache] backend`), maxCost, maxTokens, scope,
-    window, windowKind, strategy}`. Raises ValueError for an unknown option or backend, a backend the server has no
-    cache for, or an invalid value."""
+    window, windowKind, strategy, message, warnAtPercent, includeBreakdown}`.
+    Raises ValueError for an unknown option or backend, a backend the server has
+    no cache for, or an invalid value."""
     table = parse_prices(prices)
 
     read = option_reader(TokenCostControl, extra=("backend",), skip=("cache", "prices", "clock"))
