@@ -68,8 +68,9 @@ def watch(processor: Processor) -> Violations:
 
 
 def result_only(processor: Processor) -> Processor:
-    """The output-result path alone: the processor's stream hook is switched off."""
+    """The output-result path alone: the processor's stream and step hooks are switched off."""
     processor.process_output_stream = None  # type: ignore[attr-defined]
+    processor.process_output_step = None  # type: ignore[attr-defined]
     return processor
 
 
