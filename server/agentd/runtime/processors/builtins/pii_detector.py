@@ -167,6 +167,10 @@ class Detection:
     source: str = "pattern"
 
 
+# Luhn, mod-97 and the phone digit count are kept here rather than taken from
+# python-stdnum / phonenumbers: redaction wants recall, and those libraries'
+# stricter validity (per-country IBAN layouts, assigned number ranges, a
+# default region for national numbers) would let plausible values through.
 def luhn_ok(digits: str) -> bool:
     total = 0
     for index, char in enumerate(reversed(digits)):
