@@ -122,9 +122,10 @@ async def test_structured_output_mistakes_are_invalid_arguments(fields: dict[str
 class Recording:
     """A registered provider whose model records each request and answers with `answer`."""
 
-    def __init__(self, provider: str, answer: str) -> None:
+    def __init__(self, provider: str, answer: str, usage: Usage | None = None) -> None:
         self.requests: list[ModelRequest] = []
         self.answer = answer
+        self.usage = usage or Usage()
         register_provider(provider, lambda model_id: FunctionModel(self.reply, provider=provider, model_id=model_id))
 
     async def reply(self, request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
@@ -132,7 +133,7 @@ class Recording:
         yield TextStart("t")
         yield TextDelta("t", self.answer)
         yield TextEnd("t")
-        yield ModelFinish("stop", Usage())
+        yield ModelFinish("stop", self.usage)
 
 
 @tool("weather", "The weather in a city")
@@ -165,8 +166,8 @@ class Instructor(Processor):
 
 
 async def test_a_structuring_model_with_instructions_from_process_input_step() -> None:
-    main = Recording("so-writer", "The city is Paris, population 2.1 million.")
-    structurer = Recording("so-structurer", json.dumps({"city": "Paris"}))
+    main = Recording("so-writer", "The city is Paris, population 2.1 million.", Usage(input_tokens=10, output_tokens=8))
+    structurer = Recording("so-structurer", json.dumps({"city": "Paris"}), Usage(input_tokens=30, output_tokens=5))
     agent = Agent(id="writer", model="so-writer/m", tools=[weather], input_processors=[Instructor()])
     async with serving([agent]) as running:
         options = opb.ExecutionOptions(structured_output=opb.StructuredOutput(model="so-structurer/s"))
@@ -174,6 +175,7 @@ async def test_a_structuring_model_with_instructions_from_process_input_step() -
         reply = await running.agents.Generate(generate("x", options, agent_id="writer"))
     assert reply.text == "The city is Paris, population 2.1 million."
     assert json_format.MessageToDict(reply.object) == {"city": "Paris"}
+    assert (reply.total_usage.input_tokens, reply.total_usage.output_tokens) == (40, 13)  # the structuring call counts
     [asked] = main.requests  # the agent's model answers in text, told the fields, with its tools
     assert asked.structured_output is None and [t.name for t in asked.tools] == ["weather"]
     assert any('"city"' in m.text and "extract structured data" in m.text for m in asked.prompt if m.role == "system")

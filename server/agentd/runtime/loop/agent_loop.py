@@ -101,6 +101,8 @@ class AgentLoop:
         #: The last step's input after the input processors: its structured
         #: output (processors may change it) is what the run answers with.
         self.last_step_input: StepInput | None = None
+        #: The structuring model's usage: part of the run's total.
+        self.structuring_usage = Usage()
 
     # ------------------------------------------------------------ emitting
 
@@ -424,6 +426,7 @@ class AgentLoop:
             run_id=self.state.run_id,
         )
         self.result.warnings.extend(outcome.warnings)
+        self.structuring_usage = outcome.usage
         if not outcome.found:
             return
         self.result.object = outcome.object
@@ -541,7 +544,7 @@ class AgentLoop:
         result.text = self._final_text()
         result.reasoning_text = "".join(s.reasoning_text for s in result.steps if s.tripwire is None)
         result.usage = self._last_usage()
-        total = Usage()
+        total = self.structuring_usage
         for step in result.steps:
             total = total + step.usage
         result.total_usage = total

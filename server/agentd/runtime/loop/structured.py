@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentd.runtime.chunks import Error, ObjectPartial, TextDelta
+from agentd.runtime.chunks import Error, ObjectPartial, TextDelta, Usage
 from agentd.runtime.errors import FailedPrecondition
 from agentd.runtime.messages import Message
 from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelFinish, ModelRequest
@@ -33,6 +33,8 @@ class Structured:
     found: bool = False
     object: Any = None
     warnings: list[str] = field(default_factory=list)
+    #: What the structuring model's call used (it counts in the run's total).
+    usage: Usage = field(default_factory=Usage)
 
 
 async def structured_object(
@@ -46,6 +48,7 @@ async def structured_object(
     """The run's object under `structured.error_strategy`; a strict failure
     raises FailedPrecondition (STRUCTURED_OUTPUT_INVALID), and a failed
     structuring call its ModelAPIError."""
+    usage = Usage()
     answered = [s for s in steps if s.tripwire is None]
     last = answered[-1] if answered else None
     if last is None:
@@ -57,7 +60,7 @@ async def structured_object(
         value, problem = read_object(last.text, structured.schema)
     else:
         try:
-            text, value = await _structure(structured, answered, model(structured.model), provider_options)
+            text, value, usage = await _structure(structured, answered, model(structured.model), provider_options)
         except ModelAPIError as exc:
             if structured.error_strategy == "strict":
                 raise
@@ -68,21 +71,21 @@ async def structured_object(
             else:
                 value, problem = check_object(value, structured.schema)
     if problem is None:
-        return Structured(True, value)
+        return Structured(True, value, usage=usage)
     message = f"structured output: {problem}"
     if structured.error_strategy == "strict":
         raise FailedPrecondition(message, STRUCTURED_OUTPUT_INVALID)
     if structured.error_strategy == "warn":
         log.warning("run %s: %s; it ends with no object", run_id, message)
-        return Structured(warnings=[message])
+        return Structured(warnings=[message], usage=usage)
     log.info("run %s: %s; it ends with the fallback value", run_id, message)
-    return Structured(True, structured.fallback_value, [f"{message}; the fallback value was used"])
+    return Structured(True, structured.fallback_value, [f"{message}; the fallback value was used"], usage)
 
 
 async def _structure(
     structured: StructuredOutput, steps: list[StepResult], model: LanguageModel, provider_options: dict[str, Any]
-) -> tuple[str, Any]:
-    """Asks the structuring model; its text and, when it streamed one, its object."""
+) -> tuple[str, Any, Usage]:
+    """Asks the structuring model; its text, its object when it streamed one, and its usage."""
     system = Message.system(structured.instructions or DEFAULT_INSTRUCTIONS)
     request = ModelRequest(
         prompt=[system, Message.user(structuring_prompt(steps))],
@@ -91,7 +94,7 @@ async def _structure(
     )
     texts: list[str] = []
     value: Any = None
-    finished = False
+    finished: ModelFinish | None = None
     async for event in model.stream(request):
         if isinstance(event, TextDelta):
             texts.append(event.text)
@@ -100,7 +103,7 @@ async def _structure(
         elif isinstance(event, Error):
             raise ModelAPIError(event.message, status_code=event.status_code, provider_code=event.provider_code)
         elif isinstance(event, ModelFinish):
-            finished = True
-    if not finished:
+            finished = event
+    if finished is None:
         raise ModelAPIError("the structuring model's stream ended without a finish event", retryable=True)
-    return "".join(texts), value
+    return "".join(texts), value, finished.usage
