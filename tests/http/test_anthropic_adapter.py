@@ -267,6 +267,22 @@ async def test_structured_output_is_a_forced_tool_surfaced_as_text(server: Anthr
     assert body["tool_choice"] == {"type": "tool", "name": "answer"}
 
 
+async def test_structured_output_beside_the_agents_tools_lets_the_model_call_them(server: AnthropicServer) -> None:
+    @tool("lookup", "Looks up a number")
+    def lookup(args: Any) -> int:
+        return 42
+
+    server.push(reply(tool_use_block(0, "toolu_s", "answer", '{"n": 42}'), stop_reason="tool_use"))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    options = ExecutionOptions(structured_output=StructuredOutput(schema, name="answer"))
+    result, _ = await run(Agent(id="a", model=MODEL, tools=[lookup]), "6*7?", options)
+
+    assert result.error is None and result.object == {"n": 42}
+    body = server.bodies[0]
+    assert [t["name"] for t in body["tools"]] == ["lookup", "answer"]
+    assert body["tool_choice"] == {"type": "any"}  # a real tool, or the answer
+
+
 # ---------------------------------------------------------------- reasoning
 
 

@@ -68,8 +68,9 @@ def watch(processor: Processor) -> Violations:
 
 
 def result_only(processor: Processor) -> Processor:
-    """The output-result path alone: the processor's stream hook is switched off."""
+    """The output-result path alone: the processor's stream and step hooks are switched off."""
     processor.process_output_stream = None  # type: ignore[attr-defined]
+    processor.process_output_step = None  # type: ignore[attr-defined]
     return processor
 
 
@@ -707,6 +708,21 @@ async def test_language_translate(spy: Spy) -> None:
     await run(Agent(id="a", input_processors=[guard, probe]), SPANISH)
     info = probe.seen[0].metadata["language_detection"]
     assert "original_content" not in info and info["confidence"] == 0.95
+
+
+async def test_language_translation_quality_tells_the_judge_what_to_favour(spy: Spy) -> None:
+    for quality, asked in (
+        (None, "Favour accuracy"),
+        ("speed", "Favour speed"),
+        ("balanced", "Balance speed and accuracy"),
+    ):
+        options = {} if quality is None else {"translation_quality": quality}
+        await run(Agent(id="a", input_processors=[language("translate", ES, **options)]), SPANISH)
+        assert asked in spy.judge[-1].prompt[1].text
+    await run(Agent(id="a", input_processors=[language("detect", ES, translation_quality="speed")]), SPANISH)
+    assert "Favour" not in spy.judge[-1].prompt[1].text  # only a translation is asked for a quality
+    with pytest.raises(ValueError, match="translation_quality"):
+        language("translate", ES, translation_quality="fast")
 
 
 async def test_language_low_confidence_and_short_text_change_nothing(spy: Spy) -> None:

@@ -913,7 +913,7 @@ async def test_process_tool_result_rewrites_the_emitted_tool_result() -> None:
 
 
 async def test_active_tools_and_structured_output_shape_the_tool_definitions(recorder: Recorder) -> None:
-    from agentd.runtime.options import StructuredOutput
+    from agentd.runtime.options import StructuredOutput, ToolChoice
 
     @tool("one", "1")
     def one(args: Any) -> int:
@@ -927,8 +927,13 @@ async def test_active_tools_and_structured_output_shape_the_tool_definitions(rec
     await agent.generate("x", ExecutionOptions(active_tools=("two",)))
     await agent.generate("x", ExecutionOptions(active_tools=()))
     await agent.generate("x")
-    await agent.generate("x", ExecutionOptions(structured_output=StructuredOutput({"type": "object"})))
-    assert [[t.name for t in r.tools] for r in recorder.requests] == [["two"], [], ["one", "two"], []]
+    schema = StructuredOutput({"type": "object"})
+    await agent.generate("x", ExecutionOptions(structured_output=schema))
+    await agent.generate("x", ExecutionOptions(structured_output=schema, tool_choice=ToolChoice("none")))
+    await agent.generate("x", ExecutionOptions(tool_choice=ToolChoice("none")))
+    offered = [[t.name for t in r.tools] for r in recorder.requests]
+    # Tools go beside a schema; tool_choice none drops them only when a schema is sent too (the seed).
+    assert offered == [["two"], [], ["one", "two"], ["one", "two"], [], ["one", "two"]]
 
 
 async def test_a_fallback_model_answers_when_the_error_processors_give_up(recorder: Recorder) -> None:

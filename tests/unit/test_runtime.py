@@ -88,7 +88,7 @@ async def test_max_steps_stops_a_tool_loop() -> None:
     assert result.tool_results[0].is_error  # unknown tools answer the model with an error
 
 
-async def test_structured_output_is_parsed_and_sends_no_tools() -> None:
+async def test_structured_output_is_parsed() -> None:
     from agentd.runtime.options import StructuredOutput
 
     agent = Agent(id="a", model="local/scripted")

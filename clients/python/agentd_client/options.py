@@ -15,7 +15,9 @@ keyword                    maps to
                            ``presence_penalty``, ``frequency_penalty``,
                            ``stop_sequences``, ``seed``
 ``provider_options``       a dict, e.g. ``{"openai": {"reasoningEffort": "low"}}``
-``structured_output``      a JSON Schema dict (or ``{"schema", "name", "description"}``)
+``structured_output``      a JSON Schema dict (or ``{"schema", "name", "description",
+                           "error_strategy", "fallback_value", "model", "instructions"}``;
+                           ``error_strategy`` is ``"strict" | "warn" | "fallback"``)
 ``client_tools``           names, ``{"name", "description", "input_schema"}`` dicts
                            or ``ClientTool`` messages
 ``request_context``        a dict (keys starting with ``agentd.`` are reserved)
@@ -43,7 +45,7 @@ from google.protobuf import empty_pb2
 
 from agentd_proto.v1 import options_pb2
 
-from ._values import to_struct
+from ._values import to_struct, to_value
 
 _MODEL_SETTINGS = (
     "temperature",
@@ -202,17 +204,37 @@ def tool_choice(value: Any) -> options_pb2.ToolChoice:
     return options_pb2.ToolChoice(mode=mode) if mode is not None else options_pb2.ToolChoice(tool_name=value)
 
 
+_STRUCTURED_KEYS = {"schema", "name", "description", "error_strategy", "fallback_value", "model", "instructions"}
+_ERROR_STRATEGIES = {
+    "strict": options_pb2.STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT,
+    "warn": options_pb2.STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN,
+    "fallback": options_pb2.STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK,
+}
+
+
 def structured_output(value: Any) -> options_pb2.StructuredOutput:
     if isinstance(value, options_pb2.StructuredOutput):
         return value
     if not isinstance(value, Mapping):
-        raise TypeError("structured_output is a JSON Schema dict or {'schema': ..., 'name': ..., 'description': ...}")
-    if isinstance(value.get("schema"), Mapping) and set(value) <= {"schema", "name", "description"}:
-        return options_pb2.StructuredOutput(
+        raise TypeError(
+            "structured_output is a JSON Schema dict or {'schema': ..., 'name', 'description', "
+            "'error_strategy', 'fallback_value', 'model', 'instructions'}"
+        )
+    if isinstance(value.get("schema"), Mapping) and set(value) <= _STRUCTURED_KEYS:
+        strategy = value.get("error_strategy", "strict")
+        if strategy not in _ERROR_STRATEGIES:
+            raise TypeError('structured_output error_strategy is "strict", "warn" or "fallback"')
+        pb = options_pb2.StructuredOutput(
             schema=to_struct(value["schema"]),
             name=str(value.get("name", "")),
             description=str(value.get("description", "")),
+            error_strategy=_ERROR_STRATEGIES[strategy],
+            model=str(value.get("model", "")),
+            instructions=str(value.get("instructions", "")),
         )
+        if "fallback_value" in value:
+            pb.fallback_value.CopyFrom(to_value(value["fallback_value"]))
+        return pb
     return options_pb2.StructuredOutput(schema=to_struct(value))
 
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from agentd.grpc.authz import caller
 from agentd.grpc.tenancy import scope_id, scope_resource
-from agentd.grpc.values import from_struct
+from agentd.grpc.values import from_struct, from_value
 from agentd.grpc.violations import Violations
 from agentd.runtime import options as ro
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
 from agentd.runtime.identity import SUBJECT_KEY, TENANT_KEY
+from agentd.runtime.models.router import check_model_spec
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd_proto.v1 import options_pb2 as opb
 
@@ -74,16 +75,11 @@ def execution_options(
         _model_settings(pb.model_settings, f"{path}.model_settings", v) if pb.HasField("model_settings") else None
     )
 
-    structured = None
-    if pb.HasField("structured_output"):
-        if not pb.structured_output.HasField("schema") or not pb.structured_output.schema.fields:
-            v.add(f"{path}.structured_output.schema", "is required (a JSON Schema object)")
-        else:
-            structured = ro.StructuredOutput(
-                from_struct(pb.structured_output.schema),
-                pb.structured_output.name or None,
-                pb.structured_output.description or None,
-            )
+    structured = (
+        _structured_output(pb.structured_output, f"{path}.structured_output", v)
+        if pb.HasField("structured_output")
+        else None
+    )
 
     request_context = from_struct(pb.request_context) if pb.HasField("request_context") else None
     for key in request_context or {}:
@@ -177,6 +173,53 @@ def execution_options(
         max_processor_retries=retries,
         error_processor_defaults=pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None,
         prepare_step=prepare_step,
+    )
+
+
+_ERROR_STRATEGIES: dict[int, ro.StructuredErrorStrategy] = {
+    opb.STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED: "strict",
+    opb.STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT: "strict",
+    opb.STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: "warn",
+    opb.STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: "fallback",
+}
+
+
+def _structured_output(pb: opb.StructuredOutput, path: str, v: Violations) -> ro.StructuredOutput | None:
+    ok = True
+    if not pb.HasField("schema") or not pb.schema.fields:
+        v.add(f"{path}.schema", "is required (a JSON Schema object)")
+        ok = False
+    strategy = _ERROR_STRATEGIES.get(pb.error_strategy)
+    if strategy is None:
+        v.add(f"{path}.error_strategy", "unknown error strategy")
+        ok = False
+    elif (strategy == "fallback") != pb.HasField("fallback_value"):
+        v.add(
+            f"{path}.fallback_value",
+            "is required with error_strategy FALLBACK"
+            if strategy == "fallback"
+            else "is only used with error_strategy FALLBACK",
+        )
+        ok = False
+    if pb.model:
+        try:
+            check_model_spec(pb.model)
+        except InvalidArgument as exc:
+            v.add(f"{path}.model", exc.message, exc.reason)
+            ok = False
+    elif pb.instructions:
+        v.add(f"{path}.instructions", "are the structuring model's: set model too")
+        ok = False
+    if not ok or strategy is None:
+        return None
+    return ro.StructuredOutput(
+        from_struct(pb.schema),
+        pb.name or None,
+        pb.description or None,
+        error_strategy=strategy,
+        fallback_value=from_value(pb.fallback_value) if pb.HasField("fallback_value") else None,
+        model=pb.model or None,
+        instructions=pb.instructions or None,
     )
 
 

@@ -31,11 +31,33 @@ class ModelSettings:
     seed: int | None = None
 
 
+StructuredErrorStrategy = Literal["strict", "warn", "fallback"]
+STRUCTURED_ERROR_STRATEGIES: tuple[StructuredErrorStrategy, ...] = ("strict", "warn", "fallback")
+
+
 @dataclass(frozen=True, slots=True)
 class StructuredOutput:
+    """A JSON object the run answers with (`RunResult.object`, and the last
+    assistant message's `metadata["structuredOutput"]`).
+
+    Without `model` the agent's model is sent the schema and answers with the
+    JSON; with `model` it answers in text (with its tools) and that model,
+    told `instructions`, turns the run's answer into the object. An answer
+    that is not JSON matching the schema, or that was cut short: `strict`
+    (Mastra's default) fails the run, `warn` ends it with no object and a
+    warning, `fallback` ends it with `fallback_value`."""
+
     schema: dict[str, JSON]
     name: str | None = None
     description: str | None = None
+    error_strategy: StructuredErrorStrategy = "strict"
+    fallback_value: JSON = None
+    model: str | None = None
+    instructions: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.error_strategy not in STRUCTURED_ERROR_STRATEGIES:
+            raise ValueError(f"error_strategy must be one of {', '.join(STRUCTURED_ERROR_STRATEGIES)}")
 
 
 @dataclass(frozen=True, slots=True)

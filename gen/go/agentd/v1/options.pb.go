@@ -76,6 +76,65 @@ func (ToolChoiceMode) EnumDescriptor() ([]byte, []int) {
 	return file_agentd_v1_options_proto_rawDescGZIP(), []int{0}
 }
 
+// What a run does with a structured-output answer that is not valid JSON for
+// its schema (or that was cut short).
+type StructuredOutputErrorStrategy int32
+
+const (
+	StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED StructuredOutputErrorStrategy = 0
+	// The run ends with an error chunk, reason STRUCTURED_OUTPUT_INVALID
+	// (Generate: FAILED_PRECONDITION with that reason).
+	StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT StructuredOutputErrorStrategy = 1
+	// The run ends normally with no object, a warning in the result and a
+	// WARNING log record.
+	StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN StructuredOutputErrorStrategy = 2
+	// The run ends normally with `fallback_value` as its object.
+	StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK StructuredOutputErrorStrategy = 3
+)
+
+// Enum value maps for StructuredOutputErrorStrategy.
+var (
+	StructuredOutputErrorStrategy_name = map[int32]string{
+		0: "STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED",
+		1: "STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT",
+		2: "STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN",
+		3: "STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK",
+	}
+	StructuredOutputErrorStrategy_value = map[string]int32{
+		"STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED": 0,
+		"STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT":      1,
+		"STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN":        2,
+		"STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK":    3,
+	}
+)
+
+func (x StructuredOutputErrorStrategy) Enum() *StructuredOutputErrorStrategy {
+	p := new(StructuredOutputErrorStrategy)
+	*p = x
+	return p
+}
+
+func (x StructuredOutputErrorStrategy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StructuredOutputErrorStrategy) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentd_v1_options_proto_enumTypes[1].Descriptor()
+}
+
+func (StructuredOutputErrorStrategy) Type() protoreflect.EnumType {
+	return &file_agentd_v1_options_proto_enumTypes[1]
+}
+
+func (x StructuredOutputErrorStrategy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StructuredOutputErrorStrategy.Descriptor instead.
+func (StructuredOutputErrorStrategy) EnumDescriptor() ([]byte, []int) {
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
 // Options of one run, shared by AgentService.Generate, AgentService.Stream and
 // the `stream_options` of a signal that wakes an idle thread. Unset fields
 // fall back to the agent's `default_options`, then to the server's defaults.
@@ -496,9 +555,22 @@ func (x *ModelSettings) GetSeed() int64 {
 type StructuredOutput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A JSON Schema.
-	Schema        *structpb.Struct `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
-	Name          string           `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string           `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Schema      *structpb.Struct `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
+	Name        string           `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description string           `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// What a run does when the answer is not JSON matching the schema.
+	// Unspecified: STRICT.
+	ErrorStrategy StructuredOutputErrorStrategy `protobuf:"varint,4,opt,name=error_strategy,json=errorStrategy,proto3,enum=agentd.v1.StructuredOutputErrorStrategy" json:"error_strategy,omitempty"`
+	// The object a FALLBACK run answers with instead; required with FALLBACK,
+	// refused with the other strategies.
+	FallbackValue *structpb.Value `protobuf:"bytes,5,opt,name=fallback_value,json=fallbackValue,proto3" json:"fallback_value,omitempty"`
+	// A separate structuring model ("provider/model"). Set: the agent's model
+	// answers in text (told which fields to cover, its tools still offered),
+	// then this model turns that answer into the object. Empty: the agent's
+	// model answers with the JSON itself.
+	Model string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	// The structuring model's system prompt, in place of the default. Needs `model`.
+	Instructions  string `protobuf:"bytes,7,opt,name=instructions,proto3" json:"instructions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -550,6 +622,34 @@ func (x *StructuredOutput) GetName() string {
 func (x *StructuredOutput) GetDescription() string {
 	if x != nil {
 		return x.Description
+	}
+	return ""
+}
+
+func (x *StructuredOutput) GetErrorStrategy() StructuredOutputErrorStrategy {
+	if x != nil {
+		return x.ErrorStrategy
+	}
+	return StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED
+}
+
+func (x *StructuredOutput) GetFallbackValue() *structpb.Value {
+	if x != nil {
+		return x.FallbackValue
+	}
+	return nil
+}
+
+func (x *StructuredOutput) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *StructuredOutput) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
 	}
 	return ""
 }
@@ -1358,11 +1458,15 @@ const file_agentd_v1_options_proto_rawDesc = "" +
 	"\x12_max_output_tokensB\x13\n" +
 	"\x11_presence_penaltyB\x14\n" +
 	"\x12_frequency_penaltyB\a\n" +
-	"\x05_seed\"y\n" +
+	"\x05_seed\"\xc3\x02\n" +
 	"\x10StructuredOutput\x12/\n" +
 	"\x06schema\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"~\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12O\n" +
+	"\x0eerror_strategy\x18\x04 \x01(\x0e2(.agentd.v1.StructuredOutputErrorStrategyR\rerrorStrategy\x12=\n" +
+	"\x0efallback_value\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\rfallbackValue\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\x12\"\n" +
+	"\finstructions\x18\a \x01(\tR\finstructions\"~\n" +
 	"\n" +
 	"ClientTool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
@@ -1412,7 +1516,12 @@ const file_agentd_v1_options_proto_rawDesc = "" +
 	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +
 	"\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n" +
-	"\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03B4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
+	"\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03*\xd8\x01\n" +
+	"\x1dStructuredOutputErrorStrategy\x120\n" +
+	",STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED\x10\x00\x12+\n" +
+	"'STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT\x10\x01\x12)\n" +
+	"%STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN\x10\x02\x12-\n" +
+	")STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK\x10\x03B4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
 
 var (
 	file_agentd_v1_options_proto_rawDescOnce sync.Once
@@ -1426,62 +1535,66 @@ func file_agentd_v1_options_proto_rawDescGZIP() []byte {
 	return file_agentd_v1_options_proto_rawDescData
 }
 
-var file_agentd_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_agentd_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_agentd_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_agentd_v1_options_proto_goTypes = []any{
-	(ToolChoiceMode)(0),          // 0: agentd.v1.ToolChoiceMode
-	(*ExecutionOptions)(nil),     // 1: agentd.v1.ExecutionOptions
-	(*ToolChoice)(nil),           // 2: agentd.v1.ToolChoice
-	(*ToolNames)(nil),            // 3: agentd.v1.ToolNames
-	(*ModelSettings)(nil),        // 4: agentd.v1.ModelSettings
-	(*StructuredOutput)(nil),     // 5: agentd.v1.StructuredOutput
-	(*ClientTool)(nil),           // 6: agentd.v1.ClientTool
-	(*MemoryOptions)(nil),        // 7: agentd.v1.MemoryOptions
-	(*ThreadInput)(nil),          // 8: agentd.v1.ThreadInput
-	(*ResponseCacheOptions)(nil), // 9: agentd.v1.ResponseCacheOptions
-	(*ProcessorList)(nil),        // 10: agentd.v1.ProcessorList
-	(*ProcessorRef)(nil),         // 11: agentd.v1.ProcessorRef
-	(*ProcessorSpec)(nil),        // 12: agentd.v1.ProcessorSpec
-	(*ProcessorWorkflow)(nil),    // 13: agentd.v1.ProcessorWorkflow
-	(*WorkflowStep)(nil),         // 14: agentd.v1.WorkflowStep
-	(*ParallelStep)(nil),         // 15: agentd.v1.ParallelStep
-	(*MapStep)(nil),              // 16: agentd.v1.MapStep
-	(*structpb.Struct)(nil),      // 17: google.protobuf.Struct
-	(*emptypb.Empty)(nil),        // 18: google.protobuf.Empty
+	(ToolChoiceMode)(0),                // 0: agentd.v1.ToolChoiceMode
+	(StructuredOutputErrorStrategy)(0), // 1: agentd.v1.StructuredOutputErrorStrategy
+	(*ExecutionOptions)(nil),           // 2: agentd.v1.ExecutionOptions
+	(*ToolChoice)(nil),                 // 3: agentd.v1.ToolChoice
+	(*ToolNames)(nil),                  // 4: agentd.v1.ToolNames
+	(*ModelSettings)(nil),              // 5: agentd.v1.ModelSettings
+	(*StructuredOutput)(nil),           // 6: agentd.v1.StructuredOutput
+	(*ClientTool)(nil),                 // 7: agentd.v1.ClientTool
+	(*MemoryOptions)(nil),              // 8: agentd.v1.MemoryOptions
+	(*ThreadInput)(nil),                // 9: agentd.v1.ThreadInput
+	(*ResponseCacheOptions)(nil),       // 10: agentd.v1.ResponseCacheOptions
+	(*ProcessorList)(nil),              // 11: agentd.v1.ProcessorList
+	(*ProcessorRef)(nil),               // 12: agentd.v1.ProcessorRef
+	(*ProcessorSpec)(nil),              // 13: agentd.v1.ProcessorSpec
+	(*ProcessorWorkflow)(nil),          // 14: agentd.v1.ProcessorWorkflow
+	(*WorkflowStep)(nil),               // 15: agentd.v1.WorkflowStep
+	(*ParallelStep)(nil),               // 16: agentd.v1.ParallelStep
+	(*MapStep)(nil),                    // 17: agentd.v1.MapStep
+	(*structpb.Struct)(nil),            // 18: google.protobuf.Struct
+	(*structpb.Value)(nil),             // 19: google.protobuf.Value
+	(*emptypb.Empty)(nil),              // 20: google.protobuf.Empty
 }
 var file_agentd_v1_options_proto_depIdxs = []int32{
-	2,  // 0: agentd.v1.ExecutionOptions.tool_choice:type_name -> agentd.v1.ToolChoice
-	3,  // 1: agentd.v1.ExecutionOptions.active_tools:type_name -> agentd.v1.ToolNames
-	4,  // 2: agentd.v1.ExecutionOptions.model_settings:type_name -> agentd.v1.ModelSettings
-	17, // 3: agentd.v1.ExecutionOptions.provider_options:type_name -> google.protobuf.Struct
-	5,  // 4: agentd.v1.ExecutionOptions.structured_output:type_name -> agentd.v1.StructuredOutput
-	6,  // 5: agentd.v1.ExecutionOptions.client_tools:type_name -> agentd.v1.ClientTool
-	17, // 6: agentd.v1.ExecutionOptions.request_context:type_name -> google.protobuf.Struct
-	7,  // 7: agentd.v1.ExecutionOptions.memory:type_name -> agentd.v1.MemoryOptions
-	9,  // 8: agentd.v1.ExecutionOptions.response_cache:type_name -> agentd.v1.ResponseCacheOptions
-	10, // 9: agentd.v1.ExecutionOptions.input_processors:type_name -> agentd.v1.ProcessorList
-	10, // 10: agentd.v1.ExecutionOptions.output_processors:type_name -> agentd.v1.ProcessorList
-	10, // 11: agentd.v1.ExecutionOptions.error_processors:type_name -> agentd.v1.ProcessorList
+	3,  // 0: agentd.v1.ExecutionOptions.tool_choice:type_name -> agentd.v1.ToolChoice
+	4,  // 1: agentd.v1.ExecutionOptions.active_tools:type_name -> agentd.v1.ToolNames
+	5,  // 2: agentd.v1.ExecutionOptions.model_settings:type_name -> agentd.v1.ModelSettings
+	18, // 3: agentd.v1.ExecutionOptions.provider_options:type_name -> google.protobuf.Struct
+	6,  // 4: agentd.v1.ExecutionOptions.structured_output:type_name -> agentd.v1.StructuredOutput
+	7,  // 5: agentd.v1.ExecutionOptions.client_tools:type_name -> agentd.v1.ClientTool
+	18, // 6: agentd.v1.ExecutionOptions.request_context:type_name -> google.protobuf.Struct
+	8,  // 7: agentd.v1.ExecutionOptions.memory:type_name -> agentd.v1.MemoryOptions
+	10, // 8: agentd.v1.ExecutionOptions.response_cache:type_name -> agentd.v1.ResponseCacheOptions
+	11, // 9: agentd.v1.ExecutionOptions.input_processors:type_name -> agentd.v1.ProcessorList
+	11, // 10: agentd.v1.ExecutionOptions.output_processors:type_name -> agentd.v1.ProcessorList
+	11, // 11: agentd.v1.ExecutionOptions.error_processors:type_name -> agentd.v1.ProcessorList
 	0,  // 12: agentd.v1.ToolChoice.mode:type_name -> agentd.v1.ToolChoiceMode
-	17, // 13: agentd.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	17, // 14: agentd.v1.ClientTool.input_schema:type_name -> google.protobuf.Struct
-	8,  // 15: agentd.v1.MemoryOptions.thread_object:type_name -> agentd.v1.ThreadInput
-	17, // 16: agentd.v1.ThreadInput.metadata:type_name -> google.protobuf.Struct
-	18, // 17: agentd.v1.ResponseCacheOptions.no_scope:type_name -> google.protobuf.Empty
-	11, // 18: agentd.v1.ProcessorList.processors:type_name -> agentd.v1.ProcessorRef
-	12, // 19: agentd.v1.ProcessorRef.processor:type_name -> agentd.v1.ProcessorSpec
-	13, // 20: agentd.v1.ProcessorRef.workflow:type_name -> agentd.v1.ProcessorWorkflow
-	17, // 21: agentd.v1.ProcessorSpec.options:type_name -> google.protobuf.Struct
-	14, // 22: agentd.v1.ProcessorWorkflow.steps:type_name -> agentd.v1.WorkflowStep
-	12, // 23: agentd.v1.WorkflowStep.processor:type_name -> agentd.v1.ProcessorSpec
-	15, // 24: agentd.v1.WorkflowStep.parallel:type_name -> agentd.v1.ParallelStep
-	16, // 25: agentd.v1.WorkflowStep.map:type_name -> agentd.v1.MapStep
-	12, // 26: agentd.v1.ParallelStep.branches:type_name -> agentd.v1.ProcessorSpec
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	18, // 13: agentd.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	1,  // 14: agentd.v1.StructuredOutput.error_strategy:type_name -> agentd.v1.StructuredOutputErrorStrategy
+	19, // 15: agentd.v1.StructuredOutput.fallback_value:type_name -> google.protobuf.Value
+	18, // 16: agentd.v1.ClientTool.input_schema:type_name -> google.protobuf.Struct
+	9,  // 17: agentd.v1.MemoryOptions.thread_object:type_name -> agentd.v1.ThreadInput
+	18, // 18: agentd.v1.ThreadInput.metadata:type_name -> google.protobuf.Struct
+	20, // 19: agentd.v1.ResponseCacheOptions.no_scope:type_name -> google.protobuf.Empty
+	12, // 20: agentd.v1.ProcessorList.processors:type_name -> agentd.v1.ProcessorRef
+	13, // 21: agentd.v1.ProcessorRef.processor:type_name -> agentd.v1.ProcessorSpec
+	14, // 22: agentd.v1.ProcessorRef.workflow:type_name -> agentd.v1.ProcessorWorkflow
+	18, // 23: agentd.v1.ProcessorSpec.options:type_name -> google.protobuf.Struct
+	15, // 24: agentd.v1.ProcessorWorkflow.steps:type_name -> agentd.v1.WorkflowStep
+	13, // 25: agentd.v1.WorkflowStep.processor:type_name -> agentd.v1.ProcessorSpec
+	16, // 26: agentd.v1.WorkflowStep.parallel:type_name -> agentd.v1.ParallelStep
+	17, // 27: agentd.v1.WorkflowStep.map:type_name -> agentd.v1.MapStep
+	13, // 28: agentd.v1.ParallelStep.branches:type_name -> agentd.v1.ProcessorSpec
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_agentd_v1_options_proto_init() }
@@ -1517,7 +1630,7 @@ func file_agentd_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentd_v1_options_proto_rawDesc), len(file_agentd_v1_options_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -15,10 +15,21 @@ class ToolChoiceMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOOL_CHOICE_MODE_AUTO: _ClassVar[ToolChoiceMode]
     TOOL_CHOICE_MODE_NONE: _ClassVar[ToolChoiceMode]
     TOOL_CHOICE_MODE_REQUIRED: _ClassVar[ToolChoiceMode]
+
+class StructuredOutputErrorStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED: _ClassVar[StructuredOutputErrorStrategy]
+    STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT: _ClassVar[StructuredOutputErrorStrategy]
+    STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: _ClassVar[StructuredOutputErrorStrategy]
+    STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: _ClassVar[StructuredOutputErrorStrategy]
 TOOL_CHOICE_MODE_UNSPECIFIED: ToolChoiceMode
 TOOL_CHOICE_MODE_AUTO: ToolChoiceMode
 TOOL_CHOICE_MODE_NONE: ToolChoiceMode
 TOOL_CHOICE_MODE_REQUIRED: ToolChoiceMode
+STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED: StructuredOutputErrorStrategy
+STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT: StructuredOutputErrorStrategy
+STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: StructuredOutputErrorStrategy
+STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: StructuredOutputErrorStrategy
 
 class ExecutionOptions(_message.Message):
     __slots__ = ("max_steps", "tool_choice", "active_tools", "model_settings", "provider_options", "structured_output", "client_tools", "request_context", "memory", "response_cache", "input_processors", "output_processors", "error_processors", "max_processor_retries", "error_processor_defaults", "prepare_step")
@@ -91,14 +102,22 @@ class ModelSettings(_message.Message):
     def __init__(self, temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., top_k: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., presence_penalty: _Optional[float] = ..., frequency_penalty: _Optional[float] = ..., stop_sequences: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class StructuredOutput(_message.Message):
-    __slots__ = ("schema", "name", "description")
+    __slots__ = ("schema", "name", "description", "error_strategy", "fallback_value", "model", "instructions")
     SCHEMA_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_VALUE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     schema: _struct_pb2.Struct
     name: str
     description: str
-    def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    error_strategy: StructuredOutputErrorStrategy
+    fallback_value: _struct_pb2.Value
+    model: str
+    instructions: str
+    def __init__(self, schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., error_strategy: _Optional[_Union[StructuredOutputErrorStrategy, str]] = ..., fallback_value: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., model: _Optional[str] = ..., instructions: _Optional[str] = ...) -> None: ...
 
 class ClientTool(_message.Message):
     __slots__ = ("name", "description", "input_schema")

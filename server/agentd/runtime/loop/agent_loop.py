@@ -5,7 +5,6 @@ docstring for the order of the hooks)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from dataclasses import replace
@@ -41,6 +40,7 @@ from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, 
 from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
+from agentd.runtime.loop.structured import structured_object
 from agentd.runtime.loop.tool_calls import ToolCalls
 from agentd.runtime.loop.writer import Writer
 from agentd.runtime.messages import DataPart, Message, Part, ReasoningPart, Signal, TextPart, new_id
@@ -98,6 +98,11 @@ class AgentLoop:
         self.runner: ProcessorRunner | None = None
         self.current_message_id = ""
         self._on_success: list[Any] = []
+        #: The last step's input after the input processors: its structured
+        #: output (processors may change it) is what the run answers with.
+        self.last_step_input: StepInput | None = None
+        #: The structuring model's usage: part of the run's total.
+        self.structuring_usage = Usage()
 
     # ------------------------------------------------------------ emitting
 
@@ -246,6 +251,8 @@ class AgentLoop:
         writer = Writer(self.emit_processed, self.keep_data_part)
         self.runner = runner = await self._runner(options, context, writer)
         resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
+        if options.structured_output is not None and options.structured_output.model is not None:
+            resolve_model(options.structured_output.model)
         run = LoopContext(self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed)
         model_call = ModelCall(
             run,
@@ -267,6 +274,7 @@ class AgentLoop:
         try:
             await runner.run_input(self.ml)
             await self._steps(options, model_spec, tools, context, model_call, tool_calls)
+            await self._structured_object(model_call)
             result = self.result
             self.trace.end_phase("result")
             await runner.run_output_result(
@@ -369,6 +377,7 @@ class AgentLoop:
                 if self._retry_step(tripwire, options):
                     continue
                 raise
+            self.last_step_input = step_input
             step = StepResult(step_number, model=step_input.model)
             replayed = await model_call.call(step, step_input, message_id)
 
@@ -402,6 +411,28 @@ class AgentLoop:
                 break  # a signal that arrived during the last step earns another turn
             step_number += 1
         self.state.closed_to_signals = True
+
+    async def _structured_object(self, model_call: ModelCall) -> None:
+        """The object the run answers with, also kept in the last assistant
+        message's metadata (before the output processors, so memory saves it)."""
+        step_input = self.last_step_input
+        if step_input is None or step_input.structured_output is None:
+            return
+        outcome = await structured_object(
+            step_input.structured_output,
+            self.result.steps,
+            model=model_call.model,
+            provider_options=step_input.provider_options,
+            run_id=self.state.run_id,
+        )
+        self.result.warnings.extend(outcome.warnings)
+        self.structuring_usage = outcome.usage
+        if not outcome.found:
+            return
+        self.result.object = outcome.object
+        last = next((m for m in reversed(self.ml.get_response()) if m.role == "assistant"), None)
+        if last is not None:
+            last.metadata = {**last.metadata, "structuredOutput": outcome.object}
 
     async def _step_finish(self, step: StepResult, message_id: str, *, continues: bool) -> None:
         await self.emit_processed(
@@ -513,7 +544,7 @@ class AgentLoop:
         result.text = self._final_text()
         result.reasoning_text = "".join(s.reasoning_text for s in result.steps if s.tripwire is None)
         result.usage = self._last_usage()
-        total = Usage()
+        total = self.structuring_usage
         for step in result.steps:
             total = total + step.usage
         result.total_usage = total
@@ -526,11 +557,6 @@ class AgentLoop:
         last = result.steps[-1]
         result.finish_reason = last.finish_reason
         result.raw_finish_reason = last.raw_finish_reason
-        if options.structured_output is not None:
-            try:
-                result.object = json.loads(last.text)
-            except ValueError:
-                result.warnings.append("the model's answer is not valid JSON for the structured output")
         self._emit_finish()
 
     def _end_tripwire(self, tripwire: TripWire) -> None:

@@ -22,7 +22,7 @@ from agentd.runtime.chunks import (
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.prompt import build_prompt
 from agentd.runtime.loop.state import LoopContext
-from agentd.runtime.messages import ReasoningPart, ToolResultPart
+from agentd.runtime.messages import Message, ReasoningPart, ToolResultPart
 from agentd.runtime.models.base import (
     LanguageModel,
     ModelAPIError,
@@ -32,9 +32,11 @@ from agentd.runtime.models.base import (
     ToolDefinition,
 )
 from agentd.runtime.models.router import resolve_model
+from agentd.runtime.options import StructuredOutput, ToolChoice
 from agentd.runtime.processors.base import CachedLLMResponse, TripWire
 from agentd.runtime.processors.phases import StepInput
 from agentd.runtime.results import StepResult
+from agentd.runtime.structured_output import schema_note
 from agentd.runtime.tools import Tool
 
 log = logging.getLogger("agentd.run")
@@ -84,12 +86,16 @@ class ModelCall:
                 steps=self._steps,
                 message_list=self._ml,
             )
+            structured = step_input.structured_output
+            direct = structured if structured is not None and structured.model is None else None
+            if structured is not None and direct is None:
+                prompt = _with_schema_note(prompt, structured.schema)  # a structuring model makes the object
             request = ModelRequest(
                 prompt=prompt,
-                tools=_tool_definitions(step_input.tools, step_input.active_tools, step_input.structured_output),
+                tools=_tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
                 tool_choice=step_input.tool_choice,
                 provider_options=step_input.provider_options,
-                structured_output=step_input.structured_output,
+                structured_output=direct,
                 step_number=step.step_number,
             )
             if step_input.model_settings is not None:
@@ -233,14 +239,28 @@ def tripwire_record(tripwire: TripWire) -> Tripwire:
     return Tripwire(tripwire.message, tripwire.retry, tripwire.metadata, tripwire.processor_id)
 
 
-def _tool_definitions(tools: dict[str, Tool], active: tuple[str, ...] | None, structured: Any) -> list[ToolDefinition]:
-    if structured is not None:
-        return []  # a step that asks for a schema sends no tools
+def _tool_definitions(
+    tools: dict[str, Tool],
+    active: tuple[str, ...] | None,
+    schema_sent: StructuredOutput | None,
+    tool_choice: ToolChoice | None,
+) -> list[ToolDefinition]:
+    # Tools are offered beside a schema, as Mastra does; a step that may call
+    # none and is sent a schema drops them (the seed: tool_choice none keeps
+    # the definitions unless the step also sends a structured-output schema).
+    if schema_sent is not None and tool_choice is not None and tool_choice.mode == "none":
+        return []
     return [
         ToolDefinition(t.name, t.description, t.input_schema)
         for t in tools.values()
         if active is None or t.name in active
     ]
+
+
+def _with_schema_note(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:
+    """The prompt with the structuring note after its leading system messages."""
+    at = next((i for i, m in enumerate(prompt) if m.role != "system"), len(prompt))
+    return [*prompt[:at], Message.system(schema_note(schema)), *prompt[at:]]
 
 
 async def _replay(cached: CachedLLMResponse) -> AsyncIterator[ModelEvent]:

@@ -7,7 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Empty } from "../../google/protobuf/empty";
-import { Struct } from "../../google/protobuf/struct";
+import { Struct, Value } from "../../google/protobuf/struct";
 
 export enum ToolChoiceMode {
   TOOL_CHOICE_MODE_UNSPECIFIED = 0,
@@ -50,6 +50,64 @@ export function toolChoiceModeToJSON(object: ToolChoiceMode): string {
     case ToolChoiceMode.TOOL_CHOICE_MODE_REQUIRED:
       return "TOOL_CHOICE_MODE_REQUIRED";
     case ToolChoiceMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/**
+ * What a run does with a structured-output answer that is not valid JSON for
+ * its schema (or that was cut short).
+ */
+export enum StructuredOutputErrorStrategy {
+  STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED = 0,
+  /**
+   * STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT - The run ends with an error chunk, reason STRUCTURED_OUTPUT_INVALID
+   * (Generate: FAILED_PRECONDITION with that reason).
+   */
+  STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT = 1,
+  /**
+   * STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN - The run ends normally with no object, a warning in the result and a
+   * WARNING log record.
+   */
+  STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN = 2,
+  /** STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK - The run ends normally with `fallback_value` as its object. */
+  STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function structuredOutputErrorStrategyFromJSON(object: any): StructuredOutputErrorStrategy {
+  switch (object) {
+    case 0:
+    case "STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED":
+      return StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED;
+    case 1:
+    case "STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT":
+      return StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT;
+    case 2:
+    case "STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN":
+      return StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN;
+    case 3:
+    case "STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK":
+      return StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return StructuredOutputErrorStrategy.UNRECOGNIZED;
+  }
+}
+
+export function structuredOutputErrorStrategyToJSON(object: StructuredOutputErrorStrategy): string {
+  switch (object) {
+    case StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED:
+      return "STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED";
+    case StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT:
+      return "STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT";
+    case StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN:
+      return "STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN";
+    case StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK:
+      return "STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK";
+    case StructuredOutputErrorStrategy.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -156,6 +214,27 @@ export interface StructuredOutput {
   schema?: { [key: string]: any } | undefined;
   name: string;
   description: string;
+  /**
+   * What a run does when the answer is not JSON matching the schema.
+   * Unspecified: STRICT.
+   */
+  errorStrategy: StructuredOutputErrorStrategy;
+  /**
+   * The object a FALLBACK run answers with instead; required with FALLBACK,
+   * refused with the other strategies.
+   */
+  fallbackValue?:
+    | any
+    | undefined;
+  /**
+   * A separate structuring model ("provider/model"). Set: the agent's model
+   * answers in text (told which fields to cover, its tools still offered),
+   * then this model turns that answer into the object. Empty: the agent's
+   * model answers with the JSON itself.
+   */
+  model: string;
+  /** The structuring model's system prompt, in place of the default. Needs `model`. */
+  instructions: string;
 }
 
 /** A tool the caller declares and executes itself. */
@@ -931,7 +1010,15 @@ export const ModelSettings: MessageFns<ModelSettings> = {
 };
 
 function createBaseStructuredOutput(): StructuredOutput {
-  return { schema: undefined, name: "", description: "" };
+  return {
+    schema: undefined,
+    name: "",
+    description: "",
+    errorStrategy: 0,
+    fallbackValue: undefined,
+    model: "",
+    instructions: "",
+  };
 }
 
 export const StructuredOutput: MessageFns<StructuredOutput> = {
@@ -944,6 +1031,18 @@ export const StructuredOutput: MessageFns<StructuredOutput> = {
     }
     if (message.description !== "") {
       writer.uint32(26).string(message.description);
+    }
+    if (message.errorStrategy !== 0) {
+      writer.uint32(32).int32(message.errorStrategy);
+    }
+    if (message.fallbackValue !== undefined) {
+      Value.encode(Value.wrap(message.fallbackValue), writer.uint32(42).fork()).join();
+    }
+    if (message.model !== "") {
+      writer.uint32(50).string(message.model);
+    }
+    if (message.instructions !== "") {
+      writer.uint32(58).string(message.instructions);
     }
     return writer;
   },
@@ -979,6 +1078,38 @@ export const StructuredOutput: MessageFns<StructuredOutput> = {
           message.description = reader.string();
           continue;
         }
+        case 4: {
+          if (tag !== 32) {
+            break;
+          }
+
+          message.errorStrategy = reader.int32() as any;
+          continue;
+        }
+        case 5: {
+          if (tag !== 42) {
+            break;
+          }
+
+          message.fallbackValue = Value.unwrap(Value.decode(reader, reader.uint32()));
+          continue;
+        }
+        case 6: {
+          if (tag !== 50) {
+            break;
+          }
+
+          message.model = reader.string();
+          continue;
+        }
+        case 7: {
+          if (tag !== 58) {
+            break;
+          }
+
+          message.instructions = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -993,6 +1124,10 @@ export const StructuredOutput: MessageFns<StructuredOutput> = {
       schema: isObject(object.schema) ? object.schema : undefined,
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
+      errorStrategy: isSet(object.errorStrategy) ? structuredOutputErrorStrategyFromJSON(object.errorStrategy) : 0,
+      fallbackValue: isSet(object?.fallbackValue) ? object.fallbackValue : undefined,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      instructions: isSet(object.instructions) ? globalThis.String(object.instructions) : "",
     };
   },
 
@@ -1007,6 +1142,18 @@ export const StructuredOutput: MessageFns<StructuredOutput> = {
     if (message.description !== "") {
       obj.description = message.description;
     }
+    if (message.errorStrategy !== 0) {
+      obj.errorStrategy = structuredOutputErrorStrategyToJSON(message.errorStrategy);
+    }
+    if (message.fallbackValue !== undefined) {
+      obj.fallbackValue = message.fallbackValue;
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.instructions !== "") {
+      obj.instructions = message.instructions;
+    }
     return obj;
   },
 
@@ -1018,6 +1165,10 @@ export const StructuredOutput: MessageFns<StructuredOutput> = {
     message.schema = object.schema ?? undefined;
     message.name = object.name ?? "";
     message.description = object.description ?? "";
+    message.errorStrategy = object.errorStrategy ?? 0;
+    message.fallbackValue = object.fallbackValue ?? undefined;
+    message.model = object.model ?? "";
+    message.instructions = object.instructions ?? "";
     return message;
   },
 };

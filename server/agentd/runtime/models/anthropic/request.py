@@ -32,8 +32,9 @@
 Structured output: not every model and API version has a native JSON-schema
 mode, so it is done the portable way: a tool named after the schema (its
 `name`, else "json") whose input schema is the requested schema, forced with
-`tool_choice` (left on `auto` when thinking is enabled, which forbids forcing a
-tool). `events` surfaces the tool's input as the step's text. A schema whose
+`tool_choice` (`any` when the agent's tools are offered too, so the model
+calls one of them or answers; left on `auto` when thinking is enabled, which
+forbids forcing a tool). `events` surfaces the tool's input as the step's text. A schema whose
 root is not an object is wrapped as `{"value": <schema>}`.
 """
 
@@ -166,9 +167,14 @@ def build_call(model_id: str, request: ModelRequest) -> Call:
     structured: StructuredTool | None = None
     if request.structured_output is not None:
         structured, tool = _structured_tool(request.structured_output, {t["name"] for t in tools})
+        offered = bool(tools)
         tools.append(tool)
         # Extended thinking forbids forcing a tool: the model is then asked, not forced.
-        tool_choice = {"type": "auto"} if thinking_on else {"type": "tool", "name": structured.name}
+        # Beside the agent's tools the model must call one: a real one, or the answer tool.
+        if thinking_on:
+            tool_choice = {"type": "auto"}
+        else:
+            tool_choice = {"type": "any"} if offered else {"type": "tool", "name": structured.name}
     if tools:
         body["tools"] = tools
     if disable_parallel is not None:

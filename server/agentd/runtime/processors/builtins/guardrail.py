@@ -14,6 +14,11 @@ turn its answer into a `Finding`. Strategies common to them:
 * `filter` -> the message (input, result) or the chunk (stream) is dropped;
 * `redact` / `rewrite` / `translate` -> the message becomes one text part with
   the new text (non-text parts of that message are dropped).
+
+What a guardrail filters or rewrites is logged on `agentd.processors.<id>`, as
+Mastra's guardrails log it: `Filtered message <id>: <message>` and `Rewrote
+message <id>: <message>` (and the same for a chunk) at INFO; a rewriting
+strategy with nothing to put in place at WARNING (`No rewrite available, ...`).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from agentd.runtime.processors.builtins.judge import (
 Side = Literal["input", "output"]
 
 #: Where a finding was made: in detail["phase"].
-Phase = Literal["input", "output-stream", "output-result"]
+Phase = Literal["input", "output-stream", "output-step", "output-result"]
 
 
 def side_of(phase: Phase) -> Side:
@@ -269,8 +274,9 @@ class Guardrail(Processor):
         if finding is None or self._flagged(args, "output-stream", finding):
             return part
         if self.strategy == "filter" or finding.replacement is None:
-            self.log.debug("%s; chunk dropped", finding.message)
+            self.log.info("Filtered chunk: %s", finding.message)
             return None
+        self.log.info("Rewrote chunk: %s", finding.message)
         return with_delta_text(part, finding.replacement)
 
     def on_message(self, args: HookArgs, phase: Phase, message: Message, finding: Finding) -> Message | None:
@@ -278,12 +284,15 @@ class Guardrail(Processor):
         if self._flagged(args, phase, finding):
             return message
         if self.strategy != "filter" and finding.replacement is not None:
-            self.log.debug("%s; message %s rewritten", finding.message, message.id)
+            self.log.info("Rewrote message %s: %s", message.id, finding.message)
             return with_text(message, finding.replacement)
         if self.strategy != "filter" and self.keeps_unreplaced:
-            self.log.debug("%s; nothing to put in place of message %s, kept", finding.message, message.id)
+            self.log.warning("No rewrite available, keeping message %s: %s", message.id, finding.message)
             return message
-        self.log.debug("%s; message %s dropped", finding.message, message.id)
+        if self.strategy != "filter":
+            self.log.warning("No rewrite available, filtering message %s: %s", message.id, finding.message)
+        else:
+            self.log.info("Filtered message %s: %s", message.id, finding.message)
         return None
 
     async def guard_messages(
@@ -302,7 +311,7 @@ class Guardrail(Processor):
         changed = False
         for index, message in enumerate(messages):
             text = text_of(message)
-            skipped = (phase == "output-result" and message.role != "assistant") or (
+            skipped = (phase in ("output-step", "output-result") and message.role != "assistant") or (
                 only_last and index != len(messages) - 1
             )
             finding = None if skipped or not text else await find(text)

@@ -27,22 +27,11 @@ from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.models.base import ModelAPIError, ModelRequest
 from agentd.runtime.models.router import check_model_spec, resolve_model
 from agentd.runtime.options import ModelSettings, StructuredOutput
+from agentd.runtime.structured_output import schema_problem, strip_fences
 
 
 def logger_for(processor_id: str) -> logging.Logger:
     return logging.getLogger(f"agentd.processors.{processor_id}")
-
-
-def _strip_fences(text: str) -> str:
-    """The JSON inside a ```json fence, for judges that wrap their answer."""
-    text = text.strip()
-    if text.startswith("```"):
-        first_newline = text.find("\n")
-        body = text[first_newline + 1 :] if first_newline != -1 else ""
-        if body.rstrip().endswith("```"):
-            body = body.rstrip()[:-3]
-        return body.strip()
-    return text
 
 
 async def call_judge(
@@ -61,8 +50,6 @@ async def call_judge(
     `schema`), or None after logging one record (at `failure_level`) when the
     call failed or the answer is malformed. None without a record when the run
     was cancelled."""
-    import jsonschema
-
     log = logger_for(processor_id)
 
     def failed(msg: str, *params: Any) -> None:
@@ -110,20 +97,17 @@ async def call_judge(
     raw = "".join(texts)
     if answer is None:
         try:
-            answer = json.loads(_strip_fences(raw))
+            answer = json.loads(strip_fences(raw))
         except ValueError:
             failed("%s: the judge's answer is not JSON (%d characters); the content passes", processor_id, len(raw))
             return None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(answer))
-    if error is not None or not isinstance(answer, dict):
+    problem = schema_problem(schema, answer)
+    if problem is not None or not isinstance(answer, dict):
         # The rule and the path only: the values may quote the content a guardrail protects.
-        where = "/" + "/".join(str(p) for p in error.absolute_path) if error is not None else "/"
-        rule = str(error.validator) if error is not None else "type"
         failed(
-            "%s: the judge's answer does not match the schema (%s fails %r); the content passes",
+            "%s: the judge's answer does not match the schema (%s); the content passes",
             processor_id,
-            where,
-            rule,
+            problem or "/ fails 'type'",
         )
         return None
     return answer

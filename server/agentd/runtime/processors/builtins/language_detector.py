@@ -18,19 +18,34 @@ confidence, is_target_language, target_languages, translation?: {original_langua
 target_language, translation_confidence}, original_content?}`.
 A failed judge call or a malformed answer leaves the message as it is (one warning).
 
+Log records on `agentd.processors.language-detector`, as Mastra's: a non-target
+language at INFO (`Language detected: ...`; `Translated from <Name>: ...` when
+translated, `Blocking: ...` when blocked), `warn` and a translation the judge did
+not give at WARNING. With `include_detection_details`, content already in a
+target language is logged too (`Content in target language: ...`), and every
+record carries the detection (`extra={"language_detection": {...}}`, the
+metadata above) for a structured log handler.
+
+`translation_quality` (`speed`, `balanced`, `quality`; default `quality`) tells
+the judge what to favour when it translates: a quick literal translation, or a
+careful one that keeps meaning, tone and formatting.
+
 Options: model (required), target_languages ["English", "en"], threshold 0.7,
-strategy detect, preserve_original true, min_text_length 10, instructions, provider_options.
+strategy detect, preserve_original true, min_text_length 10, include_detection_details
+false, translation_quality quality, instructions, provider_options.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any, Unpack
 
 from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.processors.base import ProcessInputArgs
 from agentd.runtime.processors.builtins.guardrail import Guardrail, GuardrailOptions, verdict
 from agentd.runtime.processors.builtins.judge import (
+    check_choice,
     check_names,
     check_non_negative_int,
     check_threshold,
@@ -39,6 +54,13 @@ from agentd.runtime.processors.builtins.judge import (
 )
 
 STRATEGIES = ("detect", "translate", "block", "warn")
+TRANSLATION_QUALITIES = ("speed", "balanced", "quality")
+#: What each translation_quality asks of the judge.
+_QUALITY_PROMPTS = {
+    "speed": "Favour speed: a quick, literal translation is enough.",
+    "balanced": "Balance speed and accuracy: a faithful translation without polishing.",
+    "quality": "Favour accuracy: a careful, idiomatic translation that keeps the meaning, tone and formatting.",
+}
 #: How long a translation without a confidence is trusted.
 DEFAULT_CONFIDENCE = 0.95
 
@@ -115,9 +137,13 @@ class LanguageDetector(Guardrail):
         threshold: float = 0.7,
         preserve_original: bool = True,
         min_text_length: int = 10,
+        include_detection_details: bool = False,
+        translation_quality: str = "quality",
         **options: Unpack[GuardrailOptions],
     ) -> None:
         super().__init__(**options)
+        self.include_detection_details = bool(include_detection_details)
+        self.translation_quality = check_choice("translation_quality", translation_quality, TRANSLATION_QUALITIES)
         self.target_languages = check_names("target_languages", target_languages, default=("English", "en"))
         self.threshold = check_threshold(threshold)
         self.preserve_original = bool(preserve_original)
@@ -151,7 +177,7 @@ class LanguageDetector(Guardrail):
         if self.strategy == "translate":
             prompt += (
                 f"\nIf it is not in a target language, also provide translated_text: "
-                f"the content translated into {self.translation_target}."
+                f"the content translated into {self.translation_target}. {_QUALITY_PROMPTS[self.translation_quality]}"
             )
         answer = await self.ask(self.instructions, prompt, self.schema, args)
         if answer is None:
@@ -172,12 +198,21 @@ class LanguageDetector(Guardrail):
                 confidence=float(confidence) if code and confidence is not None else DEFAULT_CONFIDENCE,
                 is_target_language=True,
             )
+            if self.include_detection_details:
+                self._log(
+                    logging.INFO,
+                    "Content in target language: "
+                    + _alert(info["detected_language"], info["iso_code"], info["confidence"]),
+                    message,
+                    info,
+                )
             return _with_metadata(message, info)
         code = str(code).lower()
         name = language_name(code)
         score = float(confidence) if confidence is not None else DEFAULT_CONFIDENCE
         info.update(detected_language=name, iso_code=code, confidence=score, is_target_language=False)
-        reason = f"Non-target language detected: Language detected: {name} ({code}) with confidence {score:.2f}"
+        alert = _alert(name, code, score)
+        reason = f"Non-target language detected: {alert}"
         detail = {
             "detected_language": name,
             "iso_code": code,
@@ -186,12 +221,15 @@ class LanguageDetector(Guardrail):
             "phase": "input",
         }
         if self.strategy == "block":
+            self._log(logging.INFO, f"Blocking: {reason}", message, info)
             args.abort(reason, metadata=detail)
         if self.strategy == "warn":
             self.warn(args, "input", reason, detail)
+        if self.strategy == "detect":
+            self._log(logging.INFO, alert, message, info)
         if self.strategy == "translate":
             if not isinstance(translated, str) or not translated.strip():
-                self.log.debug("%s; the judge gave no translation, message %s kept", reason, message.id)
+                self._log(logging.WARNING, f"No translation available, keeping original: {alert}", message, info)
                 return _with_metadata(message, info)
             info["translation"] = {
                 "original_language": name,
@@ -201,8 +239,14 @@ class LanguageDetector(Guardrail):
             if self.preserve_original:
                 info["original_content"] = text
             translated_message = dataclasses.replace(message, parts=[TextPart(translated)])
+            self._log(logging.INFO, f"Translated from {name}: {alert}", message, info)
             return _with_metadata(translated_message, info)
         return _with_metadata(message, info)
+
+    def _log(self, level: int, text: str, message: Message, info: dict[str, Any]) -> None:
+        """One record naming the message; with include_detection_details it carries the detection too."""
+        extra = {"language_detection": dict(info)} if self.include_detection_details else None
+        self.log.log(level, "%s (message %s)", text, message.id, extra=extra)
 
     async def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
         with self.aborting_on_error(args, "Language detection"):
@@ -213,6 +257,10 @@ class LanguageDetector(Guardrail):
                 out.append(message if replaced is None else replaced)
                 changed = changed or replaced is not None
             return out if changed else None
+
+
+def _alert(name: str, code: str, confidence: float) -> str:
+    return f"Language detected: {name} ({code}) with confidence {confidence:.2f}"
 
 
 def _with_metadata(message: Message, info: dict[str, Any]) -> Message:

@@ -33,7 +33,11 @@ optional judge (`model`): it answers `{"categories": [{"type", "score"}],
 findings, a category at or above `threshold` flags the message too. A failed
 judge call or a malformed answer is logged once and the pattern findings
 still apply. The judge runs on whole messages; the stream is checked per
-text-delta with the patterns only (a value split over two deltas escapes).
+text-delta with the patterns only (a value split over two deltas escapes
+there). `process_output_step` checks each step's assistant message whole
+(patterns and judge), so such a value is redacted before the next step's
+model call, or the thread, sees it; the result hook does not check a text the
+step hook already checked.
 
 Strategies: `block` (tripwire), `warn` (one warning and one on_violation,
 content unchanged), `filter` (message or chunk dropped), `redact` (default).
@@ -63,6 +67,7 @@ from agentd.runtime.processors.base import (
     HookArgs,
     ProcessInputArgs,
     ProcessOutputResultArgs,
+    ProcessOutputStepArgs,
     ProcessOutputStreamArgs,
 )
 from agentd.runtime.processors.builtins.guardrail import (
@@ -82,6 +87,7 @@ from agentd.runtime.processors.builtins.judge import (
     check_threshold,
     delta_text,
     quoted,
+    text_of,
 )
 
 DEFAULT_TYPES = (
@@ -161,6 +167,10 @@ class Detection:
     source: str = "pattern"
 
 
+# Luhn, mod-97 and the phone digit count are kept here rather than taken from
+# python-stdnum / phonenumbers: redaction wants recall, and those libraries'
+# stricter validity (per-country IBAN layouts, assigned number ranges, a
+# default region for national numbers) would let plausible values through.
 def luhn_ok(digits: str) -> bool:
     total = 0
     for index, char in enumerate(reversed(digits)):
@@ -557,5 +567,27 @@ class PIIDetector(Guardrail):
             return args.part
         return self.on_chunk(args, args.part, self._finding(text, Findings(self.scan(text))))
 
+    async def process_output_step(self, args: ProcessOutputStepArgs) -> list[Message] | None:
+        """The step's assistant message, whole, before the next step (or the
+        thread) sees it: a value split over two deltas escapes the stream check."""
+        last = next((i for i in range(len(args.messages) - 1, -1, -1) if args.messages[i].role == "assistant"), None)
+        if last is None:
+            return None
+        checked: dict[str, str] = args.state.setdefault("step_checked", {})
+        guarded = await self.guard_messages(
+            args, args.messages[: last + 1], "output-step", lambda text: self._find(text, args), only_last=True
+        )
+        kept = (guarded if guarded is not None else args.messages[: last + 1])[-1:]
+        if kept and kept[0].id == args.messages[last].id:
+            checked[kept[0].id] = text_of(kept[0])  # the result hook need not judge this text again
+        if guarded is None:
+            return None
+        return guarded + args.messages[last + 1 :]
+
     async def process_output_result(self, args: ProcessOutputResultArgs) -> list[Message] | None:
-        return await self.guard_messages(args, args.messages, "output-result", lambda text: self._find(text, args))
+        checked: dict[str, str] = args.state.get("step_checked", {})
+
+        async def find(text: str) -> Finding | None:
+            return None if text in checked.values() else await self._find(text, args)
+
+        return await self.guard_messages(args, args.messages, "output-result", find)
