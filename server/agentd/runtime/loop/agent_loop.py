@@ -416,7 +416,12 @@ class AgentLoop:
                 raise
 
             continues = step.finish_reason == "tool-calls" and bool(step.tool_calls) and step_number + 1 < max_steps
-            await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+            try:
+                await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+            except TripWire as tripwire:  # a data chunk a tool wrote was blocked
+                step.tripwire = tripwire_record(tripwire)
+                self.result.steps.append(step)
+                raise
             self.result.steps.append(step)
             await self._step_finish(step, message_id, continues=continues)
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
