@@ -58,7 +58,7 @@ async def test_two_guards_of_one_kind_each_count_the_run_once(running: Running) 
 
     # 1000 tokens a step: the token guard trips before step 2, not before step 1
     # (two guards adding every step to one shared count made it 2000 a step).
-    assert reply.tripwire.reason == "Token cost control: token limit reached (2000/2000)"
+    assert "token limit reached (2000/2000)" in reply.tripwire.reason
     assert len(reply.steps) == 2
     assert reply.tripwire.metadata["usage"]["tokens"] == 2000
 
@@ -74,15 +74,9 @@ async def test_two_warning_guards_each_report_their_own_violation(
         reply = await generate(running, steps(2), input_processors=guards, output_processors=guards)
 
     assert not reply.HasField("tripwire") and reply.text == "done"
-    warned = sorted(
-        r.getMessage().split(" (")[0] + " " + r.getMessage().split(" (")[1].split(")")[0]
-        for r in caplog.records
-        if "limit reached" in r.getMessage()
-    )
-    assert warned == [
-        "Token cost control: token limit reached 1000/500",
-        "Token cost control: token limit reached 1000/800",
-    ]
+    warned = [r.getMessage() for r in caplog.records if "limit reached" in r.getMessage()]
+    assert len(warned) == 2, warned  # once each: a shared state let only the first one warn
+    assert any("1000/500" in m for m in warned) and any("1000/800" in m for m in warned), warned
 
 
 async def test_integral_options_arrive_as_integers(running: Running) -> None:
@@ -108,5 +102,5 @@ async def test_two_guards_sharing_a_budget_count_each_step_once(running: Running
 
     reply = await running.agents.Generate(apb.GenerateRequest(agent_id="worker", text="go", options=options))
 
-    assert reply.tripwire.reason == "Token cost control: token limit reached (2000/2000)"
-    assert len(reply.steps) == 2
+    assert "token limit reached (2000/2000)" in reply.tripwire.reason
+    assert len(reply.steps) == 2  # two guards adding each step made it 2000 after step 0

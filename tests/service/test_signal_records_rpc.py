@@ -75,9 +75,9 @@ async def test_a_signal_delivered_into_a_running_run_is_stored_after_the_reply_i
     running: Running, storage: InMemoryStorage
 ) -> None:
     options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="t1"))
-    options.provider_options.update({"local": {"delayMs": 20}})
-    call = running.agents.Stream(apb.StreamRequest(agent_id="chat", text=" ".join(["word"] * 20), options=options))
-    await call.read()  # the run started
+    options.provider_options.update({"local": {"delayMs": 40}})
+    call = running.agents.Stream(apb.StreamRequest(agent_id="chat", text=" ".join(["word"] * 50), options=options))
+    await call.read()  # the run started: it streams for two seconds
     reply = await send(running, "and one more thing")
     assert reply.decision.WhichOneof("action") == "deliver"
     chunks = await read_all(call)
