@@ -74,19 +74,25 @@ def retry_wait() -> RetryWait:
 @pytest.fixture
 async def chat(retry_wait: RetryWait) -> AsyncIterator[Running]:
     storage = InMemoryStorage()
-    agents = [Agent(id="chat", model="local/scripted", memory=Memory(storage))]
+    agents = [
+        Agent(id="chat", model="local/scripted", memory=Memory(storage)),
+        # Its fallback model would answer, were the run to go on after the abort.
+        Agent(id="fallback", model="local/scripted", memory=Memory(storage), fallback_models=["local/echo"]),
+    ]
     async with serving(agents, storage=storage, processors={"retry-wait": retry_wait}) as running:
         yield running
 
 
-async def test_an_abort_during_a_retry_wait_ends_the_stream_with_abort(chat: Running, retry_wait: RetryWait) -> None:
-    options = scripted(
-        {"error": {"message": "read ECONNRESET"}},
-        {"text": "never sent"},
-        memory=opb.MemoryOptions(resource="u1", thread_id="t1"),
-        error_processors=lane(("retry-wait", {})),
+@pytest.mark.parametrize("agent_id", ["chat", "fallback"])
+async def test_an_abort_during_a_retry_wait_ends_the_stream_with_abort(
+    chat: Running, retry_wait: RetryWait, agent_id: str
+) -> None:
+    options = opb.ExecutionOptions(
+        memory=opb.MemoryOptions(resource="u1", thread_id="t1"), error_processors=lane(("retry-wait", {}))
     )
-    call = chat.agents.Stream(apb.StreamRequest(agent_id="chat", text="hi", options=options))
+    # local/scripted fails; local/echo, the fallback, would answer.
+    options.provider_options.update({"local": {"scripts": {"scripted": [{"error": {"message": "read ECONNRESET"}}]}}})
+    call = chat.agents.Stream(apb.StreamRequest(agent_id=agent_id, text="hi", options=options))
     reading = asyncio.ensure_future(read_all(call))
     await asyncio.wait_for(retry_wait.waiting.wait(), 30)
 
@@ -95,7 +101,7 @@ async def test_an_abort_during_a_retry_wait_ends_the_stream_with_abort(chat: Run
     assert aborted.aborted
     chunks = await asyncio.wait_for(reading, 30)  # the minute's wait ended with the abort
     kinds = [c.WhichOneof("payload") for c in chunks]
-    assert kinds[-1] == "abort" and "error" not in kinds, kinds
+    assert kinds[-1] == "abort" and "error" not in kinds and "text_delta" not in kinds, kinds
     assert chunks[-1].abort.reason == "ABORTED"
 
 
