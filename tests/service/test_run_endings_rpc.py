@@ -1,6 +1,6 @@
 """How runs end and what they keep, over gRPC: an abort while an error
-processor waits to retry, an output processor's abort of a tool's data chunk,
-transient data chunks, and processors that keep their own state."""
+processor waits to retry, an output processor's abort of a data chunk a tool
+wrote, and data chunks marked transient."""
 
 from __future__ import annotations
 
@@ -34,12 +34,6 @@ def lane(*specs: tuple[str, dict[str, Any]]) -> opb.ProcessorList:
         spec.options.update(options)
         refs.append(opb.ProcessorRef(processor=spec))
     return opb.ProcessorList(processors=refs)
-
-
-def scripted(*steps: dict[str, Any], **fields: Any) -> opb.ExecutionOptions:
-    options = opb.ExecutionOptions(**fields)
-    options.provider_options.update({"local": {"script": list(steps)}})
-    return options
 
 
 async def read_all(call: Any) -> list[Any]:
@@ -137,11 +131,6 @@ class MarkTransient(Processor):
         if isinstance(payload, Data) and payload.type == "data-progress":
             payload.transient = True
         return args.part
-
-
-@pytest.fixture
-def storage() -> InMemoryStorage:
-    return InMemoryStorage()
 
 
 @pytest.fixture
