@@ -118,6 +118,24 @@ async def test_cache_service_entries(cached: Any) -> None:
     assert (await stub.GetCacheStats(cpb.GetCacheStatsRequest())).size == 1
 
 
+@pytest.mark.parametrize(
+    ("kind", "empty"), [("struct_value", {}), ("list_value", []), ("string_value", ""), ("number_value", 0)]
+)
+async def test_empty_values_round_trip_through_the_cache(cached: Any, kind: str, empty: Any) -> None:
+    running, _, _ = cached
+    value = struct_pb2.Value()
+    if kind == "struct_value":
+        value.struct_value.SetInParent()
+    elif kind == "list_value":
+        value.list_value.SetInParent()
+    else:
+        setattr(value, kind, empty)
+    await running.cache.SetCacheEntry(cpb.SetCacheEntryRequest(key="empty", value=value))
+    got = await running.cache.GetCacheEntry(cpb.GetCacheEntryRequest(key="empty"))
+    assert got.found and got.value.WhichOneof("kind") == kind
+    assert got.value == value
+
+
 async def test_cached_response_entries_are_readable_and_invalidated_by_agent_and_scope(cached: Any) -> None:
     running, cache, _ = cached
     for resource in ("u1", "u2"):

@@ -51,8 +51,10 @@ def to_value(obj: Any) -> struct_pb2.Value:
     elif isinstance(obj, str):
         value.string_value = obj
     elif isinstance(obj, dict):
+        value.struct_value.SetInParent()  # `{}` is a value too: update() alone leaves the field unset
         value.struct_value.update(obj)
     elif isinstance(obj, (list, tuple)):
+        value.list_value.SetInParent()
         value.list_value.extend(obj)
     else:
         value.string_value = str(obj)

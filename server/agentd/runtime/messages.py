@@ -24,6 +24,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(when: datetime) -> datetime:
+    """Timezone-aware (a naive time is taken as UTC)."""
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
 @dataclass(slots=True)
 class TextPart:
     text: str

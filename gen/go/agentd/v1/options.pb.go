@@ -1108,7 +1108,9 @@ func (*ProcessorRef_Workflow) isProcessorRef_Kind() {}
 type ProcessorSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The processor id (state key); defaults to the registered name.
+	// The processor id (what tripwires and violations name); defaults to the
+	// registered name. Entries with the same name, id and options share one
+	// per-request state: one entry listed in several lanes is one processor.
 	Id            string           `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	Options       *structpb.Struct `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -146,35 +146,14 @@ class AgentLoop:
         try:
             await self._run()
         except asyncio.CancelledError:
-            abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
-            self.result.aborted = abort
-            self.state.set_ready()
-            self.emit_unprocessed(abort)
-        # A set-up failure is the caller's error; once the start went out (a
-        # thread's subscribers saw it) the run also ends with an error chunk.
-        except AgentdError as exc:
-            if not self.state.set_ready(exc) or self.seq:
-                self._fail(Error(exc.message, exc.reason))
-        except StorageError as exc:  # memory could not be read or saved: the caller may retry
-            unavailable = storage_unavailable(exc)
-            if not self.state.set_ready(unavailable) or self.seq:
-                self._fail(Error(unavailable.message, unavailable.reason, retryable=True))
-        except ModelAPIError as exc:
-            self._fail(
-                Error(
-                    exc.message,
-                    "MODEL_ERROR",
-                    status_code=exc.status_code,
-                    provider_code=exc.provider_code,
-                    retryable=exc.retryable,
-                    details=exc.details or None,
-                )
-            )
-        except ProcessorRunError as exc:
-            self._fail(Error(str(exc), exc.reason))
+            self._end_aborted()
         except Exception as exc:
-            log.exception("run %s failed", self.state.run_id)
-            self._fail(Error(f"run failed: {exc}", "RUN_FAILED"))
+            if self.state.cancelled.is_set():
+                # Aborted while failing (an error processor's retry wait the abort
+                # cut short gives up on the error): the abort is how the run ends.
+                self._end_aborted()
+            else:
+                self._end_failed(exc)
         finally:
             self.state.set_ready()
             self.state.buffer.close()
@@ -191,6 +170,39 @@ class AgentLoop:
                 text=result.text,
             )
         return self.result
+
+    def _end_aborted(self) -> None:
+        abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
+        self.result.aborted = abort
+        self.state.set_ready()
+        self.emit_unprocessed(abort)
+
+    def _end_failed(self, exc: Exception) -> None:
+        # A set-up failure is the caller's error; once the start went out (a
+        # thread's subscribers saw it) the run also ends with an error chunk.
+        if isinstance(exc, AgentdError):
+            if not self.state.set_ready(exc) or self.seq:
+                self._fail(Error(exc.message, exc.reason))
+        elif isinstance(exc, StorageError):  # memory could not be read or saved: the caller may retry
+            unavailable = storage_unavailable(exc)
+            if not self.state.set_ready(unavailable) or self.seq:
+                self._fail(Error(unavailable.message, unavailable.reason, retryable=True))
+        elif isinstance(exc, ModelAPIError):
+            self._fail(
+                Error(
+                    exc.message,
+                    "MODEL_ERROR",
+                    status_code=exc.status_code,
+                    provider_code=exc.provider_code,
+                    retryable=exc.retryable,
+                    details=exc.details or None,
+                )
+            )
+        elif isinstance(exc, ProcessorRunError):
+            self._fail(Error(str(exc), exc.reason))
+        else:
+            log.error("run %s failed", self.state.run_id, exc_info=exc)
+            self._fail(Error(f"run failed: {exc}", "RUN_FAILED"))
 
     def _fail(self, error: Error) -> None:
         # What a provider or a processor said can quote a secret back: it never reaches a caller.
@@ -404,7 +416,12 @@ class AgentLoop:
                 raise
 
             continues = step.finish_reason == "tool-calls" and bool(step.tool_calls) and step_number + 1 < max_steps
-            await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+            try:
+                await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+            except TripWire as tripwire:  # a data chunk a tool wrote was blocked
+                step.tripwire = tripwire_record(tripwire)
+                self.result.steps.append(step)
+                raise
             self.result.steps.append(step)
             await self._step_finish(step, message_id, continues=continues)
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):

@@ -78,6 +78,7 @@ class ModelCall:
         started = False
         placeholder_retry = False  # the one last retry for attachments nothing could recover
         while True:  # once, plus once per retry an error processor asks for
+            self._state.raise_if_cancelled()  # no retry or fallback once aborted
             # The prompt is rebuilt on a retry: error processors repair the list.
             prompt, cached = await runner.run_llm_request(
                 build_prompt(self._ml),

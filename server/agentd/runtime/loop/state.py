@@ -40,6 +40,13 @@ class RunState:
         #: How long a client tool call waits for its answer.
         self.client_tool_timeout = 120.0
 
+    def raise_if_cancelled(self) -> None:
+        """Raises CancelledError once the run was aborted: a wait that ended on
+        the abort may have swallowed the task's cancellation (asyncio.wait_for
+        does on Python 3.11), and an aborted run must call no model again."""
+        if self.cancelled.is_set():
+            raise asyncio.CancelledError
+
     def answer_tool(self, tool_call_id: str, result: Any, is_error: bool = False) -> bool:
         """Answers a client tool call; False when no such call is waiting."""
         waiting = self._client_calls.get(tool_call_id)

@@ -14,6 +14,7 @@ from agentd.runtime.clone import clone
 from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
+from agentd.runtime.processors.base import TripWire
 from agentd.runtime.results import StepResult
 from agentd.runtime.tools import Tool, ToolContext
 
@@ -127,7 +128,7 @@ class ToolCalls:
         failure: BaseException | None = None
         try:
             output = await tool.call(call.args, ctx)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, TripWire):  # an output processor blocked what the tool wrote
             raise
         except Exception as exc:
             failure = exc

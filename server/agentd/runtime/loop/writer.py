@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentd.runtime.chunks import Data, Payload
+from agentd.runtime.chunks import Chunk, Data, Payload
 from agentd.runtime.messages import DataPart
 
 
 class Writer:
-    """A `data-*` chunk into the live stream (through the output processors),
-    kept in the step's response message unless transient."""
+    """A `data-*` chunk into the live stream (through the output processors).
+    What the write put on the stream is kept in the step's response message,
+    except a transient chunk (written so, or marked so by a processor) and one
+    a processor dropped."""
 
-    def __init__(self, emit: Callable[[Payload], Awaitable[object]], keep: Callable[[DataPart], None]) -> None:
+    def __init__(self, emit: Callable[[Payload], Awaitable[list[Chunk]]], keep: Callable[[DataPart], None]) -> None:
         self._emit = emit
         self._keep = keep
 
@@ -27,6 +29,7 @@ class Writer:
             kind = type
         if not kind.startswith("data-"):
             raise ValueError(f"custom chunk types start with 'data-', not {kind!r}")
-        await self._emit(Data(kind, data, id, transient))
-        if not transient:
-            self._keep(DataPart(kind, data, id))
+        for chunk in await self._emit(Data(kind, data, id, transient)):
+            payload = chunk.payload
+            if isinstance(payload, Data) and not payload.transient:
+                self._keep(DataPart(payload.type, payload.data, payload.id))

@@ -24,7 +24,8 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, TypeAlias
 
 from agentd.runtime.durations import parse_duration
-from agentd.runtime.notifications.record import PRIORITIES, NotificationRecord, aware
+from agentd.runtime.messages import aware
+from agentd.runtime.notifications.record import PRIORITIES, NotificationRecord
 
 DeliveryAction = Literal["deliver", "queue", "defer", "summarize", "persist", "discard"]
 ThreadState = Literal["active", "idle"]

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.messages import aware
 from agentd.runtime.notifications.record import (
     NotificationRecord,
     Priority,
     Status,
-    aware,
     check_priority,
     check_status,
 )

@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
-from agentd.runtime.messages import utcnow
+from agentd.runtime.messages import aware, utcnow
 from agentd.runtime.signals import JSON, Attributes, AttributesInput, normalize_attributes
 from agentd.runtime.unset import UNSET, Unset
 
@@ -134,11 +134,6 @@ _PATCH_TIMES = frozenset(
     }
 )
 _PATCH_FIELDS = tuple(NotificationPatch.__dataclass_fields__)
-
-
-def aware(when: datetime) -> datetime:
-    """Timezone-aware (a naive time is taken as UTC)."""
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def as_of(now: datetime | None) -> datetime:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 
-from agentd.runtime.notifications.record import PRIORITY_RANK, NotificationRecord, Priority, aware
+from agentd.runtime.messages import aware
+from agentd.runtime.notifications.record import PRIORITY_RANK, NotificationRecord, Priority
 from agentd.runtime.signals import JSON, Signal, create_signal
 
 NO_PENDING_TEXT = "No pending notifications."

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, overload
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
-from agentd.runtime.messages import utcnow
+from agentd.runtime.messages import aware, utcnow
 from agentd.runtime.notifications.policy import DeliveryDecision, DeliveryPolicy, ThreadState, check_state
 from agentd.runtime.notifications.query import NotificationPage, NotificationQuery
 from agentd.runtime.notifications.record import (
@@ -23,7 +23,6 @@ from agentd.runtime.notifications.record import (
     NotificationRecord,
     Priority,
     Status,
-    aware,
     due_at,
     validate_input,
 )

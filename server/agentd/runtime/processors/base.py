@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
@@ -308,12 +308,24 @@ class Processor:
     description: str | None = None
     #: Also see `data-*` chunks in process_output_stream.
     process_data_parts: bool = False
+    #: What the runner keys this processor's per-request state by (see
+    #: `state_key_of`); None: the instance itself.
+    state_key: Hashable | None = None
     #: Called with a ProcessorViolation on every abort and every warning; an
     #: async one is awaited where the hook can wait (aborts, token-cost-control).
     on_violation: Callable[[ProcessorViolation], Any] | None = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r}>"
+
+
+def state_key_of(processor: object) -> Hashable:
+    """The key of `processor`'s per-request state. Each instance has its own
+    (two guards of one kind never share a count), except the instances the
+    registry built from one entry (same name, id and options): that is one
+    processor listed in several lanes, e.g. input and output."""
+    key = getattr(processor, "state_key", None)
+    return key if key is not None else ("instance", id(processor))
 
 
 def implements(processor: object, hook: Hook) -> bool:

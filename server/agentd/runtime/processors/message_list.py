@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any, Literal
 
-from agentd.runtime.messages import Message, SignalPart, TextPart, ToolResultPart
+from agentd.runtime.messages import Message, SignalPart, TextPart, ToolResultPart, aware
 
 Source = Literal["input", "memory", "response", "context"]
+#: The smallest step of time storage keeps (microseconds).
+_TICK = timedelta(microseconds=1)
 
 
 class ExternalMessageListError(TypeError):
@@ -71,15 +74,24 @@ class MessageList:
     # ------------------------------------------------------------ writing
 
     def add(self, message: Message, source: Source = "input") -> None:
-        """Adds a message, or replaces the one with the same id in place."""
+        """Adds a message, or replaces the one with the same id in place (it
+        keeps that one's created_at: its place in time too). A message added
+        anew, unless recalled from memory, is created after every message
+        already listed, so storage, which orders by created_at, keeps the list's
+        order: a signal that arrived during a reply joins after that reply."""
         if message.role == "system":
             self.add_system(message)
             return
         for i, existing in enumerate(self._messages):
             if existing.id == message.id:
+                message.created_at = existing.created_at
                 self._messages[i] = message
                 self._sources[message.id] = source
                 return
+        if source != "memory" and self._messages:
+            latest = max(aware(m.created_at) for m in self._messages)
+            if aware(message.created_at) <= latest:
+                message.created_at = latest + _TICK
         self._messages.append(message)
         self._sources[message.id] = source
 

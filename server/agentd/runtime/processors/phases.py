@@ -57,8 +57,8 @@ class HookCaller(Protocol):
 
     def send_signal(self, processor: Any) -> Any: ...
 
-    def stream_parts(self, processor_id: str) -> list[Chunk]:
-        """Every chunk `processor_id` was given so far (the runner's own list)."""
+    def stream_parts(self, processor: Any) -> list[Chunk]:
+        """Every chunk `processor` was given so far (the runner's own list)."""
         ...
 
     def in_llm_request(self, processor: Any) -> bool:
@@ -295,7 +295,7 @@ class StreamPhase:
         assert part is not None
         if is_data(part) and not getattr(processor, "process_data_parts", False):
             return value  # data-* chunks bypass processors that did not opt in
-        seen = self.runner.stream_parts(processor.id)
+        seen = self.runner.stream_parts(processor)
         seen.append(part)
         args = ProcessOutputStreamArgs(
             part=part,

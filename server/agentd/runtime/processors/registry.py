@@ -6,6 +6,8 @@ processor class); the built-ins are in `catalogue.default_registry()`.
 
 from __future__ import annotations
 
+import json
+
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.options import ParallelStep as ParallelStepSpec
 from agentd.runtime.options import ProcessorRef, ProcessorSpec, ProcessorWorkflowSpec
@@ -38,6 +40,9 @@ class ProcessorRegistry:
         check_hooks(processor)
         if spec.id:
             processor.id = spec.id
+        # One entry listed in several lanes (input and output) is one processor: one state.
+        options = json.dumps(spec.options, sort_keys=True, default=repr)
+        processor.state_key = ("entry", spec.name, spec.id or "", options)
         return processor  # type: ignore[no-any-return]
 
     def build_ref(self, ref: ProcessorRef) -> Processor | ProcessorWorkflow:

@@ -2,8 +2,9 @@
 
 It resolves which processors implement which hook once, when the request
 starts (never per chunk: a chunk no processor wants costs one list check),
-owns the per-request state map (keyed by processor id, shared by all of that
-processor's hooks and steps), and applies what each hook returns.
+owns the per-request state map (one state per processor, see
+`base.state_key_of`, shared by all of that processor's hooks and steps), and
+applies what each hook returns.
 
 A hook a workflow can take part in runs each lane entry, workflow or plain
 processor, through `workflow.run_entry` with that hook's phase (phases.py).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypedDict, Unpack
 
@@ -39,6 +40,7 @@ from agentd.runtime.processors.base import (
     check_hooks,
     implements,
     log,
+    state_key_of,
 )
 from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.processors.phases import (
@@ -114,7 +116,7 @@ class ProcessorRunner:
         self.lanes = _Lanes(list(input), list(output), list(error))
         for processor in _processors([*self.lanes.input, *self.lanes.output, *self.lanes.error]):
             check_hooks(processor)  # an agent's own processors are first seen here
-        self.states: dict[str, dict[str, Any]] = {}
+        self.states: dict[Hashable, dict[str, Any]] = {}
         #: Processor-requested retries so far (shared by every lane).
         self.retry_count = 0
         lane_in, lane_out = self.lanes.input, self.lanes.output
@@ -132,13 +134,13 @@ class ProcessorRunner:
         self.on_output_result = [p for p in lane_out if _implements(p, "process_output_result")]
         self.on_tool_result = [p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)]
         self.on_api_error = [p for p in self.lanes.error if implements(p, "process_api_error")]
-        self._stream_parts: dict[str, list[Chunk]] = {}
+        self._stream_parts: dict[Hashable, list[Chunk]] = {}
         self._common: dict[tuple[int, bool], dict[str, Any]] = {}
 
     # ------------------------------------------------------------ plumbing
 
-    def state(self, processor_id: str) -> dict[str, Any]:
-        return self.states.setdefault(processor_id, {})
+    def state(self, processor: Any) -> dict[str, Any]:
+        return self.states.setdefault(state_key_of(processor), {})
 
     def _abort_for(self, processor: Any, default_reason: str) -> Callable[..., NoReturn]:
         def abort(
@@ -157,7 +159,7 @@ class ProcessorRunner:
             verb = "Stream part blocked by" if stream else "Tripwire triggered by"
             base = self._common[key] = {
                 "abort": self._abort_for(processor, f"{verb} {processor.id}"),
-                "state": self.state(processor.id),
+                "state": self.state(processor),
                 "request_context": self.ctx.request_context,
                 "writer": self.ctx.writer,
                 "run_id": self.ctx.run_id,
@@ -190,8 +192,8 @@ class ProcessorRunner:
     def send_signal(self, processor: Any) -> Any:
         return self.ctx.send_signal_for(processor.id) if self.ctx.send_signal_for else None
 
-    def stream_parts(self, processor_id: str) -> list[Chunk]:
-        return self._stream_parts.setdefault(processor_id, [])
+    def stream_parts(self, processor: Any) -> list[Chunk]:
+        return self._stream_parts.setdefault(state_key_of(processor), [])
 
     def in_llm_request(self, processor: Any) -> bool:
         return any(p is processor for p in self.on_llm_request)

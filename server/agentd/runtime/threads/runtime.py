@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
 from agentd.runtime.cluster import RunMarker
 from agentd.runtime.errors import FailedPrecondition, Unavailable, storage_unavailable
-from agentd.runtime.messages import new_id
+from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
 from agentd.runtime.storage import PendingSignal, Storage, StorageError, Thread
@@ -475,7 +475,9 @@ class ThreadRuntime:
         """Routes into this process's view of the thread. Deliver and wake
         answer only once the signal is committed to the outbox."""
         agent = self.agents.get(request.agent_id)
-        signal, resource_id, thread_id, run_id = request.signal, request.resource_id, request.thread_id, request.run_id
+        # Accepted now, whatever the caller said: the runtime stamps it (a retry gets the first answer).
+        signal = replace(request.signal, accepted_at=utcnow())
+        resource_id, thread_id, run_id = request.resource_id, request.thread_id, request.run_id
         state = self._state(resource_id, thread_id)
         active = state.running
         if run_id and (active is None or active.run_id != run_id):

@@ -304,7 +304,11 @@ export interface ProcessorRef {
  */
 export interface ProcessorSpec {
   name: string;
-  /** The processor id (state key); defaults to the registered name. */
+  /**
+   * The processor id (what tripwires and violations name); defaults to the
+   * registered name. Entries with the same name, id and options share one
+   * per-request state: one entry listed in several lanes is one processor.
+   */
   id: string;
   options?: { [key: string]: any } | undefined;
 }

@@ -1,8 +1,9 @@
 """TokenCostControl ("token-cost-control"): a token and/or cost budget per run, thread, resource, user,
 organization or session.
 
-Put the same processor in BOTH lanes (input and output; in agentd.toml, the
-same entry in `input_processors` and `output_processors`, with the same id):
+Put the same processor in BOTH lanes (input and output; in agentd.toml or a
+call, the same entry, name, id and options, in `input_processors` and
+`output_processors`: one entry is one processor, with one state):
 
 * `process_input_step` (input lane), before every model call, reads the usage
   so far in the budget's scope (and window) and trips when usage >= limit:
@@ -73,7 +74,8 @@ costliest first.
 `scopeKey` is the scope's id, percent-encoded (no ":"); the window
 kind and length are part of the key, so processors with different windows
 never share counters, while every processor with the same scope and window
-shares one budget (e.g. all agents of one resource). Counters are written
+shares one budget (e.g. all agents of one resource; two guards of one budget
+on one agent add each model call once). Counters are written
 without a ttl, i.e. pinned: the in-memory cache's LRU never evicts them and no
 default TTL expires them, so a budget never silently resets. A ttl is not
 used at all, because a counter with any ttl becomes evictable in the in-memory
@@ -151,6 +153,9 @@ SCOPE_KEYS: Final = {
     "organization": "organizationId",
     "session": "sessionId",
 }
+#: The request-context key of the counters a run's model calls were added to:
+#: guards of one budget (scope and window) on one agent add each call once.
+COUNTED_KEY: Final = "agentd.costCounted"
 
 _SCOPES = ("run", *SCOPE_KEYS)
 _WINDOW_KINDS = ("fixed", "rolling")
@@ -393,6 +398,8 @@ class TokenCostControl(Processor):
                 tokens, micro = args.state.setdefault(_RUN_MODELS, {}).get(model, (0, 0))
                 args.state[_RUN_MODELS][model] = (tokens + spend.tokens, micro + spend.micro_usd)
             return None
+        if not _first_to_count(args, self._prefix(scope, scope_key)):
+            return None  # another guard of this budget added this call already
         await self._record(scope, scope_key, spend, self.clock(), model)
         return None
 
@@ -639,6 +646,17 @@ class TokenCostControl(Processor):
         if self.include_breakdown:
             metadata["breakdown"] = await self._breakdown(state, scope, scope_key, now)
         return metadata
+
+
+def _first_to_count(args: ProcessOutputStepArgs, counter: str) -> bool:
+    """True once per model call and counter. The request context is the run's:
+    its step objects (a retried step is a new one) stay alive while it runs."""
+    counted: set[tuple[str, int, str]] = args.request_context.setdefault(COUNTED_KEY, set())
+    mark = (args.run_id, id(args.steps[-1]) if args.steps else args.step_number, counter)
+    if mark in counted:
+        return False
+    counted.add(mark)
+    return True
 
 
 def token_cost_control_factory(
