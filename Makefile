@@ -13,26 +13,31 @@ GRPCURL_VERSION := v1.9.3
 # The load generator of bench/load.py (v0.93, what @latest resolves to, rejects proto3 optional).
 GHZ_VERSION := v0.120.0
 
-.PHONY: setup tools run test fuzz gen gen-check lint baseline bench bench-load clean
+.PHONY: setup setup-run check-system tools run test fuzz gen gen-check lint baseline bench bench-load clean
 
-setup: $(VENV)/.stamp
+# .venv: the server, its stubs and the Python client (setup-run, for `make run`),
+# plus the dev extra (setup: linters, tests, generators). Checks the Python version
+# first and rebuilds a .venv made by another interpreter; PYTHON=python3.12 picks one.
+setup:
+	@VENV=$(VENV) tools/setup-venv.sh dev
 
-$(VENV)/.stamp: pyproject.toml gen/python/pyproject.toml clients/python/pyproject.toml
-	@command -v python3 >/dev/null || { echo "python3 is missing: install Debian package python3 (3.11+) with python3-venv"; exit 1; }
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e gen/python -e clients/python -e '.[dev]'
-	touch $@
+setup-run:
+	@VENV=$(VENV) tools/setup-venv.sh run
+
+# redis-server (installed when root with apt), Go and Node: before any set-up.
+check-system:
+	@tools/check-system.sh
 
 # Go plugins, grpcurl and ghz (into .tools/bin), and ts-proto (into tools/ts-gen).
-tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPCURL_VERSION)-$(GHZ_VERSION) tools/ts-gen/node_modules/.stamp
+# (grpcurl is built with its version stamped in: `grpcurl -version` says v1.9.3.)
+tools: $(GOBIN)/.stamp-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-grpcurl-$(GRPCURL_VERSION)-$(GHZ_VERSION) tools/ts-gen/node_modules/.stamp
 
 $(GOBIN)/.stamp-%:
-	@command -v go >/dev/null || { echo "go is missing: install Debian package golang-go (Go 1.26 or newer)"; exit 1; }
+	@command -v go >/dev/null || { echo "go is missing: install Go 1.26 or newer from https://go.dev/dl/ (Debian's golang-go is too old)"; exit 1; }
 	mkdir -p $(GOBIN)
 	GOBIN=$(GOBIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(GOBIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
-	GOBIN=$(GOBIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	GOBIN=$(GOBIN) go install -ldflags "-X main.version=$(GRPCURL_VERSION)" github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 	GOBIN=$(GOBIN) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
 	touch $@
 
@@ -41,7 +46,7 @@ tools/ts-gen/node_modules/.stamp: tools/ts-gen/package-lock.json
 	cd tools/ts-gen && npm ci --no-audit --no-fund
 	touch $@
 
-run: setup
+run: setup-run
 	$(VENV)/bin/agentd serve --config agentd.toml
 
 gen: setup tools
@@ -53,18 +58,17 @@ gen-check: gen
 	  || { echo "gen/ drifted from protos/: run 'make gen' and commit"; git status --porcelain -- gen; exit 1; }
 
 lint: setup
-	$(VENV)/bin/ruff check server tests bench tools clients/python
+	$(VENV)/bin/ruff check server tests bench tools clients/python examples/python
 	$(VENV)/bin/mypy
 	$(VENV)/bin/buf lint
-	test -z "$$(gofmt -l clients/go)" || { echo "gofmt: clients/go needs formatting"; gofmt -l clients/go; exit 1; }
+	test -z "$$(gofmt -l clients/go examples/go)" || { echo "gofmt: these need formatting:"; gofmt -l clients/go examples/go; exit 1; }
 	$(VENV)/bin/buf breaking --against protos/baseline.binpb
 
 # Rewrites the breaking-change baseline: only when an issue says so.
 baseline: setup
 	$(VENV)/bin/buf build -o protos/baseline.binpb
 
-test: setup tools
-	@command -v redis-server >/dev/null || { echo "redis-server is missing: install Debian package redis-server"; exit 1; }
+test: check-system setup tools
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The descriptor-driven fuzz at full size (the suite runs 300 cases): 0 UNKNOWN or

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
+from .node_build import NODE_HINT, TS_CLIENT_DIR, TS_GEN_DIR, npm_ci_and_build
+from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
 
 STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 20.0
@@ -43,15 +44,20 @@ def agentd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
 
 
 @pytest.fixture(scope="session")
-def ts_client() -> tuple[str, str]:
-    """(node, npm) once gen/ts and clients/ts are built (once per session);
-    fails clearly when npm is missing."""
-    from .node_build import NODE_HINT, TS_CLIENT_DIR, TS_GEN_DIR, npm_ci_and_build
-    from .serverproc import require_tool
-
+def ts_proto() -> tuple[str, str]:
+    """(node, npm) once gen/ts (@agentd/proto) is built (once per session);
+    fails clearly when npm is missing. Its users install a copy of it, dist/
+    included (their .npmrc sets install-links)."""
     node = require_tool("node", NODE_HINT)
     npm = require_tool("npm", NODE_HINT)
-    npm_ci_and_build(npm, TS_GEN_DIR)  # clients/ts installs a copy of gen/ts, dist/ included
+    npm_ci_and_build(npm, TS_GEN_DIR)
+    return node, npm
+
+
+@pytest.fixture(scope="session")
+def ts_client(ts_proto: tuple[str, str]) -> tuple[str, str]:
+    """(node, npm) once gen/ts and clients/ts are built (once per session)."""
+    node, npm = ts_proto
     npm_ci_and_build(npm, TS_CLIENT_DIR)
     return node, npm
 

@@ -35,6 +35,8 @@ E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "agentd.toml"
 HOST = "127.0.0.1"
+#: For require_tool("go", GO_HINT): the go.mod files ask for 1.26.
+GO_HINT = "the Go toolchain >= 1.26 from https://go.dev/dl/ (Debian's golang-go, 1.19, is too old)"
 
 
 def agentd_executable() -> Path:

@@ -12,17 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from .serverproc import E2E_DIR, REPO_ROOT, ServerProcess, require_tool
+from .serverproc import E2E_DIR, GO_HINT, ServerProcess, require_tool
 
 GO_DIR = E2E_DIR / "go"
 NODE_DIR = E2E_DIR / "node"
-TS_GEN_DIR = REPO_ROOT / "gen" / "ts"
 
 BUILD_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 60
 
-GO_HINT = "the Go toolchain >= 1.26 (https://go.dev/dl/; the golang package)"
-NODE_HINT = "Node.js 20 with npm (the nodejs and npm packages)"
 
 
 def _text(out: str | bytes | None) -> str:
@@ -63,14 +60,10 @@ def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def node_client() -> list[str]:
-    """The command running the Node e2e client, built from tests/e2e/node.
-
-    Builds gen/ts (@agentd/proto) first: the client depends on its dist/.
-    """
-    node = require_tool("node", NODE_HINT)
-    npm = require_tool("npm", NODE_HINT)
-    _npm_install_and_build(npm, TS_GEN_DIR)
+def node_client(ts_proto: tuple[str, str]) -> list[str]:
+    """The command running the Node e2e client, built from tests/e2e/node
+    once gen/ts (@agentd/proto) is: the client depends on its dist/."""
+    node, npm = ts_proto
     _npm_install_and_build(npm, NODE_DIR)
     return [node, str(NODE_DIR / "dist" / "main.js")]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from .secure import secure_conformance_server
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
+from .serverproc import GO_HINT, REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
 
 GO_CLIENT_DIR = REPO_ROOT / "clients" / "go"
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
@@ -32,7 +32,6 @@ RUN_TIMEOUT_S = 300
 STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 20.0
 
-GO_HINT = "the Go toolchain >= 1.26 (https://go.dev/dl/; the golang package)"
 SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
 
 

@@ -18,11 +18,7 @@ import pytest
 from .serverproc import REPO_ROOT, ServerProcess, require_tool
 
 GRPCURL_VERSION = "v1.9.3"
-GRPCURL_HINT = (
-    f"GOBIN={REPO_ROOT / '.tools' / 'bin'} go install "
-    f"github.com/fullstorydev/grpcurl/cmd/grpcurl@{GRPCURL_VERSION} "
-    "(or point AGENTD_GRPCURL at a grpcurl binary)"
-)
+GRPCURL_HINT = "make tools (or point AGENTD_GRPCURL at a grpcurl binary)"
 RUN_TIMEOUT_S = 60
 
 AGENTD_SERVICES = (
@@ -37,6 +33,12 @@ AGENTD_SERVICES = (
 def grpcurl() -> str:
     path = os.environ.get("AGENTD_GRPCURL") or str(REPO_ROOT / ".tools" / "bin" / "grpcurl")
     return require_tool(path, GRPCURL_HINT)
+
+
+def test_grpcurl_reports_its_version(grpcurl: str) -> None:
+    """`make tools` stamps the version in (a plain `go install` says `dev build <no version set>`)."""
+    done = subprocess.run([grpcurl, "-version"], capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    assert f"grpcurl {GRPCURL_VERSION}" in done.stdout + done.stderr, done
 
 
 def run_grpcurl(grpcurl: str, server: ServerProcess, *args: str) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,7 @@
 """A tour of the agentd Python client against a server started with `make run`
 (the repository's agentd.toml: agents echo, chat and scripted).
 
-    python clients/python/examples/chat_example.py [--addr 127.0.0.1:50051]
+    .venv/bin/python clients/python/examples/chat_example.py [--addr 127.0.0.1:50051]
 """
 
 from __future__ import annotations

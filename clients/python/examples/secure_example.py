@@ -3,8 +3,8 @@
 over TLS, or a client certificate (mutual TLS).
 
     agentd token new --tenant acme --subject example --roles writer   # its lines go in agentd.toml
-    AGENTD_TOKEN=agentd_... python clients/python/examples/secure_example.py --addr HOST:PORT --cacert ca.pem
-    python clients/python/examples/secure_example.py --addr HOST:PORT --cacert ca.pem --cert me.pem --key me-key.pem
+    AGENTD_TOKEN=agentd_... .venv/bin/python clients/python/examples/secure_example.py --addr HOST:PORT --cacert ca.pem
+    # mutual TLS: the same command with --cert me.pem --key me-key.pem in place of the token
 
 The token comes from --token, else $AGENTD_TOKEN. Without --cacert the
 channel is plaintext, which carries a token only to a loopback address.
