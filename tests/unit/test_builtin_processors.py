@@ -278,11 +278,15 @@ def test_process_input_trims_the_new_input() -> None:
 
 def test_options_are_validated() -> None:
     with pytest.raises(ValueError):
-        TokenLimiter(0)
+        TokenLimiter(-1)
     with pytest.raises(ValueError):
         TokenLimiter(10, strategy="explode")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        TokenLimiter(10, trim_mode="memory-only")  # type: ignore[arg-type]
+        TokenLimiter(10, trim_mode="newest")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        TokenLimiter(10, trim_mode="memory-only", at_max_remove_tokens=11)
+    assert TokenLimiter(0).limit == 0
+    assert TokenLimiter(100, trim_mode="memory-only").at_max_remove_tokens == 25
     with pytest.raises(ValueError):
         TokenLimiter(10, encoding="no_such_encoding")
     assert TokenLimiter(4000).limit == 4000
