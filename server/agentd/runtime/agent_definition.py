@@ -108,6 +108,8 @@ class AgentDefinition:
     #: Conversation memory (threads). It contributes framework processors:
     #: `memory.processors(request_context) -> lanes.FrameworkProcessors`.
     memory: Any = None
+    #: Whether the implicit error-lane retry cap was logged for this agent (once per agent).
+    retry_cap_warned: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -37,7 +37,7 @@ from agentd.runtime.chunks import (
     Usage,
 )
 from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, storage_unavailable
-from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
+from agentd.runtime.lanes import error_retry_cap, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.structured import structured_object
@@ -331,8 +331,8 @@ class AgentLoop:
         return self.agent.max_processor_retries
 
     def _error_retry_cap(self, options: ExecutionOptions) -> int:
-        explicit = self._step_retry_cap(options)
-        return explicit if explicit is not None else DEFAULT_MAX_PROCESSOR_RETRIES
+        own = bool(options.error_processors) or (options.error_processors is None and bool(self.agent.error_processors))
+        return error_retry_cap(self.agent, self._step_retry_cap(options), own)
 
     def _retry_step(self, tripwire: TripWire, options: ExecutionOptions) -> bool:
         """Replays the step with the reason appended as a system reminder, when allowed."""
