@@ -716,7 +716,9 @@ func (x *ClientTool) GetInputSchema() *structpb.Struct {
 	return nil
 }
 
-// Which thread a run reads and writes.
+// Which thread a run reads and writes. An agent with memory called without
+// a thread runs without memory: nothing is recalled and nothing is saved (a
+// thread-less run, as for an agent without memory).
 type MemoryOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The owner of the thread (user, org, project). Also the request's

@@ -233,12 +233,12 @@ class AgentLoop:
             context[THREAD_ID_KEY] = self.result.thread_id
         if options.response_cache is not None:
             context[RESPONSE_CACHE_KEY] = options.response_cache.as_context()
-        if agent.memory is not None:
-            if memory is None or memory.thread is None or not memory.resource:
+        # A memory agent called without a thread runs without memory (nothing
+        # recalled, nothing saved), as Mastra does; a thread needs its resource.
+        if agent.memory is not None and memory is not None and memory.thread is not None:
+            if not memory.resource:
                 raise InvalidArgument.field(
-                    "options.memory",
-                    f"agent {agent.id!r} keeps conversations: set memory.resource and memory.thread_id",
-                    "MEMORY_IDS_REQUIRED",
+                    "options.memory.resource", "is required with a thread", "MEMORY_IDS_REQUIRED"
                 )
             context[MEMORY_THREAD_KEY] = await agent.memory.prepare(
                 memory.resource, memory.thread.id, title=memory.thread.title, metadata=memory.thread.metadata

@@ -245,7 +245,11 @@ export interface ClientTool {
   inputSchema?: { [key: string]: any } | undefined;
 }
 
-/** Which thread a run reads and writes. */
+/**
+ * Which thread a run reads and writes. An agent with memory called without
+ * a thread runs without memory: nothing is recalled and nothing is saved (a
+ * thread-less run, as for an agent without memory).
+ */
 export interface MemoryOptions {
   /**
    * The owner of the thread (user, org, project). Also the request's
