@@ -104,8 +104,8 @@ class RunRegistry:
 
     def abort_unbound(self, run_id: str, owner: Owner) -> bool:
         """Aborts a run that has no thread (Generate or Stream without memory),
-        found by its id; only its owner may. False
-        for a run that ended (it is gone), is bound to a thread, or is someone else's."""
+        found by its id; only its owner may. False for a run that ended (it is
+        gone), one bound to a thread, or someone else's."""
         handle = self._runs.get(run_id)
         if handle is None or self._owners.get(run_id) != owner:
             return False
