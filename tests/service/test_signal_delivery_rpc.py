@@ -14,6 +14,7 @@ import pytest
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
+from agentd.runtime.signals import from_db_message
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
@@ -112,7 +113,19 @@ async def test_a_signal_from_another_agent_waits_for_the_active_run(
     await asyncio.wait_for(running.host.runs.wait_finished(queued), 10)
     assert model_calls[-1][-1] == "from the other agent"
     rows = (await storage.list_messages(MessageQuery("t1"))).messages
-    assert sorted(m.role for m in rows) == ["assistant", "assistant", "signal", "user"]  # two runs, one each
+    assert [m.role for m in rows] == ["user", "assistant", "signal", "assistant"]  # after the run it waited for
+
+
+async def test_a_queued_message_is_stored_after_the_reply_it_waited_for(
+    running: Running, storage: InMemoryStorage
+) -> None:
+    call, _ = await start_slow_run(running, "turns")
+    queued = (await send(running, "turns", "my next question")).deliver.run_id
+    await drain(call)
+    await asyncio.wait_for(running.host.runs.wait_finished(queued), 10)
+    rows = (await storage.list_messages(MessageQuery("t1"))).messages
+    assert [m.role for m in rows] == ["user", "assistant", "signal", "assistant"]
+    assert from_db_message(rows[2]).contents == "my next question"
 
 
 async def test_another_agents_run_targeted_by_id_is_thread_busy(running: Running) -> None:
