@@ -4,6 +4,7 @@ default; harmless without memory."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from agentd.runtime import Agent
+from agentd.runtime import Agent, Tool
 from agentd.runtime.memory import Memory
 from agentd.runtime.models.router import register_provider
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
@@ -22,10 +23,20 @@ from support.server import Running, serving
 from support_models import HELD, held_model
 
 
+async def hang(args: Any) -> Any:
+    await asyncio.Event().wait()  # a tool still working when the abort comes
+
+
 @pytest.fixture
 async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
     register_provider(HELD, held_model)
-    agents = [Agent(id="chat", model="held/scripted", memory=Memory(storage)), Agent(id="plain", model="held/scripted")]
+    agents = [
+        Agent(id="chat", model="held/scripted", memory=Memory(storage)),
+        Agent(id="plain", model="held/scripted"),
+        Agent(
+            id="tools", model="local/scripted", memory=Memory(storage), tools=[Tool("lookup", "never answers", hang)]
+        ),
+    ]
     async with serving(agents, storage=storage) as running:
         yield running
 
@@ -99,3 +110,28 @@ async def test_harmless_without_memory(running: Running, tmp_path: Path) -> None
     chunks = await stream_then_abort(running, "plain", held(tmp_path, after_deltas=1, thread=False), deltas=1)
     assert chunks[-1].abort.reason == "ABORTED"
     assert not any(c.WhichOneof("payload") == "error" for c in chunks)
+
+
+async def test_a_tool_call_left_unanswered_is_not_saved(running: Running, storage: InMemoryStorage) -> None:
+    options = opb.ExecutionOptions(
+        memory=opb.MemoryOptions(resource="u1", thread_id="t1"), persist_partial_on_abort=True
+    )
+    step = {
+        "text": "let me look",
+        "toolCalls": [{"id": "c1", "name": "lookup", "args": {}}],
+        "finishReason": "tool-calls",
+    }
+    options.provider_options.update({"local": {"script": [step]}})
+    call = running.agents.Stream(apb.StreamRequest(agent_id="tools", text="find it", options=options))
+    chunks: list[Any] = []
+    while not any(c.WhichOneof("payload") == "tool_call" for c in chunks):  # the tool is running now
+        message = await call.read()
+        assert message is not grpc.aio.EOF
+        chunks.extend(message.chunks)
+    assert (await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1"))).aborted
+    while await call.read() is not grpc.aio.EOF:
+        pass
+    await running.host.threads.settled(chunks[0].run_id)
+    rows = (await storage.list_messages(MessageQuery("t1"))).messages
+    assert [(m.role, m.text) for m in rows] == [("user", "find it"), ("assistant", "let me look")]
+    assert all(p.type != "tool-call" for m in rows for p in m.parts)  # a prompt could not replay it
