@@ -223,7 +223,8 @@ func (c *Client) Messages(ctx context.Context, threadID string, opts ...ListOpti
 
 // AbortRun aborts the thread's active run; with a non-empty runID only that
 // run (a no-op when it is not the active one). It returns the aborted run's
-// id, "" when nothing was aborted.
+// id, "" when nothing was aborted. An empty threadID with a runID aborts a
+// run without a thread (Generate or Stream without memory).
 func (c *Client) AbortRun(ctx context.Context, threadID, runID string, opts ...ThreadOption) (string, error) {
 	cfg := newThreadConfig(opts)
 	resp, err := c.threads.AbortRun(ctx, &agentdv1.AbortRunRequest{ThreadId: threadID, ResourceId: cfg.resource, RunId: runID})

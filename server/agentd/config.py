@@ -41,6 +41,7 @@ from agentd.runtime.processors.builtins.token_cost_control import Price, parse_p
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.redact import add_secret
+from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 
@@ -323,6 +324,7 @@ _AGENT_KEYS = {
     "request_context_schema",
     "memory",
     "notifications",
+    "signal_delivery",
     "fallback_models",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
@@ -453,6 +455,16 @@ def _policy(table: Any, where: str) -> DeliveryPolicy:
         raise ConfigError(f"{where}: {exc}") from None
 
 
+def _signal_delivery(table: Any, where: str) -> dict[str, ActiveDelivery]:
+    """`signal_delivery = { user = "queue" }`: per signal category, on an active thread."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: a table of signal type = deliver, queue, persist or discard")
+    try:
+        return signal_delivery_policy(table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def build_notification_store(settings: StorageSettings, base: Path | None = None) -> NotificationStore:
     """Inbox records beside the threads: in the SQLite file or on the Redis server, else in memory."""
     if settings.backend == "redis":
@@ -500,6 +512,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         memory=_memory(table["memory"], f"{where}.memory", storage) if "memory" in table else None,
         fallback_models=_fallbacks(table.get("fallback_models", []), f"{where}.fallback_models"),
         delivery_policy=_policy(table["notifications"], f"{where}.notifications") if "notifications" in table else None,
+        signal_delivery=_signal_delivery(table.get("signal_delivery", {}), f"{where}.signal_delivery"),
         request_context_schema=table.get("request_context_schema"),
     )
 

@@ -91,10 +91,11 @@ async def test_an_output_abort_saves_nothing_over_rpc(chat: Any) -> None:
     assert [m.parts[0].text.text for m in await messages(running)] == ["fine", "fine"]
 
 
-async def test_memory_ids_are_required(chat: Any) -> None:
+async def test_a_thread_needs_its_resource(chat: Any) -> None:
     running, _ = chat
+    options = opb.ExecutionOptions(memory=opb.MemoryOptions(thread_id="t1"))
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await running.agents.Generate(apb.GenerateRequest(agent_id="chat", text="x"))
+        await running.agents.Generate(apb.GenerateRequest(agent_id="chat", text="x", options=options))
     err = rich_error(info.value)
     assert (err.code, err.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MEMORY_IDS_REQUIRED")
 

@@ -276,13 +276,34 @@ def test_process_input_trims_the_new_input() -> None:
     assert out is not None and [m.id for m in out] == [inputs[1].id]
 
 
+def test_memory_only_drops_whole_tool_groups_of_history_and_never_the_input() -> None:
+    ml = MessageList()
+    asked = assistant(call("c1", "search", {"q": "x " * 40}))
+    answer = Message(role="tool", parts=[result("c1", "search", "found " * 40)])
+    history = [user("first " * 40), asked, answer, user("latest remembered")]
+    ml.extend(history, "memory")
+    question = user("the question " * 40)
+    ml.add(question, "input")
+    limiter = TokenLimiter(120, trim_mode="memory-only", at_max_remove_tokens=0)
+    args = ProcessInputArgs(messages=ml.get_input(), system_messages=ml.system_messages, message_list=ml)
+    assert limiter.process_input(args) is ml
+    kept = [m.id for m in ml.get_all()]
+    assert question.id in kept and history[0].id not in kept
+    assert (asked.id in kept) == (answer.id in kept)  # a call and its result go together
+    assert limiter.process_input(args) is None  # under the limit now: nothing more to trim
+
+
 def test_options_are_validated() -> None:
     with pytest.raises(ValueError):
-        TokenLimiter(0)
+        TokenLimiter(-1)
     with pytest.raises(ValueError):
         TokenLimiter(10, strategy="explode")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        TokenLimiter(10, trim_mode="memory-only")  # type: ignore[arg-type]
+        TokenLimiter(10, trim_mode="newest")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        TokenLimiter(10, trim_mode="memory-only", at_max_remove_tokens=11)
+    assert TokenLimiter(0).limit == 0
+    assert TokenLimiter(100, trim_mode="memory-only").at_max_remove_tokens == 25
     with pytest.raises(ValueError):
         TokenLimiter(10, encoding="no_such_encoding")
     assert TokenLimiter(4000).limit == 4000

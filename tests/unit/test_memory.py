@@ -75,12 +75,20 @@ async def test_thread_object_creates_and_updates_metadata_but_not_the_title() ->
     assert thread is not None and thread.metadata == {"category": "refunds"} and thread.updated_at >= updated_at
 
 
-async def test_memory_needs_both_ids() -> None:
-    agent = Agent(id="a", memory=Memory(InMemoryStorage()))
+async def test_without_a_thread_a_memory_agent_runs_without_memory() -> None:
+    storage = InMemoryStorage()
+    agent = Agent(id="a", memory=Memory(storage))
     for options in (ExecutionOptions(), ExecutionOptions(memory=MemoryOptions("u1"))):
-        with pytest.raises(InvalidArgument) as info:
-            await agent.generate("x", options)
-        assert info.value.reason == "MEMORY_IDS_REQUIRED"
+        result = await agent.generate("x", options)
+        assert result.error is None and result.thread_id is None
+    assert await storage.get_thread("t1") is None
+
+
+async def test_a_thread_needs_its_resource() -> None:
+    agent = Agent(id="a", memory=Memory(InMemoryStorage()))
+    with pytest.raises(InvalidArgument) as info:
+        await agent.generate("x", ExecutionOptions(memory=MemoryOptions(None, ThreadRef("t1"))))
+    assert info.value.reason == "MEMORY_IDS_REQUIRED"
 
 
 async def test_a_thread_of_another_resource_is_refused() -> None:

@@ -174,6 +174,17 @@ def test_config_rejects_unknown_keys_and_bad_models(tmp_path) -> None:  # type: 
         config.load(bad, env={})
 
 
+def test_config_reads_a_signal_delivery_policy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "agentd.toml"
+    path.write_text('[[agents]]\nid = "x"\nsignal_delivery = { user-message = "queue", reactive = "persist" }\n')
+    [agent] = config.load(path, env={}).agents
+    assert agent.signal_delivery == {"user": "queue", "reactive": "persist"}  # legacy names normalised
+    for bad, word in (('{ banana = "queue" }', "banana"), ('{ user = "wake" }', "wake")):
+        path.write_text(f'[[agents]]\nid = "x"\nsignal_delivery = {bad}\n')
+        with pytest.raises(config.ConfigError, match=word):
+            config.load(path, env={})
+
+
 def test_config_env_overrides(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "a.toml"
     path.write_text('[server]\nport = 1234\n[[agents]]\nid = "x"\n')

@@ -259,7 +259,8 @@ class AgentdClient(Connection):
         self, thread_id: str, *, resource_id: str = "", run_id: str = "", timeout: float | None = None
     ) -> str | None:
         """Abort the thread's active run (only `run_id` when given); returns the
-        aborted run's id, or None when none was."""
+        aborted run's id, or None when none was. `thread_id=""` with `run_id`
+        aborts a run without a thread (Generate or Stream without memory)."""
         request = thread_service_pb2.AbortRunRequest(thread_id=thread_id, resource_id=resource_id, run_id=run_id)
         response = await self._unary("threads", "AbortRun", request, timeout)
         return response.run_id if response.aborted else None

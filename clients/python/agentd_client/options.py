@@ -30,6 +30,7 @@ keyword                    maps to
 ``max_processor_retries``  ``max_processor_retries``
 ``error_processor_defaults`` ``error_processor_defaults``
 ``prepare_step``           ``prepare_step``
+``persist_partial_on_abort`` ``persist_partial_on_abort``
 ``options``                an ``ExecutionOptions`` message the keywords are
                            merged onto
 =========================  ===================================================
@@ -81,6 +82,7 @@ OPTION_KEYWORDS = frozenset(
         "max_processor_retries",
         "error_processor_defaults",
         "prepare_step",
+        "persist_partial_on_abort",
         *_MODEL_SETTINGS,
     }
 )
@@ -165,6 +167,8 @@ def execution_options(**kwargs: Any) -> options_pb2.ExecutionOptions:
             pb.error_processor_defaults = bool(value)
         elif name == "prepare_step":
             pb.prepare_step = str(value)
+        elif name == "persist_partial_on_abort":
+            pb.persist_partial_on_abort = bool(value)
     return pb
 
 

@@ -338,7 +338,11 @@ export class AgentdClient {
     });
   }
 
-  /** Aborts the thread's active run (only `runId` when given). */
+  /**
+   * Aborts the thread's active run (only `runId` when given). An empty
+   * `threadId` with `runId` aborts a run without a thread (Generate or
+   * Stream without memory).
+   */
   abortRun(
     threadId: string,
     opts: CallOptions & { resourceId?: string; runId?: string } = {},

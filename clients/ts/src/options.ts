@@ -75,6 +75,8 @@ export interface RunOptions {
   errorProcessorDefaults?: boolean;
   /** A server-registered step function name. */
   prepareStep?: string;
+  /** An aborted thread-bound run saves the text it streamed so far. */
+  persistPartialOnAbort?: boolean;
   /** The raw ExecutionOptions, merged under the fields above. */
   raw?: Partial<agentd.v1.ExecutionOptions>;
 }
@@ -174,6 +176,7 @@ const RUN_OPTION_KEYS: (keyof RunOptions)[] = [
   "maxProcessorRetries",
   "errorProcessorDefaults",
   "prepareStep",
+  "persistPartialOnAbort",
   "raw",
 ];
 
@@ -206,6 +209,7 @@ export function executionOptions(opts: RunOptions = {}): agentd.v1.ExecutionOpti
   if (opts.maxProcessorRetries !== undefined) out.maxProcessorRetries = opts.maxProcessorRetries;
   if (opts.errorProcessorDefaults !== undefined) out.errorProcessorDefaults = opts.errorProcessorDefaults;
   if (opts.prepareStep !== undefined) out.prepareStep = opts.prepareStep;
+  if (opts.persistPartialOnAbort !== undefined) out.persistPartialOnAbort = opts.persistPartialOnAbort;
   return out;
 }
 

@@ -172,6 +172,7 @@ def execution_options(
         error_processors=lanes["error_processors"],
         max_processor_retries=retries,
         error_processor_defaults=pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None,
+        persist_partial_on_abort=(pb.persist_partial_on_abort if pb.HasField("persist_partial_on_abort") else None),
         prepare_step=prepare_step,
     )
 

@@ -22,8 +22,9 @@ from agentd.runtime.threads import ActiveBehavior, IdleBehavior, RouteRequest, R
 from agentd.runtime.unset import UNSET
 from agentd_proto.v1 import signal_pb2 as spb
 
-ACTIVE: dict[int, ActiveBehavior] = {
-    spb.ACTIVE_BEHAVIOR_UNSPECIFIED: "deliver",
+#: Unspecified: the agent's `signal_delivery` policy for the signal's category (else deliver).
+ACTIVE: dict[int, ActiveBehavior | None] = {
+    spb.ACTIVE_BEHAVIOR_UNSPECIFIED: None,
     spb.ACTIVE_BEHAVIOR_DELIVER: "deliver",
     spb.ACTIVE_BEHAVIOR_PERSIST: "persist",
     spb.ACTIVE_BEHAVIOR_DISCARD: "discard",
@@ -46,7 +47,7 @@ class RouteFields(TypedDict):
     resource_id: str
     thread_id: str
     run_id: str | None
-    if_active: ActiveBehavior
+    if_active: ActiveBehavior | None
     if_idle: IdleBehavior
     active_attributes: Attributes
     idle_attributes: Attributes
@@ -77,9 +78,9 @@ async def route_fields(
         if found is None or not run_in_tenant(found[1], found[0]):  # another tenant's run does not exist here
             raise NotFound(f"run {run_id!r} is not active", "RUN_NOT_FOUND", {"run_id": run_id})
         resource_id, thread_id = found
-    active_behavior = ACTIVE.get(if_active.behavior) if if_active is not None else "deliver"
+    active_behavior = ACTIVE.get(if_active.behavior) if if_active is not None else None
     idle_behavior = IDLE.get(if_idle.behavior) if if_idle is not None else "wake"
-    if active_behavior is None:
+    if if_active is not None and if_active.behavior not in ACTIVE:
         v.add("if_active.behavior", "unknown behavior")
     if idle_behavior is None:
         v.add("if_idle.behavior", "unknown behavior")
@@ -93,7 +94,7 @@ async def route_fields(
         resource_id=resource_id,
         thread_id=thread_id,
         run_id=run_id or None,
-        if_active=active_behavior or "deliver",  # unknown: already a violation
+        if_active=active_behavior,
         if_idle=idle_behavior or "wake",
         active_attributes=scalar_attributes(if_active.attributes if if_active else [], "if_active.attributes", v),
         idle_attributes=scalar_attributes(if_idle.attributes if if_idle else [], "if_idle.attributes", v),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentd.grpc.authz import caller
 from agentd.grpc.messages import run_input
 from agentd.grpc.options import host_options
 from agentd.grpc.violations import Violations
@@ -17,7 +18,14 @@ def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) ->
     messages = run_input(request.messages, request.text, v)
     options = host_options(host, request.options, "options", v)
     keep_running = isinstance(request, apb.StreamRequest) and request.keep_running
-    run = RunRequest(agent_id=request.agent_id, messages=tuple(messages), options=options, keep_running=keep_running)
+    who = caller()
+    run = RunRequest(
+        agent_id=request.agent_id,
+        messages=tuple(messages),
+        options=options,
+        keep_running=keep_running,
+        owner=(who.tenant, who.subject),
+    )
     if keep_running and not run.thread_bound:
         v.add(
             "keep_running",

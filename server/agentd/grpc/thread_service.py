@@ -174,8 +174,13 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
     # ------------------------------------------------------------ live threads
 
     async def AbortRun(self, request: pb.AbortRunRequest, context: Context) -> pb.AbortRunResponse:
-        require_id(request.thread_id, "thread_id")
         check_id_chars(request.run_id, "run_id")
+        if not request.thread_id and request.run_id:
+            # A run without a thread (Generate or Stream without memory): by its id, for whoever started it.
+            who = caller()
+            aborted_here = self.host.runs.abort_unbound(request.run_id, (who.tenant, who.subject))
+            return pb.AbortRunResponse(aborted=aborted_here, run_id=request.run_id if aborted_here else "")
+        require_id(request.thread_id, "thread_id")
         thread = await self._thread(request.thread_id, request.resource_id, missing_ok=True)
         resource = thread.resource_id if thread else scope_resource(request.resource_id, "resource_id")
         aborted = await self.host.threads.abort(

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
+from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.tools import Tool
 
 T = TypeVar("T")
@@ -108,12 +109,20 @@ class AgentDefinition:
     #: Conversation memory (threads). It contributes framework processors:
     #: `memory.processors(request_context) -> lanes.FrameworkProcessors`.
     memory: Any = None
+    #: What a signal of each category does when it reaches this agent's thread
+    #: while a run is active and its sender left `if_active` unset: "deliver"
+    #: (the default: into the run), "queue" (a run of its own once the active
+    #: one ends), "persist" or "discard". E.g. `{"user": "queue"}`.
+    signal_delivery: Mapping[str, ActiveDelivery] = field(default_factory=dict)
+    #: Whether the implicit error-lane retry cap was logged for this agent (once per agent).
+    retry_cap_warned: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
             raise ValueError("an agent needs an id")
         if not self.name:
             self.name = self.id
+        self.signal_delivery = signal_delivery_policy(self.signal_delivery)
 
     def static_model(self) -> str:
         """The model string when it does not depend on the request, else ""."""

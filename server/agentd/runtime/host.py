@@ -186,6 +186,7 @@ class Host:
                 signal=signal,
                 resource_id=resource_id,
                 thread_id=thread_id,
+                if_active="deliver",  # the notification policy decided already (not signal_delivery)
                 if_idle=idle_behavior,
                 stream_options=stream_options,
                 tenant=tenant_of(thread_id),  # a stored notification's ids were scoped when it was sent

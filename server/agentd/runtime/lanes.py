@@ -31,6 +31,7 @@ a plugin.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ from typing import Any
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await, resolve_dynamic
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
+
+log = logging.getLogger("agentd.processors")
 
 #: The default error processors' ids, in their order.
 DEFAULT_ERROR_PROCESSOR_IDS: tuple[str, ...] = (
@@ -123,6 +126,24 @@ def resolve_max_processor_retries(explicit: int | None, error_processors: Sequen
     if explicit is not None:
         return explicit
     return DEFAULT_MAX_PROCESSOR_RETRIES if error_processors else None
+
+
+def error_retry_cap(agent: AgentDefinition, explicit: int | None, own_error_processors: bool) -> int:
+    """The error-lane retry cap of a run: `explicit` when set, else
+    DEFAULT_MAX_PROCESSOR_RETRIES. An agent with error processors of its own
+    and no cap is told once (a log warning) that the implicit cap applies: its
+    processors may be counting on more (or fewer) retries."""
+    if explicit is not None:
+        return explicit
+    if own_error_processors and not agent.retry_cap_warned:
+        agent.retry_cap_warned = True
+        log.warning(
+            "agent %r has its own error processors and no max_processor_retries: "
+            "model-call retries are capped at %d (set max_processor_retries to choose)",
+            agent.id,
+            DEFAULT_MAX_PROCESSOR_RETRIES,
+        )
+    return DEFAULT_MAX_PROCESSOR_RETRIES
 
 
 @dataclass

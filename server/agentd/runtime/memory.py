@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentd.runtime.agent_definition import MEMORY_THREAD_KEY
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.lanes import FrameworkProcessors
-from agentd.runtime.messages import Message, SignalPart
+from agentd.runtime.messages import Message, SignalPart, ToolCallPart, ToolResultPart
 from agentd.runtime.processors.base import (
     APIErrorResult,
     HookArgs,
@@ -26,6 +26,7 @@ from agentd.runtime.processors.base import (
     Processor,
     ProcessOutputResultArgs,
 )
+from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.storage import Storage, Thread
 
 log = logging.getLogger("agentd.memory")
@@ -79,6 +80,35 @@ class Memory:
             thread = updated or thread
         return MemoryThread(thread, existed=True)
 
+    async def save(self, bound: MemoryThread, messages: MessageList) -> None:
+        """Saves the run's new messages (not what memory recalled, not transient signals)."""
+        await self._save(bound, _new(messages))
+
+    async def save_partial(self, bound: MemoryThread, messages: MessageList) -> bool:
+        """An aborted run's messages (persist_partial_on_abort), when it said
+        anything: tool calls left unanswered are left out (a prompt cannot
+        replay them), and so is any reply they leave empty. False when there
+        was no assistant text, and nothing was saved."""
+        answered = {p.tool_call_id for m in messages.get_all() for p in m.parts if isinstance(p, ToolResultPart)}
+        kept: list[Message] = []
+        for message in _new(messages):
+            parts = [p for p in message.parts if not isinstance(p, ToolCallPart) or p.tool_call_id in answered]
+            if parts:
+                kept.append(message if len(parts) == len(message.parts) else replace(message, parts=parts))
+        if not any(m.role == "assistant" and m.text for m in kept):
+            return False
+        await self._save(bound, kept)
+        return True
+
+    async def _save(self, bound: MemoryThread, new: list[Message]) -> None:
+        thread = bound.thread
+        if not bound.existed and await self.storage.get_thread(thread.id) is None:
+            await self.storage.save_thread(thread)
+        for message in new:
+            message.thread_id, message.resource_id = thread.id, thread.resource_id
+        await self.storage.save_messages(new)
+        await self.storage.update_thread(thread.id)  # bumps updated_at
+
 
 class _MemoryProcessor(Processor):
     """A processor of `memory`, for the runs bound to a thread."""
@@ -109,20 +139,13 @@ class _SaveMessages(_MemoryProcessor):
 
     async def process_output_result(self, args: ProcessOutputResultArgs) -> None:
         bound = self.bound(args)
-        if bound is None:
-            return
-        thread = bound.thread
-        new = [
-            m
-            for m in args.message_list.get_all()
-            if args.message_list.source_of(m.id) != "memory" and not _transient(m)
-        ]
-        if not bound.existed and await self.memory.storage.get_thread(thread.id) is None:
-            await self.memory.storage.save_thread(thread)
-        for message in new:
-            message.thread_id, message.resource_id = thread.id, thread.resource_id
-        await self.memory.storage.save_messages(new)
-        await self.memory.storage.update_thread(thread.id)  # bumps updated_at
+        if bound is not None:
+            await self.memory.save(bound, args.message_list)
+
+
+def _new(messages: MessageList) -> list[Message]:
+    """What a run adds to its thread: everything but recalled history and transient signals."""
+    return [m for m in messages.get_all() if messages.source_of(m.id) != "memory" and not _transient(m)]
 
 
 def _transient(message: Message) -> bool:

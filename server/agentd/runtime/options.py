@@ -162,6 +162,9 @@ class ExecutionOptions:
     error_processor_defaults: bool | None = None
     #: `prepare_step(ProcessInputStepArgs)`: process_input_step as a callback.
     prepare_step: Any = None
+    #: An aborted thread-bound run saves its input and the assistant text
+    #: streamed so far (nothing when there is none); a no-op without memory.
+    persist_partial_on_abort: bool | None = None
     hooks: ToolHooks | None = None
 
     def merged_over(self, defaults: ExecutionOptions | None) -> ExecutionOptions:

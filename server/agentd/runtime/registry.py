@@ -17,6 +17,9 @@ from agentd.runtime.telemetry import Telemetry
 
 log = logging.getLogger("agentd.runs")
 
+#: Who started a run: (tenant, subject) of the caller.
+Owner = tuple[str, str]
+
 #: Runs whose end `wait_finished` still knows of once they are gone (the latest ones).
 _ENDED_KEPT = 1000
 
@@ -57,22 +60,35 @@ class RunRegistry:
         self._waiting: dict[str, asyncio.Event] = {}
         #: The latest runs that ended (bounded: a long-lived server starts runs without end).
         self._ended: OrderedDict[str, None] = OrderedDict()
+        #: Who started each run in flight that has no thread.
+        self._owners: dict[str, Owner] = {}
 
     @property
     def accepting(self) -> bool:
         return self._accepting
 
     def start(
-        self, agent: Agent, run_input: RunInput, options: ExecutionOptions | None = None, *, run_id: str | None = None
+        self,
+        agent: Agent,
+        run_input: RunInput,
+        options: ExecutionOptions | None = None,
+        *,
+        run_id: str | None = None,
+        owner: Owner | None = None,
     ) -> RunHandle:
+        """Starts a run. `owner` (a run without a thread: who started it) may
+        abort it by its id (`abort_unbound`)."""
         if not self._accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
         self._runs[handle.run_id] = handle
+        if owner is not None:
+            self._owners[handle.run_id] = owner
         assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
+            self._owners.pop(handle.run_id, None)
             self._ended[handle.run_id] = None
             while len(self._ended) > _ENDED_KEPT:
                 self._ended.popitem(last=False)
@@ -85,6 +101,15 @@ class RunRegistry:
 
     def get(self, run_id: str) -> RunHandle | None:
         return self._runs.get(run_id)
+
+    def abort_unbound(self, run_id: str, owner: Owner) -> bool:
+        """Aborts a run that has no thread (Generate or Stream without memory),
+        found by its id; only its owner may. False for a run that ended (it is
+        gone), one bound to a thread, or someone else's."""
+        handle = self._runs.get(run_id)
+        if handle is None or self._owners.get(run_id) != owner:
+            return False
+        return handle.abort("ABORTED", "aborted by request")
 
     def active(self) -> list[RunHandle]:
         return list(self._runs.values())

@@ -19,6 +19,8 @@ class RunRequest:
     options: ExecutionOptions = field(default_factory=ExecutionOptions)
     #: The run outlives its caller's call (only a thread-bound run can).
     keep_running: bool = False
+    #: Who asks (tenant, subject): a run without a thread can be aborted by them, by its id.
+    owner: tuple[str, str] | None = None
 
     @property
     def thread_bound(self) -> bool:
@@ -30,4 +32,4 @@ async def start_run(host: Host, request: RunRequest) -> RunHandle:
     agent = host.agents.get(request.agent_id)
     if request.thread_bound:
         return await host.threads.start_run(agent, list(request.messages), request.options)
-    return host.runs.start(agent, list(request.messages), request.options)
+    return host.runs.start(agent, list(request.messages), request.options, owner=request.owner)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TypeAlias, cast
+from typing import Literal, TypeAlias, cast, get_args
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import (
@@ -36,10 +36,12 @@ from agentd.runtime.messages import (
 # The signal types are defined beside the message parts that carry them;
 # this module is where callers import them from.
 __all__ = [
+    "ACTIVE_DELIVERIES",
     "DEFAULT_TAGS",
     "JSON",
     "SIGNAL_CATEGORIES",
     "SIGNAL_TYPES",
+    "ActiveDelivery",
     "Attributes",
     "AttributesInput",
     "ContentPart",
@@ -57,6 +59,7 @@ __all__ = [
     "render_attributes",
     "render_element",
     "render_for_model",
+    "signal_delivery_policy",
     "to_db_message",
     "with_delivery_attributes",
 ]
@@ -70,6 +73,28 @@ SIGNAL_CATEGORIES: dict[str, SignalType] = {
     "user-message": "user",
     "system-reminder": "reactive",
 }
+#: What a signal does on a thread whose run is active, when its sender left
+#: if_active unset: an agent's `signal_delivery` policy per category.
+ActiveDelivery = Literal["deliver", "queue", "persist", "discard"]
+ACTIVE_DELIVERIES: tuple[ActiveDelivery, ...] = get_args(ActiveDelivery)
+
+
+def signal_delivery_policy(policy: Mapping[str, str]) -> dict[str, ActiveDelivery]:
+    """An agent's per-category policy for active runs (`{"user": "queue"}`),
+    legacy type names normalised; ValueError names an unknown category or outcome."""
+    out: dict[str, ActiveDelivery] = {}
+    for name, outcome in policy.items():
+        category = SIGNAL_CATEGORIES.get(name)
+        if category is None:
+            raise ValueError(f"signal_delivery: {name!r} is not a signal type (one of {', '.join(SIGNAL_TYPES)})")
+        if outcome not in ACTIVE_DELIVERIES:
+            raise ValueError(
+                f"signal_delivery.{name}: {outcome!r} is not an outcome (one of {', '.join(ACTIVE_DELIVERIES)})"
+            )
+        out[category] = outcome
+    return out
+
+
 DEFAULT_TAGS: dict[SignalType, str] = {
     "user": "user",
     "state": "state",

@@ -174,9 +174,14 @@ type ExecutionOptions struct {
 	// False: no default error processors are added to the list.
 	ErrorProcessorDefaults *bool `protobuf:"varint,15,opt,name=error_processor_defaults,json=errorProcessorDefaults,proto3,oneof" json:"error_processor_defaults,omitempty"`
 	// Name of a server-registered step function run as `prepareStep`.
-	PrepareStep   string `protobuf:"bytes,16,opt,name=prepare_step,json=prepareStep,proto3" json:"prepare_step,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PrepareStep string `protobuf:"bytes,16,opt,name=prepare_step,json=prepareStep,proto3" json:"prepare_step,omitempty"`
+	// True: an aborted thread-bound run saves what it had (its input and the
+	// assistant text streamed before the abort) to the thread, and nothing
+	// when no text was streamed. Without memory or a thread it does nothing.
+	// Unset or false: an aborted run saves nothing.
+	PersistPartialOnAbort *bool `protobuf:"varint,17,opt,name=persist_partial_on_abort,json=persistPartialOnAbort,proto3,oneof" json:"persist_partial_on_abort,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *ExecutionOptions) Reset() {
@@ -319,6 +324,13 @@ func (x *ExecutionOptions) GetPrepareStep() string {
 		return x.PrepareStep
 	}
 	return ""
+}
+
+func (x *ExecutionOptions) GetPersistPartialOnAbort() bool {
+	if x != nil && x.PersistPartialOnAbort != nil {
+		return *x.PersistPartialOnAbort
+	}
+	return false
 }
 
 // How the model may use tools.
@@ -716,7 +728,9 @@ func (x *ClientTool) GetInputSchema() *structpb.Struct {
 	return nil
 }
 
-// Which thread a run reads and writes.
+// Which thread a run reads and writes. An agent with memory called without
+// a thread runs without memory: nothing is recalled and nothing is saved (a
+// thread-less run, as for an agent without memory).
 type MemoryOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The owner of the thread (user, org, project). Also the request's
@@ -1414,7 +1428,7 @@ var File_agentd_v1_options_proto protoreflect.FileDescriptor
 
 const file_agentd_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x17agentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x9b\b\n" +
+	"\x17agentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xf6\b\n" +
 	"\x10ExecutionOptions\x12 \n" +
 	"\tmax_steps\x18\x01 \x01(\x05H\x00R\bmaxSteps\x88\x01\x01\x126\n" +
 	"\vtool_choice\x18\x02 \x01(\v2\x15.agentd.v1.ToolChoiceR\n" +
@@ -1433,11 +1447,13 @@ const file_agentd_v1_options_proto_rawDesc = "" +
 	"\x10error_processors\x18\r \x01(\v2\x18.agentd.v1.ProcessorListR\x0ferrorProcessors\x127\n" +
 	"\x15max_processor_retries\x18\x0e \x01(\x05H\x01R\x13maxProcessorRetries\x88\x01\x01\x12=\n" +
 	"\x18error_processor_defaults\x18\x0f \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12!\n" +
-	"\fprepare_step\x18\x10 \x01(\tR\vprepareStepB\f\n" +
+	"\fprepare_step\x18\x10 \x01(\tR\vprepareStep\x12<\n" +
+	"\x18persist_partial_on_abort\x18\x11 \x01(\bH\x03R\x15persistPartialOnAbort\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
-	"\x19_error_processor_defaults\"f\n" +
+	"\x19_error_processor_defaultsB\x1b\n" +
+	"\x19_persist_partial_on_abort\"f\n" +
 	"\n" +
 	"ToolChoice\x12/\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x19.agentd.v1.ToolChoiceModeH\x00R\x04mode\x12\x1d\n" +

@@ -76,7 +76,9 @@ func (StateMode) EnumDescriptor() ([]byte, []int) {
 type ActiveBehavior int32
 
 const (
-	// Deliver.
+	// The agent's `signal_delivery` policy for the signal's category (deliver,
+	// queue, persist or discard; `queue` makes it a run of its own once the
+	// active one ends), else deliver.
 	ActiveBehavior_ACTIVE_BEHAVIOR_UNSPECIFIED ActiveBehavior = 0
 	// The active run takes the signal at its next model boundary.
 	ActiveBehavior_ACTIVE_BEHAVIOR_DELIVER ActiveBehavior = 1
@@ -372,7 +374,8 @@ type SignalInput struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// "user", "state", "reactive" or "notification"; the legacy
 	// "user-message" and "system-reminder" are normalised. Anything else is
-	// INVALID_ARGUMENT.
+	// INVALID_ARGUMENT UNKNOWN_SIGNAL_TYPE: there are no custom types; a
+	// custom XML tag is `tag_name` on one of these categories.
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// The XML tag the model sees; defaults by type ("user",
 	// "system-reminder", "state", "notification").

@@ -2102,9 +2102,10 @@ func (x *ToolResultAck) GetToolCallId() string {
 }
 
 type AbortRunRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	ThreadId   string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	ResourceId string                 `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required unless `run_id` names a run without a thread.
+	ThreadId   string `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ResourceId string `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
 	// When set, abort only this run (no-op if it is not the active one).
 	RunId         string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -91,6 +91,10 @@ type ThreadServiceClient interface {
 	//     Subscribe.
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConnectRequest, ConnectResponse], error)
 	// Aborts the thread's active run. Answers whether a run was aborted.
+	// With `run_id` and no `thread_id`, aborts a run that has no thread (a
+	// Generate or Stream without memory), for the caller that started it, on
+	// the replica that serves it. A run that ended, an unknown id, or another
+	// caller's run answers `aborted = false`: a finished run is gone.
 	AbortRun(ctx context.Context, in *AbortRunRequest, opts ...grpc.CallOption) (*AbortRunResponse, error)
 }
 
@@ -265,6 +269,10 @@ type ThreadServiceServer interface {
 	//     Subscribe.
 	Connect(grpc.BidiStreamingServer[ConnectRequest, ConnectResponse]) error
 	// Aborts the thread's active run. Answers whether a run was aborted.
+	// With `run_id` and no `thread_id`, aborts a run that has no thread (a
+	// Generate or Stream without memory), for the caller that started it, on
+	// the replica that serves it. A run that ended, an unknown id, or another
+	// caller's run answers `aborted = false`: a finished run is gone.
 	AbortRun(context.Context, *AbortRunRequest) (*AbortRunResponse, error)
 	mustEmbedUnimplementedThreadServiceServer()
 }

@@ -32,7 +32,7 @@ STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: StructuredOutputErrorStrategy
 STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: StructuredOutputErrorStrategy
 
 class ExecutionOptions(_message.Message):
-    __slots__ = ("max_steps", "tool_choice", "active_tools", "model_settings", "provider_options", "structured_output", "client_tools", "request_context", "memory", "response_cache", "input_processors", "output_processors", "error_processors", "max_processor_retries", "error_processor_defaults", "prepare_step")
+    __slots__ = ("max_steps", "tool_choice", "active_tools", "model_settings", "provider_options", "structured_output", "client_tools", "request_context", "memory", "response_cache", "input_processors", "output_processors", "error_processors", "max_processor_retries", "error_processor_defaults", "prepare_step", "persist_partial_on_abort")
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class ExecutionOptions(_message.Message):
     MAX_PROCESSOR_RETRIES_FIELD_NUMBER: _ClassVar[int]
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     PREPARE_STEP_FIELD_NUMBER: _ClassVar[int]
+    PERSIST_PARTIAL_ON_ABORT_FIELD_NUMBER: _ClassVar[int]
     max_steps: int
     tool_choice: ToolChoice
     active_tools: ToolNames
@@ -65,7 +66,8 @@ class ExecutionOptions(_message.Message):
     max_processor_retries: int
     error_processor_defaults: bool
     prepare_step: str
-    def __init__(self, max_steps: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ToolNames, _Mapping]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., response_cache: _Optional[_Union[ResponseCacheOptions, _Mapping]] = ..., input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_processor_retries: _Optional[int] = ..., error_processor_defaults: _Optional[bool] = ..., prepare_step: _Optional[str] = ...) -> None: ...
+    persist_partial_on_abort: bool
+    def __init__(self, max_steps: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ToolNames, _Mapping]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., response_cache: _Optional[_Union[ResponseCacheOptions, _Mapping]] = ..., input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_processor_retries: _Optional[int] = ..., error_processor_defaults: _Optional[bool] = ..., prepare_step: _Optional[str] = ..., persist_partial_on_abort: _Optional[bool] = ...) -> None: ...
 
 class ToolChoice(_message.Message):
     __slots__ = ("mode", "tool_name")

@@ -33,6 +33,11 @@ class SignalServiceStub:
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     def __init__(self, channel):
@@ -86,6 +91,11 @@ class SignalServiceServicer:
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     def SendMessage(self, request, context):
@@ -194,6 +204,11 @@ class SignalService:
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     @staticmethod

@@ -34,6 +34,11 @@ class SignalServiceStub:
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     @_typing.overload
@@ -70,6 +75,11 @@ class SignalServiceAsyncStub(SignalServiceStub):
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -102,6 +112,11 @@ class SignalServiceServicer(metaclass=_abc_1.ABCMeta):
     committed to storage. A run started by a wake belongs to the server: it
     goes on when the caller goes away; read it with ThreadService.Subscribe
     (subscribe first) or send through ThreadService.Connect.
+
+    A signal for a thread whose active run belongs to another agent is never
+    delivered into that run: it waits, as a queued run of its own (answered
+    `deliver` with the queued run's id), until that run ends. Naming that run
+    in `target.run_id` is FAILED_PRECONDITION THREAD_BUSY.
     """
 
     @_abc_1.abstractmethod

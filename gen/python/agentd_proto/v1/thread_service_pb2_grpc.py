@@ -183,6 +183,10 @@ class ThreadServiceServicer:
 
     def AbortRun(self, request, context):
         """Aborts the thread's active run. Answers whether a run was aborted.
+        With `run_id` and no `thread_id`, aborts a run that has no thread (a
+        Generate or Stream without memory), for the caller that started it, on
+        the replica that serves it. A run that ended, an unknown id, or another
+        caller's run answers `aborted = false`: a finished run is gone.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -91,7 +91,12 @@ class ThreadServiceStub:
       Subscribe.
     """
     AbortRun: _grpc.UnaryUnaryMultiCallable[_thread_service_pb2.AbortRunRequest, _thread_service_pb2.AbortRunResponse]
-    """Aborts the thread's active run. Answers whether a run was aborted."""
+    """Aborts the thread's active run. Answers whether a run was aborted.
+    With `run_id` and no `thread_id`, aborts a run that has no thread (a
+    Generate or Stream without memory), for the caller that started it, on
+    the replica that serves it. A run that ended, an unknown id, or another
+    caller's run answers `aborted = false`: a finished run is gone.
+    """
 
 @_typing.type_check_only
 class ThreadServiceAsyncStub(ThreadServiceStub):
@@ -156,7 +161,12 @@ class ThreadServiceAsyncStub(ThreadServiceStub):
       Subscribe.
     """
     AbortRun: _aio.UnaryUnaryMultiCallable[_thread_service_pb2.AbortRunRequest, _thread_service_pb2.AbortRunResponse]  # type: ignore[assignment]
-    """Aborts the thread's active run. Answers whether a run was aborted."""
+    """Aborts the thread's active run. Answers whether a run was aborted.
+    With `run_id` and no `thread_id`, aborts a run that has no thread (a
+    Generate or Stream without memory), for the caller that started it, on
+    the replica that serves it. A run that ended, an unknown id, or another
+    caller's run answers `aborted = false`: a finished run is gone.
+    """
 
 class ThreadServiceServicer(metaclass=_abc_1.ABCMeta):
     """Conversation threads: storage, live subscriptions and the bidirectional
@@ -272,6 +282,11 @@ class ThreadServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _thread_service_pb2.AbortRunRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_thread_service_pb2.AbortRunResponse, _abc.Awaitable[_thread_service_pb2.AbortRunResponse]]:
-        """Aborts the thread's active run. Answers whether a run was aborted."""
+        """Aborts the thread's active run. Answers whether a run was aborted.
+        With `run_id` and no `thread_id`, aborts a run that has no thread (a
+        Generate or Stream without memory), for the caller that started it, on
+        the replica that serves it. A run that ended, an unknown id, or another
+        caller's run answers `aborted = false`: a finished run is gone.
+        """
 
 def add_ThreadServiceServicer_to_server(servicer: ThreadServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -37,7 +37,7 @@ from agentd.runtime.chunks import (
     Usage,
 )
 from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, storage_unavailable
-from agentd.runtime.lanes import DEFAULT_MAX_PROCESSOR_RETRIES, resolve_lanes
+from agentd.runtime.lanes import error_retry_cap, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.structured import structured_object
@@ -103,6 +103,11 @@ class AgentLoop:
         self.last_step_input: StepInput | None = None
         #: The structuring model's usage: part of the run's total.
         self.structuring_usage = Usage()
+        #: The merged options and the request context, once set up.
+        self.options = options
+        self.context: dict[str, Any] = {}
+        #: The step whose model call is going (its message not added yet).
+        self._in_flight: tuple[StepResult, str] | None = None
 
     # ------------------------------------------------------------ emitting
 
@@ -146,12 +151,12 @@ class AgentLoop:
         try:
             await self._run()
         except asyncio.CancelledError:
-            self._end_aborted()
+            await self._end_aborted()
         except Exception as exc:
             if self.state.cancelled.is_set():
                 # Aborted while failing (an error processor's retry wait the abort
                 # cut short gives up on the error): the abort is how the run ends.
-                self._end_aborted()
+                await self._end_aborted()
             else:
                 self._end_failed(exc)
         finally:
@@ -171,10 +176,11 @@ class AgentLoop:
             )
         return self.result
 
-    def _end_aborted(self) -> None:
+    async def _end_aborted(self) -> None:
         abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
         self.result.aborted = abort
         self.state.set_ready()
+        await self._save_partial(abort)
         self.emit_unprocessed(abort)
 
     def _end_failed(self, exc: Exception) -> None:
@@ -221,9 +227,9 @@ class AgentLoop:
             violations = _violations_from_schema(agent.request_context_schema, caller_context)
             if violations:
                 raise InvalidArgument.fields(violations, "REQUEST_CONTEXT_INVALID")
-        context = dict(caller_context)
+        self.context = context = dict(caller_context)
         defaults = await resolve_dynamic(agent.default_options, context)
-        options = self.call_options.merged_over(defaults)
+        self.options = options = self.call_options.merged_over(defaults)
         memory = options.memory
         self.result.thread_id = memory.thread.id if memory and memory.thread else None
         self.result.resource_id = memory.resource if memory else None
@@ -233,12 +239,12 @@ class AgentLoop:
             context[THREAD_ID_KEY] = self.result.thread_id
         if options.response_cache is not None:
             context[RESPONSE_CACHE_KEY] = options.response_cache.as_context()
-        if agent.memory is not None:
-            if memory is None or memory.thread is None or not memory.resource:
+        # A memory agent called without a thread runs without memory (nothing
+        # recalled, nothing saved), as Mastra does; a thread needs its resource.
+        if agent.memory is not None and memory is not None and memory.thread is not None:
+            if not memory.resource:
                 raise InvalidArgument.field(
-                    "options.memory",
-                    f"agent {agent.id!r} keeps conversations: set memory.resource and memory.thread_id",
-                    "MEMORY_IDS_REQUIRED",
+                    "options.memory.resource", "is required with a thread", "MEMORY_IDS_REQUIRED"
                 )
             context[MEMORY_THREAD_KEY] = await agent.memory.prepare(
                 memory.resource, memory.thread.id, title=memory.thread.title, metadata=memory.thread.metadata
@@ -331,8 +337,8 @@ class AgentLoop:
         return self.agent.max_processor_retries
 
     def _error_retry_cap(self, options: ExecutionOptions) -> int:
-        explicit = self._step_retry_cap(options)
-        return explicit if explicit is not None else DEFAULT_MAX_PROCESSOR_RETRIES
+        own = bool(options.error_processors) or (options.error_processors is None and bool(self.agent.error_processors))
+        return error_retry_cap(self.agent, self._step_retry_cap(options), own)
 
     def _retry_step(self, tripwire: TripWire, options: ExecutionOptions) -> bool:
         """Replays the step with the reason appended as a system reminder, when allowed."""
@@ -391,10 +397,12 @@ class AgentLoop:
                 raise
             self.last_step_input = step_input
             step = StepResult(step_number, model=step_input.model)
+            self._in_flight = (step, message_id)
             replayed = await model_call.call(step, step_input, message_id)
 
             assistant = self._assistant_message(step, message_id)
             self.ml.add(assistant, "response")
+            self._in_flight = None
             try:
                 await runner.run_output_step(
                     self.ml,
@@ -546,6 +554,23 @@ class AgentLoop:
         return send_signal
 
     # ------------------------------------------------------------ endings
+
+    async def _save_partial(self, abort: Abort) -> None:
+        """persist_partial_on_abort: the thread keeps what the aborted run had
+        (its input, the replies so far, the text streamed in the step the
+        abort cut short), never an empty reply. A run whose lease was lost
+        saves nothing: the thread may be another replica's already."""
+        bound = self.context.get(MEMORY_THREAD_KEY)
+        if not self.options.persist_partial_on_abort or bound is None or abort.reason == "LEASE_LOST":
+            return
+        if self._in_flight is not None:
+            step, message_id = self._in_flight
+            if step.text and self.ml.get(message_id) is None:
+                self.ml.add(Message(role="assistant", parts=[TextPart(step.text)], id=message_id), "response")
+        try:
+            await self.agent.memory.save_partial(bound, self.ml)
+        except Exception:  # the abort still goes out; what was said is lost, as without the option
+            log.exception("run %s: could not save its partial output", self.state.run_id)
 
     def _final_text(self) -> str:
         return "".join(s.text for s in self.result.steps if s.tripwire is None)

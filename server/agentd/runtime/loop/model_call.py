@@ -188,6 +188,7 @@ class ModelCall:
                 continue
             except BaseException as exc:  # cancelled, or a failure the run reports: the span ends either way
                 chat.end(error=exc)
+                step.text, step.reasoning_text = "".join(text), "".join(reasoning)  # what went out, for an abort
                 raise
             break
         chat.end(

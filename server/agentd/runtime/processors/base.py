@@ -268,6 +268,8 @@ class ProcessOutputResultArgs(HookArgs):
     message_list: MessageList
     result: OutputResult
     system_messages: list[Message] = field(default_factory=list)
+    #: A signal sent here joins the run's messages (saved with them) and the stream.
+    send_signal: SendSignal | None = None
 
 
 @dataclass(kw_only=True)

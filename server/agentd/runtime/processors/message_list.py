@@ -96,12 +96,23 @@ class MessageList:
         self._sources[message.id] = source
 
     def prepend(self, messages: Iterable[Message], source: Source = "memory") -> None:
-        """Puts messages before everything else (history recalled before the input)."""
+        """Puts messages before everything else (history recalled before the
+        input). What was listed already is created after what is put before it,
+        as `add` keeps it: a queued run's opening signal, sent while the run it
+        waited for was replying, is stored after that reply."""
         added = [m for m in messages if m.role != "system"]
         for message in added:
             self._sources[message.id] = source
         known = {m.id for m in added}
-        self._messages = [*added, *(m for m in self._messages if m.id not in known)]
+        rest = [m for m in self._messages if m.id not in known]
+        self._messages = [*added, *rest]
+        if not added:
+            return
+        floor = max(aware(m.created_at) for m in added)
+        for message in rest:
+            if aware(message.created_at) <= floor:
+                message.created_at = floor + _TICK
+            floor = aware(message.created_at)
 
     def extend(self, messages: Iterable[Message], source: Source = "input") -> None:
         for message in messages:

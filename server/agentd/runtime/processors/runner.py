@@ -320,6 +320,7 @@ class ProcessorRunner:
                 message_list=ml,
                 result=result,
                 system_messages=ml.system_messages,
+                send_signal=self.send_signal(processor),
                 **self.common(processor),
             )
 

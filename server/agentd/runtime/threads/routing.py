@@ -24,8 +24,9 @@ class Delivery:
     agent_id: str
     resource_id: str
     thread_id: str
-    #: What to do when the thread has an active run.
-    if_active: ActiveBehavior = "deliver"
+    #: What to do when the thread has an active run (None: the agent's
+    #: `signal_delivery` for the signal's category, else deliver).
+    if_active: ActiveBehavior | None = None
     #: What to do when the thread is idle.
     if_idle: IdleBehavior = "wake"
     #: Attributes merged into the signal on each path (scalar values only).

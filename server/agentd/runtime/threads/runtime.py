@@ -484,20 +484,24 @@ class ThreadRuntime:
             raise run_not_active(run_id, thread_id)
         if active is not None:
             signal = with_delivery_attributes(signal, request.active_attributes)
-            if request.queue:
+            on_active = request.if_active or agent.signal_delivery.get(signal.type, "deliver")
+            # Another agent's run is never interrupted: the signal waits for it, in a run of its own.
+            other_agent = state.agent is not None and state.agent.id != agent.id
+            if other_agent and run_id and on_active == "deliver":
+                raise thread_busy(thread_id, active.run_id)  # that very run cannot take it
+            if request.queue or on_active == "queue" or (other_agent and on_active == "deliver"):
                 await self._commit(signal, agent, state)
-                queued = self._queue(state, agent, signal, request.stream_options or state.options)
+                options = request.stream_options or (None if other_agent else state.options)
+                queued = self._queue(state, agent, signal, options)
                 return Routing("deliver", queued.run_id, signal)
-            if request.if_active == "deliver":
-                if state.agent is not None and state.agent.id != agent.id:
-                    raise thread_busy(thread_id, active.run_id)
+            if on_active == "deliver":
                 await self._commit(signal, agent, state)
                 if not active.deliver(signal):  # the run is past its last model call (or over): a next turn
                     queued = self._queue(state, agent, signal, state.options)
                     return Routing("deliver", queued.run_id, signal)
                 self._hold(active.run_id, signal)
                 return Routing("deliver", active.run_id, signal)
-            if request.if_active == "persist":
+            if on_active == "persist":
                 await self._persist(signal, resource_id, thread_id)
                 return Routing("persist", None, signal)
             return Routing("discard", None, signal)

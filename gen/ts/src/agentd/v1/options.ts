@@ -180,6 +180,13 @@ export interface ExecutionOptions {
     | undefined;
   /** Name of a server-registered step function run as `prepareStep`. */
   prepareStep: string;
+  /**
+   * True: an aborted thread-bound run saves what it had (its input and the
+   * assistant text streamed before the abort) to the thread, and nothing
+   * when no text was streamed. Without memory or a thread it does nothing.
+   * Unset or false: an aborted run saves nothing.
+   */
+  persistPartialOnAbort?: boolean | undefined;
 }
 
 /** How the model may use tools. */
@@ -245,7 +252,11 @@ export interface ClientTool {
   inputSchema?: { [key: string]: any } | undefined;
 }
 
-/** Which thread a run reads and writes. */
+/**
+ * Which thread a run reads and writes. An agent with memory called without
+ * a thread runs without memory: nothing is recalled and nothing is saved (a
+ * thread-less run, as for an agent without memory).
+ */
 export interface MemoryOptions {
   /**
    * The owner of the thread (user, org, project). Also the request's
@@ -357,6 +368,7 @@ function createBaseExecutionOptions(): ExecutionOptions {
     maxProcessorRetries: undefined,
     errorProcessorDefaults: undefined,
     prepareStep: "",
+    persistPartialOnAbort: undefined,
   };
 }
 
@@ -409,6 +421,9 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     }
     if (message.prepareStep !== "") {
       writer.uint32(130).string(message.prepareStep);
+    }
+    if (message.persistPartialOnAbort !== undefined) {
+      writer.uint32(136).bool(message.persistPartialOnAbort);
     }
     return writer;
   },
@@ -548,6 +563,14 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
           message.prepareStep = reader.string();
           continue;
         }
+        case 17: {
+          if (tag !== 136) {
+            break;
+          }
+
+          message.persistPartialOnAbort = reader.bool();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -581,6 +604,9 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
         ? globalThis.Boolean(object.errorProcessorDefaults)
         : undefined,
       prepareStep: isSet(object.prepareStep) ? globalThis.String(object.prepareStep) : "",
+      persistPartialOnAbort: isSet(object.persistPartialOnAbort)
+        ? globalThis.Boolean(object.persistPartialOnAbort)
+        : undefined,
     };
   },
 
@@ -634,6 +660,9 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     if (message.prepareStep !== "") {
       obj.prepareStep = message.prepareStep;
     }
+    if (message.persistPartialOnAbort !== undefined) {
+      obj.persistPartialOnAbort = message.persistPartialOnAbort;
+    }
     return obj;
   },
 
@@ -676,6 +705,7 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     message.maxProcessorRetries = object.maxProcessorRetries ?? undefined;
     message.errorProcessorDefaults = object.errorProcessorDefaults ?? undefined;
     message.prepareStep = object.prepareStep ?? "";
+    message.persistPartialOnAbort = object.persistPartialOnAbort ?? undefined;
     return message;
   },
 };

@@ -52,7 +52,11 @@ export function stateModeToJSON(object: StateMode): string {
 }
 
 export enum ActiveBehavior {
-  /** ACTIVE_BEHAVIOR_UNSPECIFIED - Deliver. */
+  /**
+   * ACTIVE_BEHAVIOR_UNSPECIFIED - The agent's `signal_delivery` policy for the signal's category (deliver,
+   * queue, persist or discard; `queue` makes it a run of its own once the
+   * active one ends), else deliver.
+   */
   ACTIVE_BEHAVIOR_UNSPECIFIED = 0,
   /** ACTIVE_BEHAVIOR_DELIVER - The active run takes the signal at its next model boundary. */
   ACTIVE_BEHAVIOR_DELIVER = 1,
@@ -341,7 +345,8 @@ export interface SignalInput {
   /**
    * "user", "state", "reactive" or "notification"; the legacy
    * "user-message" and "system-reminder" are normalised. Anything else is
-   * INVALID_ARGUMENT.
+   * INVALID_ARGUMENT UNKNOWN_SIGNAL_TYPE: there are no custom types; a
+   * custom XML tag is `tag_name` on one of these categories.
    */
   type: string;
   /**

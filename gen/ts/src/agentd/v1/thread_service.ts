@@ -308,6 +308,7 @@ export interface ToolResultAck {
 }
 
 export interface AbortRunRequest {
+  /** Required unless `run_id` names a run without a thread. */
   threadId: string;
   resourceId: string;
   /** When set, abort only this run (no-op if it is not the active one). */
@@ -3583,7 +3584,13 @@ export const ThreadServiceService = {
     responseSerialize: (value: ConnectResponse): Buffer => Buffer.from(ConnectResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ConnectResponse => ConnectResponse.decode(value),
   },
-  /** Aborts the thread's active run. Answers whether a run was aborted. */
+  /**
+   * Aborts the thread's active run. Answers whether a run was aborted.
+   * With `run_id` and no `thread_id`, aborts a run that has no thread (a
+   * Generate or Stream without memory), for the caller that started it, on
+   * the replica that serves it. A run that ended, an unknown id, or another
+   * caller's run answers `aborted = false`: a finished run is gone.
+   */
   abortRun: {
     path: "/agentd.v1.ThreadService/AbortRun",
     requestStream: false,
@@ -3653,7 +3660,13 @@ export interface ThreadServiceServer extends UntypedServiceImplementation {
    *   Subscribe.
    */
   connect: handleBidiStreamingCall<ConnectRequest, ConnectResponse>;
-  /** Aborts the thread's active run. Answers whether a run was aborted. */
+  /**
+   * Aborts the thread's active run. Answers whether a run was aborted.
+   * With `run_id` and no `thread_id`, aborts a run that has no thread (a
+   * Generate or Stream without memory), for the caller that started it, on
+   * the replica that serves it. A run that ended, an unknown id, or another
+   * caller's run answers `aborted = false`: a finished run is gone.
+   */
   abortRun: handleUnaryCall<AbortRunRequest, AbortRunResponse>;
 }
 
@@ -3806,7 +3819,13 @@ export interface ThreadServiceClient extends Client {
   connect(): ClientDuplexStream<ConnectRequest, ConnectResponse>;
   connect(options: Partial<CallOptions>): ClientDuplexStream<ConnectRequest, ConnectResponse>;
   connect(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<ConnectRequest, ConnectResponse>;
-  /** Aborts the thread's active run. Answers whether a run was aborted. */
+  /**
+   * Aborts the thread's active run. Answers whether a run was aborted.
+   * With `run_id` and no `thread_id`, aborts a run that has no thread (a
+   * Generate or Stream without memory), for the caller that started it, on
+   * the replica that serves it. A run that ended, an unknown id, or another
+   * caller's run answers `aborted = false`: a finished run is gone.
+   */
   abortRun(
     request: AbortRunRequest,
     callback: (error: ServiceError | null, response: AbortRunResponse) => void,

@@ -12,9 +12,17 @@ process_input_step trims the run's messages (for this request only: stored histo
 is untouched), unless this processor's process_llm_request also runs for the step,
 in which case only the provider prompt of that one call is trimmed.
 
+`memory-only` trims recalled history only, never this call's input, the run's
+responses or system messages, and never aborts: when the whole prompt (24 +
+system messages + messages) exceeds `limit`, the oldest recalled messages go
+until it is at most `limit - at_max_remove_tokens` (25% of the limit by default),
+so the next turns do not trim again at once. That mode leaves output alone.
+
 Output side: process_output_stream counts `text-delta` (and `object`) chunks, and
-process_output_result trims the assistant text of the response messages. The
-running count lives in `args.state`, never on the instance.
+process_output_result trims the assistant text of the response messages. When
+`truncate` first withholds output, one transient `data-token-limit-reached`
+chunk says so (`{processorId, limit, tokens}`). `limit: 0` withholds
+everything. The running count lives in `args.state`, never on the instance.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentd.runtime.chunks import Chunk, ObjectPartial, TextDelta
+from agentd.runtime.chunks import Chunk, Data, ObjectPartial, TextDelta
 from agentd.runtime.messages import (
     DataPart,
     FilePart,
@@ -55,6 +63,7 @@ from agentd.runtime.processors.base import (
     ProcessOutputResultArgs,
     ProcessOutputStreamArgs,
 )
+from agentd.runtime.processors.message_list import MessageList
 
 if TYPE_CHECKING:
     import tiktoken
@@ -63,7 +72,7 @@ log = logging.getLogger("agentd.processors.token_limiter")
 
 Strategy = Literal["truncate", "abort"]
 CountMode = Literal["cumulative", "part"]
-TrimMode = Literal["best-fit", "contiguous"]
+TrimMode = Literal["best-fit", "contiguous", "memory-only"]
 
 #: Overhead per message and per conversation (the chat format's framing tokens).
 TOKENS_PER_MESSAGE = 3.8
@@ -77,7 +86,11 @@ JSON_OVERHEAD = -12
 DEFAULT_ENCODING = "o200k_base"
 _STRATEGIES = ("truncate", "abort")
 _COUNT_MODES = ("cumulative", "part")
-_TRIM_MODES = ("best-fit", "contiguous")
+_TRIM_MODES = ("best-fit", "contiguous", "memory-only")
+#: memory-only frees this share of the limit below it when it trims.
+DEFAULT_REMOVE_SHARE = 0.25
+#: The chunk that says output is being withheld.
+LIMIT_REACHED = "data-token-limit-reached"
 
 # ---------------------------------------------------------------- the offline tokenizer
 
@@ -264,16 +277,27 @@ class TokenLimiter(Processor):
         strategy: Strategy = "truncate",
         count_mode: CountMode = "cumulative",
         trim_mode: TrimMode = "best-fit",
+        at_max_remove_tokens: int | None = None,
         encoding: str = DEFAULT_ENCODING,
     ) -> None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-            raise ValueError(f"limit must be a positive integer, not {limit!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a non-negative integer, not {limit!r}")
         if strategy not in _STRATEGIES:
             raise ValueError(f"strategy must be one of {', '.join(_STRATEGIES)}, not {strategy!r}")
         if count_mode not in _COUNT_MODES:
             raise ValueError(f"count_mode must be one of {', '.join(_COUNT_MODES)}, not {count_mode!r}")
         if trim_mode not in _TRIM_MODES:
             raise ValueError(f"trim_mode must be one of {', '.join(_TRIM_MODES)}, not {trim_mode!r}")
+        if at_max_remove_tokens is None:
+            at_max_remove_tokens = math.floor(limit * DEFAULT_REMOVE_SHARE)
+        if (
+            isinstance(at_max_remove_tokens, bool)
+            or not isinstance(at_max_remove_tokens, int)
+            or not 0 <= at_max_remove_tokens <= limit
+        ):
+            raise ValueError(
+                f"at_max_remove_tokens must be an integer from 0 to the limit ({limit}), not {at_max_remove_tokens!r}"
+            )
         if encoding not in encoding_names():
             raise ValueError(f"unknown encoding {encoding!r} (known: {', '.join(encoding_names())})")
         self.id = type(self).id
@@ -281,6 +305,7 @@ class TokenLimiter(Processor):
         self.strategy: Strategy = strategy
         self.count_mode: CountMode = count_mode
         self.trim_mode: TrimMode = trim_mode
+        self.at_max_remove_tokens = at_max_remove_tokens
         self.encoding = encoding
 
     # ------------------------------------------------------------ counting
@@ -362,13 +387,41 @@ class TokenLimiter(Processor):
             )
         return [m for i, m in enumerate(messages) if i in kept]
 
-    def process_input(self, args: ProcessInputArgs) -> list[Message] | None:
+    def trim_memory(self, message_list: MessageList) -> MessageList | None:
+        """memory-only: drops the oldest recalled messages (whole tool groups)
+        while the prompt is over the limit, down to `limit - at_max_remove_tokens`.
+        The list itself when it changed, else None."""
+        messages = message_list.get_all()
+        system = message_list.all_system_messages()
+        total = TOKENS_PER_CONVERSATION + self.count_messages(system) + self.count_messages(messages)
+        if total <= self.limit:
+            return None
+        target = self.limit - self.at_max_remove_tokens
+        removable = {m.id for m in message_list.get_remembered()}
+        removed: list[str] = []
+        for group in _groups(messages):
+            if total <= target:
+                break
+            if not all(messages[i].id in removable for i in group):
+                continue  # a group that holds this call's input (or output) stays whole
+            removed.extend(messages[i].id for i in group)
+            total -= sum(self.count_message(messages[i]) for i in group)
+        if not removed:
+            return None
+        message_list.remove_by_ids(removed)
+        return message_list
+
+    def process_input(self, args: ProcessInputArgs) -> list[Message] | MessageList | None:
+        if self.trim_mode == "memory-only":
+            return self.trim_memory(args.message_list)
         if not args.messages and len(args.message_list):
             return None  # no new input (e.g. a continuation): nothing to trim here
         kept = self.trim(args.messages, args.system_messages, args.abort)
         return kept if len(kept) != len(args.messages) else None
 
-    def process_input_step(self, args: ProcessInputStepArgs) -> list[Message] | None:
+    def process_input_step(self, args: ProcessInputStepArgs) -> list[Message] | MessageList | None:
+        if self.trim_mode == "memory-only":
+            return self.trim_memory(args.message_list)
         if args.llm_request_stage:
             return None  # process_llm_request trims this step's prompt instead
         system = [*args.system_messages, *_tagged_system(args)]
@@ -376,6 +429,8 @@ class TokenLimiter(Processor):
         return kept if len(kept) != len(args.messages) else None
 
     def process_llm_request(self, args: ProcessLLMRequestArgs) -> LLMRequestResult | None:
+        if self.trim_mode == "memory-only":
+            return None  # it trims what memory recalled, at the input hooks
         system = [m for m in args.prompt if m.role == "system"]
         others = [m for m in args.prompt if m.role != "system"]
         kept = self.trim(others, system, args.abort)
@@ -398,7 +453,7 @@ class TokenLimiter(Processor):
         return f"Token limit of {self.limit} exceeded (current: {_fmt(current)})"
 
     def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
-        tokens = self._chunk_tokens(args.part)
+        tokens = None if self.trim_mode == "memory-only" else self._chunk_tokens(args.part)
         if tokens is None:
             return args.part
         state = args.state
@@ -413,11 +468,18 @@ class TokenLimiter(Processor):
             args.abort(self._exceeded(current))
         if self.count_mode == "cumulative":
             state["truncated"] = True
+        if not state.get("limit_reached_notified") and args.emit_after is not None:
+            # Once per request: truncation is never silent, and never a flood.
+            state["limit_reached_notified"] = True
+            notice = Data(LIMIT_REACHED, {"processorId": self.id, "limit": self.limit, "tokens": current}, None, True)
+            args.emit_after(Chunk(notice, args.part.run_id, 0))
         return None
 
     def process_output_result(self, args: ProcessOutputResultArgs) -> list[Message] | None:
         """Keeps assistant text while it fits, cuts the first overflowing text
         part to its longest fitting prefix and empties the rest (or aborts)."""
+        if self.trim_mode == "memory-only":
+            return None
         total = 0
         changed: list[Message] = []
         for message in args.messages:
