@@ -74,6 +74,8 @@ async def serve(args: argparse.Namespace) -> int:
         tls=cfg.server.tls,
         reflection_mode=cfg.server.reflection,
         default_deadline=cfg.server.default_deadline_seconds,
+        metrics_port=cfg.server.metrics_port,
+        metrics_host=host,
     )
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
