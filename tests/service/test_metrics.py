@@ -8,6 +8,7 @@ and OTEL_RESOURCE_ATTRIBUTES."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.server import Running, start_server
+from support.server import ROOT, Running, start_server
 from support_models import HELD, held_model
 
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
@@ -220,6 +221,21 @@ async def test_the_scrape_endpoint_counts_a_scripted_workload(metered: Running, 
     assert value(done, "rpc_server_call_duration_seconds_bucket", **rpc("AgentService/Generate", "OK"), le="+Inf") == 5
     target = next(labels for (name, labels) in done if name == "target_info")
     assert ("service_name", "agentd") in target
+    # Every metric the README lists is there (the take-overs need replicas: tests/redis counts them).
+    names = {name for name, _ in done}
+    assert {n for n in readme_metrics() if n != "agentd_lease_takeovers_total"} <= names
+
+
+def readme_metrics() -> set[str]:
+    """The README's Metrics table, as Prometheus names samples carry."""
+    section = (ROOT / "README.md").read_text().split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    names = set()
+    for cell, kind in re.findall(r"^\| (`[^|]+) \| (histogram|counter|gauge) \|", section, re.M):
+        unit = "_seconds" if cell.endswith("(s)") else ""
+        suffix = {"histogram": "_count", "counter": "_total", "gauge": ""}[kind]
+        names |= {name.replace(".", "_") + unit + suffix for name in re.findall(r"`([a-z_.]+)`", cell)}
+    assert len(names) == 12, names
+    return names
 
 
 def rpc(method: str, code: str) -> dict[str, str]:
