@@ -1,15 +1,18 @@
 """`agentd serve` with the README's agentd.toml, whose `[server] metrics_port`
 serves Prometheus metrics: scraped over HTTP after a call; a taken metrics
-port stops the server naming the key."""
+port stops the server naming the key, and so does an exporter the OTEL_*
+environment names that is not installed."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import urllib.request
 from pathlib import Path
 
 import grpc
+import pytest
 
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
@@ -52,3 +55,13 @@ def test_a_taken_metrics_port_names_the_setting(tmp_path: Path) -> None:
         assert server.proc.wait(timeout=30) == 1
     log = server.log_text()
     assert "[server] metrics_port" in log and "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("variable", ["OTEL_METRICS_EXPORTER", "OTEL_TRACES_EXPORTER"])
+def test_an_exporter_that_is_not_installed_is_a_configuration_error(tmp_path: Path, variable: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    server = start_server(config=own_sqlite(DEFAULT_CONFIG, tmp_path), env={**env, variable: "statsd"})
+    assert server.proc.wait(timeout=30) == 2
+    log = server.log_text()
+    assert f"agentd: configuration error: {variable}: " in log and "'statsd'" in log, log
+    assert "Traceback" not in log, log

@@ -338,9 +338,3 @@ async def test_otlp_metrics_and_spans_carry_the_configured_service_name(
     assert {"invoke_agent Echo", "/agentd.v1.AgentService/Generate"} <= {name for _, name in receiver.spans}
     for attributes, _ in receiver.metrics + receiver.spans:
         assert (attributes["service.name"], attributes["service.namespace"]) == ("billing", "ai")
-
-
-async def test_an_unknown_metrics_exporter_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "statsd")
-    with pytest.raises(ValueError, match=r"OTEL_METRICS_EXPORTER.*statsd"):
-        await start_server()

@@ -30,6 +30,10 @@ from agentd import __version__
 from agentd.runtime.telemetry import LINK_TO
 
 
+class OtelEnvironmentError(ValueError):
+    """An OTEL_* variable names what no installed package provides."""
+
+
 def enabled(env: dict[str, str] | None = None) -> bool:
     env = dict(os.environ) if env is None else env
     if env.get("OTEL_SDK_DISABLED", "").lower() == "true":
@@ -62,14 +66,14 @@ def _exporter_names(signal: Literal["traces", "metrics"]) -> list[str]:
 
 
 def _exporters(signal: Literal["traces", "metrics"]) -> list[Any]:
-    """The exporter classes the environment names for `signal`; ValueError naming the variable."""
+    """The exporter classes the environment names for `signal`; OtelEnvironmentError naming the variable."""
     names = _exporter_names(signal)
     try:
         traces, metrics = (names, []) if signal == "traces" else ([], names)
         spans, readers, _ = _import_exporters(traces, metrics, [])
     except RuntimeError as exc:  # the SDK's word for a name no installed exporter has
         variable = "OTEL_TRACES_EXPORTER" if signal == "traces" else "OTEL_METRICS_EXPORTER"
-        raise ValueError(f"{variable}: {exc} (agentd ships otlp and console)") from None
+        raise OtelEnvironmentError(f"{variable}: {exc} (agentd ships otlp and console)") from None
     return list((spans if signal == "traces" else readers).values())
 
 
