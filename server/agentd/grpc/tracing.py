@@ -67,13 +67,14 @@ def _exporter_names(signal: Literal["traces", "metrics"]) -> list[str]:
 
 def _exporters(signal: Literal["traces", "metrics"]) -> list[Any]:
     """The exporter classes the environment names for `signal`; OtelEnvironmentError naming the variable."""
-    names = _exporter_names(signal)
     try:
+        names = _exporter_names(signal)
         traces, metrics = (names, []) if signal == "traces" else ([], names)
         spans, readers, _ = _import_exporters(traces, metrics, [])
-    except RuntimeError as exc:  # the SDK's word for a name no installed exporter has
+    except RuntimeError as exc:  # the SDK's word for a name no installed exporter has, or an unknown protocol
         variable = "OTEL_TRACES_EXPORTER" if signal == "traces" else "OTEL_METRICS_EXPORTER"
-        raise OtelEnvironmentError(f"{variable}: {exc} (agentd ships otlp and console)") from None
+        shipped = "otlp and console" if signal == "traces" else "otlp, console and prometheus"
+        raise OtelEnvironmentError(f"{variable}: {exc} (agentd ships {shipped})") from None
     return list((spans if signal == "traces" else readers).values())
 
 
