@@ -16,6 +16,7 @@ from agentd import chat
 from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
+from agentd.grpc.tracing import OtelEnvironmentError
 from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
@@ -74,6 +75,8 @@ async def serve(args: argparse.Namespace) -> int:
         tls=cfg.server.tls,
         reflection_mode=cfg.server.reflection,
         default_deadline=cfg.server.default_deadline_seconds,
+        metrics_port=cfg.server.metrics_port,
+        metrics_host=host,
     )
     bound = await server.start(f"{host}:{port}")
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
@@ -162,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(serve(args))
-    except config_mod.ConfigError as exc:
+    except (config_mod.ConfigError, OtelEnvironmentError) as exc:
         print(f"agentd: configuration error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:

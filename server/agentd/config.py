@@ -71,6 +71,8 @@ class ServerSettings:
     default_deadline_seconds: float = 300.0
     #: TLS (and mutual TLS) for the listening port; None: plaintext.
     tls: TLSSettings | None = None
+    #: The Prometheus scrape endpoint's port, on `host` (0: any free port); None: no endpoint.
+    metrics_port: int | None = None
 
 
 @dataclass
@@ -183,6 +185,17 @@ class Config:
             client_tool_timeout=self.threads.client_tool_timeout_seconds,
             lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
         )
+
+
+def _metrics_port(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ConfigError(
+            f"server.metrics_port: {value!r} is not a port number (1-65535, or 0 for any free port); "
+            "leave it out to serve no metrics"
+        )
+    return value
 
 
 def _cache_settings(table: Any) -> CacheSettings:
@@ -566,6 +579,7 @@ def load(
             reflection=str(server.get("reflection", "open")),
             default_deadline_seconds=float(server.get("default_deadline_seconds", 300.0)),
             tls=tls,
+            metrics_port=_metrics_port(server.get("metrics_port")),
         )
         if "mtls" in config.auth.modes and (tls is None or not tls.require_client_cert):
             # grpc only asks for a client certificate when it requires one: mode mtls would admit nobody.

@@ -15,6 +15,7 @@ A plain module (not a conftest) so any e2e test can import it:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -171,12 +172,14 @@ def start_server(
 def own_sqlite(config: Path, folder: Path) -> Path:
     """A copy of `config` whose SQLite file is in `folder`: one process per
     SQLite file, so every server a test starts from the repository's
-    agentd.toml gets its own (and the checkout's agentd-data is left alone)."""
+    agentd.toml gets its own (and the checkout's agentd-data is left alone).
+    Its metrics endpoint, on a fixed port there, takes any free port instead."""
     text = config.read_text()
     default = 'path = "agentd-data/agentd.db"'
     assert default in text, f"{config} no longer names {default}"
+    text = text.replace(default, f'path = "{folder / "agentd.db"}"')
     copy = folder / f"agentd-{uuid.uuid4().hex[:8]}.toml"
-    copy.write_text(text.replace(default, f'path = "{folder / "agentd.db"}"'))
+    copy.write_text(re.sub(r"(?m)^metrics_port = \d+$", "metrics_port = 0", text))
     return copy
 
 

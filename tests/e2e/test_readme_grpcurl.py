@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 from agentd.auth_config import parse_auth
 
 from .secure import CONFORMANCE_DIR, Pki, make_pki, new_caller, start_secure_server
-from .serverproc import REPO_ROOT, ServerProcess, start_server
+from .serverproc import DEFAULT_CONFIG, REPO_ROOT, ServerProcess, own_sqlite, start_server
 from .test_grpcurl import AGENTD_SERVICES, RUN_TIMEOUT_S, grpcurl, json_documents, ok_output, run_grpcurl
 
 __all__ = ["grpcurl"]  # the fixture, shared with test_grpcurl
@@ -65,8 +64,7 @@ def test_the_readme_calls_every_service() -> None:
 
 
 def test_every_readme_grpcurl_command_succeeds(grpcurl: str, tmp_path: Path) -> None:
-    shutil.copy(REPO_ROOT / "agentd.toml", tmp_path / "agentd.toml")  # its SQLite file lands in tmp_path
-    server = start_server(config=tmp_path / "agentd.toml", log_dir=tmp_path)
+    server = start_server(config=own_sqlite(DEFAULT_CONFIG, tmp_path), log_dir=tmp_path)  # the README's agentd.toml
     try:
         server.wait_serving(timeout=30)
         commands = readme_commands()

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from agentd.backends.redis_cluster import RedisCluster
 from agentd.backends.redis_coordination import RedisCoordination
@@ -139,6 +141,19 @@ async def collect(subscriber: Subscriber, into: list[Chunk]) -> None:
         into.extend(batch)
 
 
+def counted(reader: InMemoryMetricReader, name: str) -> float:
+    data = reader.get_metrics_data()
+    points = [
+        p
+        for r in (data.resource_metrics if data else [])
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == name
+        for p in m.data.data_points
+    ]
+    return sum(p.value for p in points)  # type: ignore[attr-defined]
+
+
 def threads_of(host: Host) -> LeasedOwnership:
     assert isinstance(host.threads.ownership, LeasedOwnership)
     return host.threads.ownership
@@ -195,6 +210,8 @@ async def test_work_queued_on_a_replica_that_shuts_down_runs_on_another(
     replicas: Callable[..., Any], tmp_path: Path
 ) -> None:
     a, b = await replicas(), await replicas()
+    metered = InMemoryMetricReader()
+    b.enable_metrics(MeterProvider(metric_readers=[metered]))
     _, _, subscriber = await b.threads.subscribe("u1", "t1")
     seen: list[Chunk] = []
     reader = asyncio.ensure_future(collect(subscriber, seen))
@@ -219,6 +236,7 @@ async def test_work_queued_on_a_replica_that_shuts_down_runs_on_another(
         assert b.runs.get(replayed) is None and replayed != first
         assert len(echoes()) == 1  # once
         assert await b.storage.list_pending() == []
+        assert counted(metered, "agentd.lease.takeovers") >= 1  # B took the thread A left
     finally:
         b.threads.unsubscribe("u1", "t1", subscriber)
         reader.cancel()

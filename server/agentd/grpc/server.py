@@ -1,4 +1,4 @@
-"""The gRPC server: services, health, reflection, tracing, graceful shutdown."""
+"""The gRPC server: services, health, reflection, tracing, metrics, graceful shutdown."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from agentd.grpc import service, tracing
+from agentd.grpc import metrics, service, tracing
 from agentd.grpc.agent_service import AgentService
 from agentd.grpc.auth import Authenticator
 from agentd.grpc.cache_service import CacheService
@@ -75,6 +75,8 @@ class AgentdServer:
         tls: TLSSettings | None = None,
         reflection_mode: str = "open",
         default_deadline: float | None = None,
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
     ) -> None:
         self.host = host
         #: Who is calling and what they may do: authentication, roles, limits.
@@ -99,6 +101,11 @@ class AgentdServer:
                 aio_server_interceptor(tracer_provider=self.tracer_provider, filter_=outside_long_streams)  # type: ignore[no-untyped-call]
             )
             host.runs.telemetry.enable(self.tracer_provider, capture_content=tracing.capture_content())
+        #: The Prometheus endpoint's address (`metrics_port` None: no endpoint; 0: any free port).
+        self.metrics_address = (metrics_host, metrics_port)
+        self.metrics = metrics.configure(scrape=metrics_port is not None)
+        if self.metrics is not None:
+            host.enable_metrics(self.metrics.provider)
         # so_reuseport off: a second server on a taken port must fail, not share it.
         options = [
             ("grpc.so_reuseport", 0),
@@ -116,7 +123,8 @@ class AgentdServer:
             (signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host)),
             (cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host)),
         )
-        policy = service.CallPolicy(self.gate, max_message_bytes, default_deadline)
+        rpc_metrics = self.metrics.rpc if self.metrics is not None else None
+        policy = service.CallPolicy(self.gate, max_message_bytes, default_deadline, rpc_metrics)
         for descriptor, base, servicer in servicers:
             service.register(self.server, descriptor, base, servicer, policy)
         # Health stays open: load balancers and orchestrators ask it without credentials.
@@ -125,6 +133,8 @@ class AgentdServer:
             names = (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME)
             reflection.enable_server_reflection(names, self.server)
         self.port = 0
+        #: The metrics endpoint's port once serving (None: no endpoint).
+        self.metrics_port: int | None = None
         self._stopped = asyncio.Event()
         #: How often notifications that fell due are delivered (0: never; tests step it).
         self.dispatch_interval = dispatch_interval
@@ -140,6 +150,9 @@ class AgentdServer:
                 self.port = self.server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc reports a taken or bad address this way
             raise OSError(f"cannot listen on {address}: address in use or invalid") from exc
+        metrics_host, metrics_port = self.metrics_address
+        if self.metrics is not None and metrics_port is not None:
+            self.metrics_port = self.metrics.serve(metrics_host, metrics_port)
         recovered = await self.host.open()  # replays acknowledged signals a stopped process left behind
         if recovered:
             log.info("recovered %d acknowledged signal(s) into new runs", recovered)
@@ -182,5 +195,7 @@ class AgentdServer:
         await self.server.stop(grace=2.0)
         if self.tracer_provider is not None:
             self.tracer_provider.shutdown()
+        if self.metrics is not None:  # the exporters' last export: every run has ended
+            await asyncio.to_thread(self.metrics.shutdown)
         await self.host.close()
         self._stopped.set()

@@ -5,12 +5,14 @@ number in any Value answers INVALID_ARGUMENT naming the field, runtime errors
 become rich statuses, unexpected exceptions are logged and answered INTERNAL.
 A method the servicer does not implement (mypy flags the class: the generated
 stubs make it abstract) answers UNIMPLEMENTED with reason NOT_IMPLEMENTED, and
-is logged at start-up."""
+is logged at start-up. With metrics on, every call's duration and status are
+recorded (`rpc.server.call.duration`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +24,7 @@ from agentd.grpc.auth import Authenticator
 from agentd.grpc.authz import CALLER, ROLES
 from agentd.grpc.errors import Context, abort
 from agentd.grpc.gate import Gate
+from agentd.grpc.metrics import RpcMetrics
 from agentd.grpc.tenancy import unscope_message
 from agentd.grpc.values import non_finite
 from agentd.grpc.wire import locate_malformed
@@ -95,11 +98,13 @@ def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
 @dataclass(frozen=True)
 class CallPolicy:
     """What every served call gets: its caller admitted by `gate`, a unary
-    reply bounded by `max_reply_bytes`, and `default_deadline` when it carries none."""
+    reply bounded by `max_reply_bytes`, `default_deadline` when it carries none,
+    and its duration in `rpc_metrics` when metrics are on."""
 
     gate: Gate = field(default_factory=lambda: Gate(Authenticator()))
     max_reply_bytes: int | None = None
     default_deadline: float | None = None
+    rpc_metrics: RpcMetrics | None = None
 
 
 @dataclass(frozen=True)
@@ -117,9 +122,45 @@ class _Call:
     def gate(self) -> Gate:
         return self.policy.gate
 
+    def timed(self, context: Context) -> _Timing | None:
+        """Times the call until grpc is done with it, when metrics are on."""
+        metrics = self.policy.rpc_metrics
+        if metrics is None:
+            return None
+        timing = _Timing(self.full_name, metrics)
+        context.add_done_callback(timing.done)  # type: ignore[arg-type]  # grpc-stubs wants a class with __call__
+        return timing
+
+
+class _Timing:
+    """One call's duration, recorded when grpc is done with the call: a stream
+    cancelled while it waits to write (a client that stopped reading) never
+    gets back into its handler, so the handler cannot be the one to record."""
+
+    __slots__ = ("answered", "method", "metrics", "started")
+
+    def __init__(self, method: str, metrics: RpcMetrics) -> None:
+        self.method = method
+        self.metrics = metrics
+        self.started = time.perf_counter()
+        #: The handler returned (or its stream ended) on its own.
+        self.answered = False
+
+    def done(self, context: Context) -> None:
+        code = context.code() or (grpc.StatusCode.OK if self.answered else _cancelled(context))
+        self.metrics.record(self.method, code, time.perf_counter() - self.started)
+
+
+def _cancelled(context: Context) -> grpc.StatusCode:
+    """What a call that ended under its handler ended with."""
+    remaining = context.time_remaining()
+    expired = remaining is not None and remaining <= 0
+    return grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
+
 
 def _unary(impl: Unary, call: _Call) -> Unary:
     async def handle(request: Any, context: Context) -> Any:
+        timing = call.timed(context)
         try:
             identity = await call.gate.admit(call.full_name, context)
             _checked(request)
@@ -132,6 +173,8 @@ def _unary(impl: Unary, call: _Call) -> Unary:
             limit = call.policy.max_reply_bytes
             if limit is not None and (size := response.ByteSize()) > limit:
                 raise _too_large(call.name, size, limit)
+            if timing is not None:
+                timing.answered = True
             return response
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
@@ -163,6 +206,7 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
     (frames are the implementation's to check)."""
 
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
+        timing = call.timed(context)
         try:
             identity = await call.gate.admit(call.full_name, context)
             if decoded_request:
@@ -173,6 +217,8 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
                     async for response in impl(request, context):
                         unscope_message(response, identity.tenant)
                         yield response
+                if timing is not None:
+                    timing.answered = True
             finally:
                 CALLER.reset(token)
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):

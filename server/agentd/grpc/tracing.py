@@ -2,17 +2,36 @@
 
 Spans are built and exported only when the environment asks for an exporter
 (OTEL_TRACES_EXPORTER, or an OTLP endpoint); otherwise no provider and no
-interceptor are installed, so tracing costs nothing.
+interceptor are installed, so tracing costs nothing. Metrics are exported
+the same way when OTEL_METRICS_EXPORTER names an exporter.
+
+The SDK's own environment configuration picks the exporters: the names in
+OTEL_*_EXPORTER are its exporters' entry points, `otlp` takes its protocol
+from OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL, and each exporter reads
+its endpoint, headers and timeouts itself. Its providers are made here rather
+than by the SDK's global set-up, so that each server owns, flushes and shuts
+down its own. The resource is the SDK's detection (OTEL_SERVICE_NAME,
+OTEL_RESOURCE_ATTRIBUTES), with service.name `agentd` when neither names one.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from opentelemetry import propagate, trace
+from opentelemetry.sdk._configuration import _get_exporter_entry_point, _get_exporter_names, _import_exporters
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, OTELResourceDetector, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from agentd import __version__
 from agentd.runtime.telemetry import LINK_TO
+
+
+class OtelEnvironmentError(ValueError):
+    """An OTEL_* variable names what no installed package provides."""
 
 
 def enabled(env: dict[str, str] | None = None) -> bool:
@@ -31,36 +50,52 @@ def capture_content(env: dict[str, str] | None = None) -> bool:
     return env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() == "true"
 
 
-def configure() -> Any:
+def resource() -> Resource:
+    """What the SDK detects (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME win),
+    over agentd's name and version."""
+    given = OTELResourceDetector().detect().attributes
+    ours = {SERVICE_NAME: "agentd", SERVICE_VERSION: __version__}
+    return Resource.create({key: value for key, value in ours.items() if key not in given})
+
+
+def _exporter_names(signal: Literal["traces", "metrics"]) -> list[str]:
+    names = _get_exporter_names(signal)
+    if not names and signal == "traces" and enabled():  # an OTLP endpoint alone: OTLP, the spec's default
+        names = [_get_exporter_entry_point("otlp", signal)]
+    return names
+
+
+def _exporters(signal: Literal["traces", "metrics"]) -> list[Any]:
+    """The exporter classes the environment names for `signal`; OtelEnvironmentError naming the variable."""
+    try:
+        names = _exporter_names(signal)
+        traces, metrics = (names, []) if signal == "traces" else ([], names)
+        spans, readers, _ = _import_exporters(traces, metrics, [])
+    except RuntimeError as exc:  # the SDK's word for a name no installed exporter has, or an unknown protocol
+        variable = "OTEL_TRACES_EXPORTER" if signal == "traces" else "OTEL_METRICS_EXPORTER"
+        shipped = "otlp and console" if signal == "traces" else "otlp, console and prometheus"
+        raise OtelEnvironmentError(f"{variable}: {exc} (agentd ships {shipped})") from None
+    return list((spans if signal == "traces" else readers).values())
+
+
+def configure() -> TracerProvider | None:
     """A TracerProvider exporting per the environment, or None when tracing is off."""
     if not enabled():
         return None
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
-
-    provider = TracerProvider(resource=Resource.create({"service.name": "agentd"}))
-    names = [n.strip() for n in os.environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
-    for name in names:
-        exporter: SpanExporter
-        if name == "console":
-            exporter = ConsoleSpanExporter()
-        elif name == "otlp":
-            protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get(
-                "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"
-            )
-            if protocol.startswith("http"):  # http/protobuf
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
-
-                exporter = HTTPExporter()
-            else:
-                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-                exporter = OTLPSpanExporter()
-        else:
-            raise ValueError(f"unsupported OTEL_TRACES_EXPORTER {name!r} (use otlp, console or none)")
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+    provider = TracerProvider(resource=resource())
+    for exporter in _exporters("traces"):
+        provider.add_span_processor(BatchSpanProcessor(exporter()))
     return provider
+
+
+def metric_readers() -> list[MetricReader]:
+    """The readers OTEL_METRICS_EXPORTER asks for (none when unset, or when the SDK is disabled)."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+        return []
+    readers: list[MetricReader] = []
+    for exporter in _exporters("metrics"):
+        readers.append(exporter() if issubclass(exporter, MetricReader) else PeriodicExportingMetricReader(exporter()))
+    return readers
 
 
 def link_runs_to_caller(metadata: Any) -> None:

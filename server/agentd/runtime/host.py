@@ -12,6 +12,7 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.metrics import Metrics
 from agentd.runtime.notifications import (
     DispatchResult,
     InMemoryNotificationStore,
@@ -152,6 +153,18 @@ class Host:
     @property
     def cache(self) -> ServerCache:
         return self.caches[self.cache_backend]
+
+    def enable_metrics(self, provider: Any) -> Metrics:
+        """Records this host's runs, model calls, tripwires and take-overs into
+        `provider` (a MeterProvider), and lets it observe the live counts."""
+        metrics = self.runs.telemetry.enable_metrics(provider)
+        metrics.observe(
+            active_runs=lambda: len(self.runs.active()),
+            subscriptions=self.threads.log.subscribers,
+            queued_messages=self.threads.queued_messages,
+            caches=self.caches,
+        )
+        return metrics
 
     async def open(self) -> int:
         """Opens the backends, then starts the thread runtime (which replays the

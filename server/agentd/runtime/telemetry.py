@@ -6,9 +6,11 @@ and one `processor {id}` span per processor per phase (the input phase, each
 step, the result phase), however many chunks its stream hook saw.
 
 Spans are built only when the host's Telemetry has a tracer (the server gives
-it one when tracing is on); otherwise every method here returns at its first
-line. Prompt and completion text are recorded only with `capture_content`
-(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+it one when tracing is on); otherwise every span method here returns at its
+first line. Prompt and completion text are recorded only with `capture_content`
+(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true). The same places
+count the run and time the model calls in the host's `Metrics` (no-op until
+the server enables metrics).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
+from agentd.runtime.metrics import OFF, Metrics
 from agentd.runtime.redact import redact
 
 #: A span context runs started in this context link to instead of descending
@@ -35,14 +38,21 @@ LINK_TO: ContextVar[SpanContext | None] = ContextVar("agentd_link_to", default=N
 class Telemetry:
     tracer: Tracer | None = None
     capture_content: bool = False
+    metrics: Metrics = OFF
 
     def enable(self, provider: Any, *, capture_content: bool = False) -> None:
         self.tracer = provider.get_tracer("agentd")
         self.capture_content = capture_content
 
+    def enable_metrics(self, provider: Any) -> Metrics:
+        """Records into `provider` (a MeterProvider) from here on."""
+        self.metrics = Metrics(provider)
+        return self.metrics
+
     def run(self, *, agent_id: str, agent_name: str, run_id: str) -> RunTrace:
+        self.metrics.run_started(agent_id)
         if self.tracer is None:
-            return RunTrace(None)
+            return RunTrace(None, metrics=self.metrics, agent_id=agent_id)
         link = LINK_TO.get()
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
@@ -62,7 +72,7 @@ class Telemetry:
             span = self.tracer.start_span(
                 f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attributes
             )
-        return RunTrace(self.tracer, span, self.capture_content)
+        return RunTrace(self.tracer, span, self.capture_content, metrics=self.metrics, agent_id=agent_id)
 
 
 def provider_name(spec: str) -> str:
@@ -82,12 +92,23 @@ class _ProcessorSpan:
 
 
 class RunTrace:
-    """The spans of one run; every method is a no-op without a tracer."""
+    """The spans of one run (every span method is a no-op without a tracer), and its metrics."""
 
-    def __init__(self, tracer: Tracer | None, span: Span | None = None, capture_content: bool = False) -> None:
+    def __init__(
+        self,
+        tracer: Tracer | None,
+        span: Span | None = None,
+        capture_content: bool = False,
+        *,
+        metrics: Metrics | None = None,
+        agent_id: str = "",
+    ) -> None:
         self.tracer = tracer
         self.span = span
         self.capture_content = capture_content
+        #: None: not a started run's (nothing is counted).
+        self.metrics = metrics
+        self.agent_id = agent_id
         self.phase = "input"
         self._processors: dict[str, _ProcessorSpan] = {}
 
@@ -104,20 +125,17 @@ class RunTrace:
 
     # ------------------------------------------------------------ model calls and tools
 
-    def chat(self, spec: str, step_number: int, prompt: Any) -> ChatTrace:
-        span = self._child(
-            f"chat {model_name(spec)}",
-            SpanKind.CLIENT,
-            {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider_name(spec),
-                "gen_ai.request.model": model_name(spec),
-                "agentd.step.number": step_number,
-            },
-        )
+    def chat(self, spec: str, step_number: int, prompt: Any, *, replayed: bool = False) -> ChatTrace:
+        """A model call's span; `replayed`: a cached answer, which no model makes (no model metrics)."""
+        model = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider_name(spec),
+            "gen_ai.request.model": model_name(spec),
+        }
+        span = self._child(f"chat {model_name(spec)}", SpanKind.CLIENT, {**model, "agentd.step.number": step_number})
         if span is not None and self.capture_content:
             span.set_attribute("gen_ai.input.messages", _json(prompt))
-        return ChatTrace(span, self.capture_content)
+        return ChatTrace(span, self.capture_content, None if replayed else self.metrics, model)
 
     def tool(self, tool_name: str, tool_call_id: str, args: Any) -> ToolTrace:
         span = self._child(
@@ -185,6 +203,9 @@ class RunTrace:
         aborted: Any = None,
         text: str = "",
     ) -> None:
+        if self.metrics is not None:  # how it ended: a tripped or aborted run's reason says less
+            ended = "aborted" if aborted is not None else "tripwire" if tripwire is not None else finish_reason
+            self.metrics.run_finished(self.agent_id, ended)
         if self.span is None:
             return
         self.end_phase("done")
@@ -221,9 +242,20 @@ class RunTrace:
 
 
 class ChatTrace:
-    def __init__(self, span: Span | None, capture_content: bool) -> None:
+    """One model call's span, and its duration and tokens in the metrics."""
+
+    def __init__(
+        self,
+        span: Span | None,
+        capture_content: bool,
+        metrics: Metrics | None = None,
+        model: dict[str, str] | None = None,
+    ) -> None:
         self.span = span
         self.capture_content = capture_content
+        self.metrics = metrics
+        self.model = model or {}
+        self.started = time.perf_counter()
 
     def end(
         self,
@@ -236,6 +268,15 @@ class ChatTrace:
         error: BaseException | None = None,
         tripwire: str | None = None,
     ) -> None:
+        metrics, self.metrics = self.metrics, None  # counted once, whichever way the call left
+        if metrics is not None:
+            metrics.model_call(
+                self.model,
+                time.perf_counter() - self.started,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                error_type=None if error is None else _error_type(error),
+            )
         span = self.span
         if span is None:
             return
@@ -256,7 +297,7 @@ class ChatTrace:
             message = redact(str(error))
             # Not record_exception: its message and stack trace would carry what a provider quoted back.
             span.add_event("exception", {"exception.type": type(error).__name__, "exception.message": message})
-            span.set_attribute("error.type", getattr(error, "reason", None) or type(error).__name__)
+            span.set_attribute("error.type", _error_type(error))
             span.set_status(Status(StatusCode.ERROR, message))
         span.end()
 
@@ -283,6 +324,10 @@ class ToolTrace:
             span.set_attribute("error.type", "tool_error")
             span.set_status(Status(StatusCode.ERROR, redact(str(result))[:200]))
         span.end()
+
+
+def _error_type(error: BaseException) -> str:
+    return getattr(error, "reason", None) or type(error).__name__
 
 
 def _json(value: Any) -> str:

@@ -325,6 +325,7 @@ class AgentLoop:
             send_signal_for=self._send_signal_for,
             on_success=self._on_success.append,
             trace=self.trace if self.trace.span is not None else None,
+            metrics=self.trace.metrics,
         )
         return ProcessorRunner(ctx, input=lanes.input, output=lanes.output, error=lanes.error)
 

@@ -104,7 +104,7 @@ class ModelCall:
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
             # error processors see like any provider failure.
-            chat = self._trace.chat(model.spec, step.step_number, prompt)
+            chat = self._trace.chat(model.spec, step.step_number, prompt, replayed=cached is not None)
             attachments_ok = True
             try:
                 if cached is None:  # a cached answer needs no attachment

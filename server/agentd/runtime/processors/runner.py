@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TypedDict, Unpack
 
 from agentd.runtime.chunks import Chunk, StepFinish
 from agentd.runtime.messages import Message
+from agentd.runtime.metrics import Metrics, processor_label
 from agentd.runtime.models.base import ModelEvent
 from agentd.runtime.processors.base import (
     APIErrorResult,
@@ -80,6 +81,8 @@ class RunnerContext:
     on_success: Callable[[Callable[[Any], Any]], None] | None = None
     #: The run's spans (a telemetry.RunTrace) when tracing is on.
     trace: Any = None
+    #: The host's metrics (tripwires are counted by processor).
+    metrics: Metrics | None = None
 
 
 @dataclass
@@ -182,6 +185,8 @@ class ProcessorRunner:
             if tripwire.processor_id is None:
                 tripwire.processor_id = processor.id
             tripped = tripwire.message
+            if self.ctx.metrics is not None:
+                self.ctx.metrics.tripwire(processor_label(processor))
             violation = ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata)
             await await_violation(processor, violation)
             raise

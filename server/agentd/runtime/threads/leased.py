@@ -228,6 +228,7 @@ class LeasedOwnership(ThreadOwnership):
             await self._take(state, f"{_CLAIM}{uuid.uuid4().hex[:8]}", wait_for_claims=False)
         except FailedPrecondition:  # another replica took it first
             return False
+        self.host.runs.telemetry.metrics.lease_takeover()
         return True
 
     async def _end_lost_run(self, state: LiveThread) -> None:

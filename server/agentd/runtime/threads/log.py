@@ -54,6 +54,11 @@ class ThreadLog(ABC):
     def leave(self, thread_id: str, subscriber: Subscriber) -> None: ...
 
     @abstractmethod
+    def subscribers(self) -> int:
+        """How many subscribers this process feeds (read off the event loop by
+        a metrics collection: it only takes a snapshot)."""
+
+    @abstractmethod
     async def forget(self, thread_id: str) -> None:
         """The thread was deleted: its log is gone (a resume into it is
         RESUME_OFFSET_EXPIRED); its subscribers stay for what comes next."""
@@ -152,6 +157,9 @@ class LocalThreadLog(ThreadLog):
 
     def __len__(self) -> int:
         return len(self._logs)
+
+    def subscribers(self) -> int:
+        return sum(len(log.subscribers) for log in list(self._logs.values()))
 
     @property
     def bytes(self) -> int:

@@ -123,6 +123,10 @@ class ThreadRuntime:
         """Threads this process keeps state for (active, queued, or being decided)."""
         return len(self._threads)
 
+    def queued_messages(self) -> int:
+        """Messages waiting for their thread's run to end (a snapshot: metrics read it off the event loop)."""
+        return sum(len(state.queue) for state in list(self._threads.values()))
+
     # ------------------------------------------------------------ lifecycle
 
     async def open(self) -> int:

@@ -54,6 +54,9 @@ class SharedThreadLog(ThreadLog):
         self._background: set[asyncio.Task[Any]] = set()
         self._closed = False
 
+    def subscribers(self) -> int:
+        return sum(len(feed.subscribers) for feed in list(self._feeds.values()))
+
     async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> None:
         for attempt in range(2):
             try:

@@ -1,0 +1,150 @@
+"""The runtime's metrics, on OpenTelemetry's metrics API.
+
+Model calls follow the GenAI conventions (`gen_ai.client.operation.duration`,
+`gen_ai.client.token.usage`); the rest is agentd's own (`agentd.*`). Every
+label is bounded by configuration: agent ids, processor ids as their classes
+declare them, models, cache backends, finish reasons; never a thread, run,
+resource or tenant id.
+
+Until the server enables metrics the instruments are the API's no-op ones, so
+a run pays a few empty calls. Nothing is recorded per chunk: per run two
+counter adds, per model call two or three histogram records. The gauges are
+observed, read only when a reader collects (a scrape), on the reader's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from opentelemetry.metrics import CallbackOptions, MeterProvider, NoOpMeterProvider, Observation
+
+from agentd.runtime.cache import ServerCache
+
+__all__ = ["OFF", "Metrics", "processor_label"]
+
+#: The bucket boundaries the GenAI conventions advise.
+_DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+_TOKEN_BUCKETS = tuple(4**n for n in range(14))  # 1, 4, 16, ... 67,108,864
+
+
+def processor_label(processor: Any) -> str:
+    """A processor's id as its class declares it: a per-call `id` override is
+    the caller's to choose, so it would make the label unbounded."""
+    declared = getattr(type(processor), "id", "")
+    return declared if isinstance(declared, str) and declared else str(getattr(processor, "id", "") or "")
+
+
+class Metrics:
+    """The instruments of one host, from `provider` (no-op without one)."""
+
+    def __init__(self, provider: MeterProvider | None = None) -> None:
+        self.enabled = provider is not None
+        self._meter = meter = (provider or NoOpMeterProvider()).get_meter("agentd.runtime")
+        self._runs_started = meter.create_counter(
+            "agentd.runs.started", unit="{run}", description="Runs started, by agent"
+        )
+        self._runs_finished = meter.create_counter(
+            "agentd.runs.finished", unit="{run}", description="Runs finished, by agent and finish reason"
+        )
+        self._tripwires = meter.create_counter(
+            "agentd.tripwires", unit="{tripwire}", description="Tripwires processors raised, by processor"
+        )
+        self._takeovers = meter.create_counter(
+            "agentd.lease.takeovers",
+            unit="{thread}",
+            description="Threads this replica took over from a lease another replica left",
+        )
+        self._operation_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
+        self._token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+
+    # ------------------------------------------------------------ runs
+
+    def run_started(self, agent_id: str) -> None:
+        self._runs_started.add(1, {"gen_ai.agent.id": agent_id})
+
+    def run_finished(self, agent_id: str, finish_reason: str) -> None:
+        self._runs_finished.add(1, {"gen_ai.agent.id": agent_id, "agentd.finish_reason": finish_reason})
+
+    def tripwire(self, processor: str) -> None:
+        self._tripwires.add(1, {"agentd.processor.id": processor})
+
+    def lease_takeover(self) -> None:
+        self._takeovers.add(1)
+
+    def model_call(
+        self,
+        attributes: Mapping[str, str],
+        seconds: float,
+        *,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        error_type: str | None = None,
+    ) -> None:
+        """One model call ended (`attributes`: its operation, provider and model)."""
+        timed = attributes if error_type is None else {**attributes, "error.type": error_type}
+        self._operation_duration.record(seconds, timed)
+        if input_tokens is not None:
+            self._token_usage.record(input_tokens, {**attributes, "gen_ai.token.type": "input"})
+        if output_tokens is not None:
+            self._token_usage.record(output_tokens, {**attributes, "gen_ai.token.type": "output"})
+
+    # ------------------------------------------------------------ what a collection reads
+
+    def observe(
+        self,
+        *,
+        active_runs: Callable[[], int],
+        subscriptions: Callable[[], int],
+        queued_messages: Callable[[], int],
+        caches: Mapping[str, ServerCache],
+    ) -> None:
+        """Registers the gauges of a host, and its caches' hit and miss counts
+        (the counters GetCacheStats reports for this process)."""
+
+        def gauge(read: Callable[[], int]) -> Callable[[CallbackOptions], list[Observation]]:
+            return lambda _: [Observation(read())]
+
+        meter = self._meter
+        meter.create_observable_up_down_counter(
+            "agentd.runs.active", [gauge(active_runs)], unit="{run}", description="Runs in flight in this process"
+        )
+        meter.create_observable_up_down_counter(
+            "agentd.subscriptions.active",
+            [gauge(subscriptions)],
+            unit="{subscription}",
+            description="Thread subscriptions (Subscribe and Connect streams) this process feeds",
+        )
+        meter.create_observable_up_down_counter(
+            "agentd.messages.queued",
+            [gauge(queued_messages)],
+            unit="{message}",
+            description="Messages waiting for their thread's run to end",
+        )
+        backends = dict(caches)
+        meter.create_observable_counter(
+            "agentd.cache.hits",
+            [lambda _: [Observation(c.stats.hits, {"agentd.cache.backend": b}) for b, c in backends.items()]],
+            unit="{lookup}",
+            description="Server cache lookups that found a value, by backend",
+        )
+        meter.create_observable_counter(
+            "agentd.cache.misses",
+            [lambda _: [Observation(c.stats.misses, {"agentd.cache.backend": b}) for b, c in backends.items()]],
+            unit="{lookup}",
+            description="Server cache lookups that found nothing, by backend",
+        )
+
+
+#: The instruments of a host whose metrics are off (shared: a run without a server makes none).
+OFF = Metrics()
