@@ -10,8 +10,9 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
+from typing import Any
 
 from agentd import chat
 from agentd import config as config_mod
@@ -35,8 +36,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 def load_app(module_name: str | None) -> App:
     """What a `--app` module contributes: `agents` (a list, or a function
-    returning one), `processors` (name → factory taking the options dict) and
-    `step_functions` (name → prepare_step callable)."""
+    returning one), `processors` (name → factory taking the options dict),
+    `step_functions` (name → prepare_step callable) and `setup(host)`, which
+    returns agents built on the host's backends (its storage, its caches)."""
     if not module_name:
         return App()
     if os.getcwd() not in sys.path:  # like other app servers: the app lives beside you, not beside agentd
@@ -49,7 +51,23 @@ def load_app(module_name: str | None) -> App:
         raise config_mod.ConfigError(f"--app {module_name}: `agents` must be a list of agentd.runtime.Agent")
     processors = dict(getattr(module, "processors", {}))
     step_functions = dict(getattr(module, "step_functions", {}))
-    return App(list(agents), processors, step_functions)
+    setup = getattr(module, "setup", None)
+    if setup is not None and not callable(setup):
+        raise config_mod.ConfigError(f"--app {module_name}: `setup` must be a function taking the host")
+    return App(list(agents), processors, step_functions, _checked(module_name, setup) if setup else None)
+
+
+def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host], list[Agent]]:
+    def checked(host: Host) -> list[Agent]:
+        agents = setup(host)
+        agents = [] if agents is None else agents
+        if not isinstance(agents, (list, tuple)) or not all(isinstance(a, Agent) for a in agents):
+            raise config_mod.ConfigError(
+                f"--app {module_name}: `setup(host)` must return a list of agentd.runtime.Agent (or None)"
+            )
+        return list(agents)
+
+    return checked
 
 
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
