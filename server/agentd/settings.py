@@ -138,8 +138,8 @@ class ThreadSettings(Table):
     log_max_threads: Whole = 10_000
     log_max_bytes: Whole = 64 * 1024 * 1024
     log_idle_ttl_seconds: Number = 600.0
-    #: How often notifications that fell due are delivered.
-    notification_dispatch_interval_seconds: Positive = 5.0
+    #: How often notifications that fell due are delivered (0: never on a timer).
+    notification_dispatch_interval_seconds: NonNegative = 5.0
 
 
 class AttachmentSettings(Table):

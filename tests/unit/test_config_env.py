@@ -130,3 +130,8 @@ def test_a_redis_password_from_the_environment_is_redacted_even_when_the_load_fa
     with pytest.raises(config.ConfigError):
         config.load(write(tmp_path, ""), env={"AGENTD_STORAGE__REDIS_URL": url, "AGENTD_STORAGE__BACKEND": "disk"})
     assert password not in redact(f"cannot reach {url}")
+
+
+def test_zero_turns_the_notification_timer_off(tmp_path: Path) -> None:
+    path = write(tmp_path, '[storage]\nbackend = "memory"\n[threads]\nnotification_dispatch_interval_seconds = 0\n')
+    assert config.load(path, env={}).threads.notification_dispatch_interval_seconds == 0
