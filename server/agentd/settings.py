@@ -10,7 +10,7 @@ file's alone."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -204,7 +204,7 @@ class _Environment(EnvSettingsSource):
         self._variables = variables
         super().__init__(AgentdSettings)
 
-    def _load_env_vars(self) -> Mapping[str, str | None]:
+    def _load_env_vars(self) -> Mapping[str, str | None]:  # pydantic-settings reads os.environ here
         return self._variables
 
     def __call__(self) -> dict[str, Any]:
@@ -238,7 +238,7 @@ def _spelled(name: str, environ: Mapping[str, str]) -> str:
     return next((n for n in environ if n.lower() == name.lower()), name.upper())
 
 
-def _source(from_env: Mapping[str, Any], environ: Mapping[str, str]) -> Any:
+def _source(from_env: Mapping[str, Any], environ: Mapping[str, str]) -> Callable[[Loc], str | None]:
     """The variable that gave the value at a key's path, if one did."""
 
     def source(loc: Loc) -> str | None:
