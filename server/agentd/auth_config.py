@@ -21,19 +21,72 @@ cert_file, key_file, client_ca_file, require_client_cert
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+import dataclasses
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass as table_dataclass
 
 from agentd.grpc.auth import Authenticator, Credential, JWTSettings, identity
 from agentd.grpc.gate import Limits
 from agentd.grpc.tls import TLSSettings
+from agentd.schema import Flag, Table, describe
 
-__all__ = ["AuthSettings", "parse_auth", "parse_tls"]
+__all__ = ["AuthSettings", "AuthTable", "TLSTable", "auth_settings", "parse_auth", "tls_settings"]
+
+_FORBID = ConfigDict(extra="forbid")
 
 
 class AuthConfigError(ValueError):
     """`[auth]` or `[server.tls]` is invalid; the message names the key."""
+
+
+# The transport's own settings, validated key by key where they are read from
+# agentd.toml or the environment (an instance is one of the transport's).
+@table_dataclass(frozen=True, config=_FORBID)
+class JWTTable(JWTSettings):
+    pass
+
+
+@table_dataclass(frozen=True, config=_FORBID)
+class LimitsTable(Limits):
+    pass
+
+
+@table_dataclass(frozen=True, config=_FORBID)
+class TLSTable(TLSSettings):
+    pass
+
+
+class TokenTable(Table):
+    #: Checked (hex, 64 digits) with the identity, so the message says what to put there.
+    sha256: str = ""
+    tenant: Any = None
+    subject: Any = None
+    roles: Any = None
+    resources: Any = None
+
+
+class CertificateTable(Table):
+    subject: Any = None
+    tenant: Any = None
+    roles: Any = None
+    resources: Any = None
+
+
+class AuthTable(Table):
+    mode: str | list[str] = "none"
+    allow_unauthenticated_network: Flag = False
+    tokens: list[TokenTable] = Field(default_factory=list)
+    jwt: JWTTable | None = None
+    certificates: list[CertificateTable] = Field(default_factory=list)
+    limits: LimitsTable = Field(default_factory=LimitsTable)
+
+
+class _File(Table):
+    auth: AuthTable = Field(default_factory=AuthTable)
 
 
 @dataclass(frozen=True)
@@ -52,90 +105,60 @@ class AuthSettings:
             raise AuthConfigError(str(exc)) from None
 
 
-def _keys(table: Any, allowed: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(table, dict):
-        raise AuthConfigError(f"{where}: must be a table")
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise AuthConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
-    return table
-
-
-def _entries(value: Any, where: str) -> list[dict[str, Any]]:
-    if not isinstance(value, list):
-        raise AuthConfigError(f"{where}: a list of tables ([[{where}]])")
-    return value
-
-
-def _path(value: Any, base: Path | None) -> Any:
+def _path(value: str | None, base: Path | None) -> str | None:
     """A file named relative to the config file's folder."""
-    if not isinstance(value, str) or base is None or Path(value).is_absolute():
+    if value is None or base is None or Path(value).is_absolute():
         return value
     return str(base / value)
 
 
 def parse_auth(table: Any, base: Path | None = None) -> AuthSettings:
-    auth = _keys(table, {"mode", "allow_unauthenticated_network", "tokens", "jwt", "certificates", "limits"}, "auth")
-    mode = auth.get("mode", "none")
-    modes = tuple([mode] if isinstance(mode, str) else mode)
-    allow = auth.get("allow_unauthenticated_network", False)
-    if not isinstance(allow, bool):
-        raise AuthConfigError("auth.allow_unauthenticated_network: true or false")
+    """An `[auth]` table on its own (as agentd.toml would hold it)."""
+    try:
+        auth = _File.model_validate({"auth": table}).auth
+    except ValidationError as exc:
+        raise AuthConfigError(describe(exc, _File, where="auth")) from None
+    return auth_settings(auth, base)
+
+
+def auth_settings(auth: AuthTable, base: Path | None = None) -> AuthSettings:
+    """Who the validated `[auth]` table admits; every mode's settings are checked now, not at the first call."""
+    modes = (auth.mode,) if isinstance(auth.mode, str) else tuple(auth.mode)
     try:
         tokens = []
-        for i, entry in enumerate(_entries(auth.get("tokens", []), "auth.tokens")):
+        for i, t in enumerate(auth.tokens):
             where = f"auth.tokens[{i}]"
-            t = _keys(entry, {"sha256", "tenant", "subject", "roles", "resources"}, where)
-            digest = str(t.get("sha256", "")).lower()
+            digest = t.sha256.lower()
             if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
                 raise AuthConfigError(f"{where}.sha256: the hex SHA-256 of the token (agentd token new prints it)")
-            tokens.append(
-                Credential(
-                    digest,
-                    identity(t.get("tenant"), t.get("subject"), t.get("roles"), t.get("resources"), "token", where),
-                )
-            )
+            tokens.append(Credential(digest, identity(t.tenant, t.subject, t.roles, t.resources, "token", where)))
         certificates = []
-        for i, entry in enumerate(_entries(auth.get("certificates", []), "auth.certificates")):
+        for i, c in enumerate(auth.certificates):
             where = f"auth.certificates[{i}]"
-            c = _keys(entry, {"subject", "tenant", "roles", "resources"}, where)
-            subject = c.get("subject")
-            if not isinstance(subject, str) or not subject:
+            if not isinstance(c.subject, str) or not c.subject:
                 raise AuthConfigError(f"{where}.subject: the certificate's SAN URI or CN")
             certificates.append(
-                Credential(
-                    subject, identity(c.get("tenant"), subject, c.get("roles"), c.get("resources"), "mtls", where)
-                )
+                Credential(c.subject, identity(c.tenant, c.subject, c.roles, c.resources, "mtls", where))
             )
-        jwt = None
-        if "jwt" in auth:
-            names = {f.name for f in fields(JWTSettings)}
-            j = _keys(auth["jwt"], names, "auth.jwt")
-            values: dict[str, Any] = {k: tuple(v) if k == "algorithms" else v for k, v in j.items()}
-            if "jwks_file" in values:
-                values["jwks_file"] = _path(values["jwks_file"], base)
-            jwt = JWTSettings(**values)
-        limits_table = _keys(auth.get("limits", {}), {f.name for f in fields(Limits)}, "auth.limits")
-        limits = Limits(**limits_table)
-    except (TypeError, ValueError) as exc:
+        jwt = auth.jwt
+        if jwt is not None and jwt.jwks_file:
+            jwt = dataclasses.replace(jwt, jwks_file=_path(jwt.jwks_file, base))
+    except ValueError as exc:
         raise AuthConfigError(str(exc)) from None
-    settings = AuthSettings(modes, allow, tuple(tokens), jwt, tuple(certificates), limits)
-    settings.authenticator()  # every mode's settings are checked now, not at the first call
+    settings = AuthSettings(
+        modes, auth.allow_unauthenticated_network, tuple(tokens), jwt, tuple(certificates), auth.limits
+    )
+    settings.authenticator()
     return settings
 
 
-def parse_tls(table: Any, base: Path | None = None) -> TLSSettings | None:
-    if table is None:
+def tls_settings(tls: TLSTable | None, base: Path | None = None) -> TLSTable | None:
+    """`[server.tls]` with its files found relative to the config file's folder."""
+    if tls is None:
         return None
-    tls = _keys(table, {"cert_file", "key_file", "client_ca_file", "require_client_cert"}, "server.tls")
-    if not tls.get("cert_file") or not tls.get("key_file"):
-        raise AuthConfigError("server.tls: cert_file and key_file are required")
-    try:
-        return TLSSettings(
-            _path(tls["cert_file"], base),
-            _path(tls["key_file"], base),
-            _path(tls.get("client_ca_file"), base),
-            bool(tls.get("require_client_cert", False)),
-        )
-    except ValueError as exc:
-        raise AuthConfigError(str(exc)) from None
+    return dataclasses.replace(
+        tls,
+        cert_file=_path(tls.cert_file, base) or "",
+        key_file=_path(tls.key_file, base) or "",
+        client_ca_file=_path(tls.client_ca_file, base),
+    )

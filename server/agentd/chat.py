@@ -20,6 +20,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+#: How long the first call waits for the server to answer.
+PROBE_SECONDS = 10.0
 HELP = "type a message and press Enter; /abort stops the current reply; /quit (or Ctrl-D) leaves"
 
 
@@ -34,11 +36,35 @@ class Screen:
 
     out: TextIO
     sent: set[str] = field(default_factory=set)
+    #: The terminal echoes what is typed where the cursor is (the keyboard and
+    #: the screen are one terminal): a line typed mid-reply lands on its line.
+    echoes: bool = False
     _open_line: bool = False  # a reply is mid-line
+    _column: int = 0  # characters on the screen's current line
 
     def write(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
+        _, newline, tail = text.rpartition("\n")
+        self._column = len(tail) if newline else self._column + len(text)
+
+    def typed(self, line: str) -> None:
+        """A line the person typed while a reply was mid-line: it goes on a line
+        of its own (the terminal's echo is taken back from the reply's line), and
+        the reply goes on below it."""
+        if not self._open_line:
+            return
+        self._open_line = False
+        if not self.echoes:
+            self.write("\n")
+            return
+        width = _columns(self.out) or 1 << 30
+        # A reply that filled its last row exactly left the echo to start the next one.
+        start = self._column % width
+        wrapped = self._column > 0 and start == 0
+        rows = max(1, -(-(start + len(line)) // width))
+        # Up to where the reply stopped, erase the echo below it, and show the line on its own.
+        self.write(f"\x1b[{rows}A\x1b[{start + 1}G\x1b[J" + ("" if wrapped else "\n") + line + "\n")
 
     def end_line(self) -> None:
         if self._open_line:
@@ -79,6 +105,13 @@ class Screen:
             self.line(f"[aborted {chunk.abort.reason}] {chunk.abort.message}".rstrip())
         elif kind == "finish":
             self.end_line()
+
+
+def _columns(out: TextIO) -> int:
+    try:
+        return os.get_terminal_size(out.fileno()).columns
+    except (OSError, ValueError, AttributeError):  # not a terminal, or one that does not say
+        return 0
 
 
 def _compact(value: Any) -> str:
@@ -142,7 +175,9 @@ async def chat(
     except ImportError:
         print("agentd chat needs the Python client: pip install -e clients/python", file=sys.stderr)
         return 2
+    stdin_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
     screen = Screen(out or sys.stdout)
+    screen.echoes = os.isatty(stdin_fd) and screen.out.isatty()
     options: dict[str, Any] = {"provider_options": provider_options} if provider_options else {}
     try:
         channel_tls = None if tls is None else TLS(*tls)
@@ -152,9 +187,18 @@ async def chat(
         return 2
     async with client:
         try:
+            # One call first: it fails at once when nothing listens, where Connect would keep reconnecting.
+            await client.get_agent(agent, timeout=PROBE_SECONDS)
             session = await client.connect(agent, thread_id, resource_id, **options)
         except AgentdError as err:
-            print(f"cannot open the thread: {err}", file=sys.stderr)
+            if err.code_name in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+                print(
+                    f"agentd chat: no agentd server answers on {addr}: start one with `agentd serve` "
+                    "(in another terminal), or pass --addr (or set AGENTD_ADDR) to reach a running one",
+                    file=sys.stderr,
+                )
+            else:
+                print(f"cannot open the thread: {err}", file=sys.stderr)
             return 1
         screen.line(f"connected to {agent} on thread {thread_id} (resource {resource_id}); {HELP}")
 
@@ -164,10 +208,11 @@ async def chat(
 
         shower = asyncio.create_task(show())
         try:
-            async for text in _lines(sys.stdin.fileno() if stdin_fd is None else stdin_fd):
+            async for typed in _lines(stdin_fd):
                 if shower.done():
                     break
-                text = text.strip()
+                screen.typed(typed)
+                text = typed.strip()
                 if not text:
                     continue
                 if text == "/quit":

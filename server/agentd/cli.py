@@ -10,7 +10,9 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from typing import Any
 
 from agentd import chat
 from agentd import config as config_mod
@@ -29,12 +31,14 @@ from agentd.runtime.storage import StorageError
 from agentd.tokens import new_token
 
 log = logging.getLogger("agentd")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def load_app(module_name: str | None) -> App:
     """What a `--app` module contributes: `agents` (a list, or a function
-    returning one), `processors` (name → factory taking the options dict) and
-    `step_functions` (name → prepare_step callable)."""
+    returning one), `processors` (name → factory taking the options dict),
+    `step_functions` (name → prepare_step callable) and `setup(host)`, which
+    returns agents built on the host's backends (its storage, its caches)."""
     if not module_name:
         return App()
     if os.getcwd() not in sys.path:  # like other app servers: the app lives beside you, not beside agentd
@@ -47,7 +51,23 @@ def load_app(module_name: str | None) -> App:
         raise config_mod.ConfigError(f"--app {module_name}: `agents` must be a list of agentd.runtime.Agent")
     processors = dict(getattr(module, "processors", {}))
     step_functions = dict(getattr(module, "step_functions", {}))
-    return App(list(agents), processors, step_functions)
+    setup = getattr(module, "setup", None)
+    if setup is not None and not callable(setup):
+        raise config_mod.ConfigError(f"--app {module_name}: `setup` must be a function taking the host")
+    return App(list(agents), processors, step_functions, _checked(module_name, setup) if setup else None)
+
+
+def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host], list[Agent]]:
+    def checked(host: Host) -> list[Agent]:
+        agents = setup(host)
+        agents = [] if agents is None else agents
+        if not isinstance(agents, (list, tuple)) or not all(isinstance(a, Agent) for a in agents):
+            raise config_mod.ConfigError(
+                f"--app {module_name}: `setup(host)` must return a list of agentd.runtime.Agent (or None)"
+            )
+        return list(agents)
+
+    return checked
 
 
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
@@ -78,7 +98,10 @@ async def serve(args: argparse.Namespace) -> int:
         metrics_port=cfg.server.metrics_port,
         metrics_host=host,
     )
-    bound = await server.start(f"{host}:{port}")
+    try:
+        bound = await server.start(f"{host}:{port}")
+    except OSError as exc:
+        raise OSError(f"{exc}; choose another port with --port or AGENTD_PORT (or [server] port)") from None
     log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
 
     stopping = asyncio.Event()
@@ -122,19 +145,27 @@ def _csv(value: str) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agentd", description="agentd: an agent runtime served over gRPC")
+    parser.add_argument("--version", action="version", version=f"agentd {version('agentd')}")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="start the gRPC server")
-    s.add_argument("--config", help="path to agentd.toml (default: $AGENTD_CONFIG)")
+    s.add_argument(
+        "--config",
+        help=f"path to agentd.toml (default: $AGENTD_CONFIG, then ./{config_mod.DEFAULT_CONFIG} if there is one)",
+    )
     s.add_argument("--host", help="listen address (default: $AGENTD_HOST, then the config, then 127.0.0.1)")
     s.add_argument("--port", type=int, help="listen port (default: $AGENTD_PORT, then the config, then 50051)")
     s.add_argument("--app", help="Python module defining `agents` to host besides the config's")
     s.add_argument("--grace", type=float, help="shutdown grace period in seconds")
-    s.add_argument("--log-level", default="INFO")
+    s.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default="info", help="(default: info)")
     c = sub.add_parser("chat", help="talk to an agent on a running server, in this terminal")
     c.add_argument("--agent", required=True, help="the agent's id")
     c.add_argument("--thread", help="the thread to join or start (default: a new one)")
     c.add_argument("--resource", default=os.environ.get("USER") or "terminal", help="the thread's resource id")
-    c.add_argument("--addr", default=os.environ.get("AGENTD_ADDR", "127.0.0.1:50051"), help="the server's address")
+    c.add_argument(
+        "--addr",
+        default=os.environ.get("AGENTD_ADDR", "127.0.0.1:50051"),
+        help="the server's address (default: $AGENTD_ADDR, then 127.0.0.1:50051)",
+    )
     c.add_argument("--provider-options", help="JSON provider options for the runs this chat wakes")
     c.add_argument("--token", help="bearer token for a server with [auth] (default: $AGENTD_TOKEN)")
     c.add_argument("--tls", action="store_true", help="connect over TLS, trusting the system's roots")

@@ -1,28 +1,22 @@
-"""agentd.toml: server settings and agents. Precedence: CLI flag > AGENTD_*
-environment variable > file > built-in default."""
+"""agentd.toml: settings (agentd.settings: the schema, and the AGENTD_*
+variables) and agents, and the backends they describe. Precedence: CLI flag >
+AGENTD_* environment variable > file > built-in default."""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentd.auth_config import AuthConfigError, AuthSettings, parse_auth, parse_tls
-from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
-from agentd.grpc.tls import TLSSettings
+from agentd.auth_config import AuthConfigError, AuthSettings, auth_settings, tls_settings
 from agentd.runtime.agent import Agent
-from agentd.runtime.cache import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_SIZE,
-    DEFAULT_TTL_SECONDS,
-    InMemoryServerCache,
-    ServerCache,
-)
+from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
-from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS, Coordination, LocalCoordination
+from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import check_shareable
 from agentd.runtime.memory import Memory
@@ -44,100 +38,43 @@ from agentd.runtime.redact import add_secret
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
+from agentd.settings import (
+    DEFAULT_GRACE,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    AttachmentSettings,
+    CacheSettings,
+    ConfigError,
+    CoordinationSettings,
+    ServerSettings,
+    StorageSettings,
+    ThreadSettings,
+    read_settings,
+)
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 50051
-DEFAULT_GRACE = 10.0
+__all__ = [
+    "DEFAULT_CONFIG",
+    "DEFAULT_GRACE",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "AttachmentSettings",
+    "CacheSettings",
+    "Config",
+    "ConfigError",
+    "CoordinationSettings",
+    "ServerSettings",
+    "StorageSettings",
+    "ThreadSettings",
+    "build_caches",
+    "build_cluster",
+    "build_coordination",
+    "build_notification_store",
+    "build_storage",
+    "load",
+]
+
 #: Read from the working directory when neither --config nor AGENTD_CONFIG names a file.
 DEFAULT_CONFIG = "agentd.toml"
-
-
-class ConfigError(ValueError):
-    """agentd.toml is invalid; the message names the offending key."""
-
-
-@dataclass
-class ServerSettings:
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    shutdown_grace_seconds: float = DEFAULT_GRACE
-    #: The largest message the server sends or receives; a unary reply over it is RESOURCE_EXHAUSTED.
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    #: How often storage is probed for the health service.
-    health_probe_seconds: float = 1.0
-    #: Reflection for grpcurl: "open", "authenticated" (a caller who could call anything) or "off".
-    reflection: str = "open"
-    #: The deadline a unary call gets when it carries none.
-    default_deadline_seconds: float = 300.0
-    #: TLS (and mutual TLS) for the listening port; None: plaintext.
-    tls: TLSSettings | None = None
-    #: The Prometheus scrape endpoint's port, on `host` (0: any free port); None: no endpoint.
-    metrics_port: int | None = None
-
-
-@dataclass
-class CacheSettings:
-    #: The backend CacheService operates on: "memory" or "redis".
-    backend: str = "memory"
-    max_size: int = DEFAULT_MAX_SIZE
-    #: The memory cache's bound in bytes (an estimate of its keys and values).
-    max_bytes: int = DEFAULT_MAX_BYTES
-    ttl_seconds: float = DEFAULT_TTL_SECONDS
-    #: Set to have a Redis cache (required when backend = "redis").
-    redis_url: str | None = None
-    key_prefix: str = "agentd:cache:"
-    socket_timeout: float = 2.0
-    max_connections: int = 50
-
-
-@dataclass
-class StorageSettings:
-    #: "sqlite" (embedded default), "memory" (lost on exit) or "redis".
-    backend: str = "sqlite"
-    path: str = "agentd-data/agentd.db"
-    redis_url: str | None = None
-    key_prefix: str = "agentd:store:"
-
-
-@dataclass
-class CoordinationSettings:
-    #: "local" (one replica, the default) or "redis" (several replicas on one Redis:
-    #: thread leases, shared chunk logs, requests between replicas; storage and
-    #: cache then default to the same Redis, and storage must be on Redis).
-    backend: str = "local"
-    #: Defaults to storage.redis_url (or cache.redis_url).
-    redis_url: str | None = None
-    key_prefix: str = "agentd:lease:"
-    lease_ttl_ms: int = DEFAULT_LEASE_TTL_MS
-    #: Threads' chunk logs, run markers and request channels.
-    cluster_key_prefix: str = "agentd:cluster:"
-    #: A thread's chunk log is dropped this long after its last chunk
-    #: (`threads.log_retention` bounds its length).
-    log_ttl_seconds: float = 86_400.0
-
-
-@dataclass
-class ThreadSettings:
-    #: How long a run waits for a client tool's answer (Connect) before the model sees a tool error.
-    client_tool_timeout_seconds: float = 120.0
-    #: Chunks a subscriber may lag before it gets a fell-behind marker.
-    subscriber_buffer: int = 1024
-    #: Chunks kept per thread for resuming subscribers.
-    log_retention: int = 10_000
-    #: One replica: the threads whose chunk logs are kept, the bytes they may hold,
-    #: and how long a log nobody watches outlives its last chunk.
-    log_max_threads: int = 10_000
-    log_max_bytes: int = 64 * 1024 * 1024
-    log_idle_ttl_seconds: float = 600.0
-    #: How often notifications that fell due are delivered.
-    notification_dispatch_interval_seconds: float = 5.0
-
-
-@dataclass
-class AttachmentSettings:
-    #: Let attachment downloads reach loopback, private and link-local addresses
-    #: (off: a caller's URL cannot make agentd fetch from inside its network).
-    allow_private_networks: bool = False
 
 
 @dataclass
@@ -185,80 +122,6 @@ class Config:
             client_tool_timeout=self.threads.client_tool_timeout_seconds,
             lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
         )
-
-
-def _metrics_port(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ConfigError(
-            f"server.metrics_port: {value!r} is not a port number (1-65535, or 0 for any free port); "
-            "leave it out to serve no metrics"
-        )
-    return value
-
-
-def _cache_settings(table: Any) -> CacheSettings:
-    if not isinstance(table, dict):
-        raise ConfigError("cache: must be a table")
-    allowed = {
-        "backend",
-        "max_size",
-        "max_bytes",
-        "ttl_seconds",
-        "redis_url",
-        "key_prefix",
-        "socket_timeout",
-        "max_connections",
-    }
-    _check_keys(table, allowed, "cache")
-    settings = CacheSettings(**table)
-    if settings.backend not in ("memory", "redis"):
-        raise ConfigError(f"cache.backend: {settings.backend!r} is not memory or redis")
-    if settings.backend == "redis" and not settings.redis_url:
-        raise ConfigError("cache.redis_url: required when cache.backend is redis")
-    return settings
-
-
-def _storage_settings(table: Any) -> StorageSettings:
-    if not isinstance(table, dict):
-        raise ConfigError("storage: must be a table")
-    _check_keys(table, {"backend", "path", "redis_url", "key_prefix"}, "storage")
-    settings = StorageSettings(**table)
-    if settings.backend not in ("sqlite", "memory", "redis"):
-        raise ConfigError(f"storage.backend: {settings.backend!r} is not sqlite, memory or redis")
-    if settings.backend == "redis" and not settings.redis_url:
-        raise ConfigError("storage.redis_url: required when storage.backend is redis")
-    return settings
-
-
-def _coordination_settings(table: Any, storage_table: Any, cache_table: Any) -> CoordinationSettings:
-    """Parsed first: with redis coordination, storage and cache default to the
-    same Redis (their tables are given the defaults in place)."""
-    if not isinstance(table, dict):
-        raise ConfigError("coordination: must be a table")
-    _check_keys(table, set(CoordinationSettings.__dataclass_fields__), "coordination")
-    settings = CoordinationSettings(**table)
-    if settings.backend not in ("local", "redis"):
-        raise ConfigError(f"coordination.backend: {settings.backend!r} is not local or redis")
-    ttl = settings.lease_ttl_ms
-    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1:
-        raise ConfigError(f"coordination.lease_ttl_ms: {settings.lease_ttl_ms!r} is not a positive whole number")
-    if not isinstance(settings.log_ttl_seconds, (int, float)) or settings.log_ttl_seconds <= 0:
-        raise ConfigError(f"coordination.log_ttl_seconds: {settings.log_ttl_seconds!r} is not a positive number")
-    if settings.backend == "redis" and isinstance(storage_table, dict) and isinstance(cache_table, dict):
-        url = settings.redis_url or storage_table.get("redis_url") or cache_table.get("redis_url")
-        settings.redis_url = url
-        for defaults in (storage_table, cache_table):
-            if "backend" not in defaults:
-                defaults.update(backend="redis", redis_url=defaults.get("redis_url") or url)
-        if not url and storage_table.get("backend") == "redis":  # else the storage is refused first, below
-            raise _coordination_url_required()
-    return settings
-
-
-def _coordination_url_required() -> ConfigError:
-    return ConfigError("coordination.redis_url: required when coordination.backend is redis")
 
 
 def build_coordination(settings: CoordinationSettings) -> Coordination:
@@ -530,121 +393,80 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
     )
 
 
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found") from None
+    except tomllib.TOMLDecodeError as exc:  # its message has the line and column
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _redis_secrets(data: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+    """A Redis password never reaches a log line, nor an error about the very URL it is in."""
+    urls = [t.get("redis_url") for t in data.values() if isinstance(t, Mapping)]
+    urls += [v for k, v in environ.items() if k.lower().endswith("redis_url")]
+    for url in urls:
+        if isinstance(url, str):
+            try:
+                add_secret(urlsplit(url).password)
+            except ValueError:  # not a URL: it is refused where it is used
+                pass
+
+
 def load(
-    path: str | Path | None, env: dict[str, str] | None = None, registry: ProcessorRegistry | None = None
+    path: str | Path | None, env: Mapping[str, str] | None = None, registry: ProcessorRegistry | None = None
 ) -> Config:
-    """`registry` resolves processor names (default: the built-ins)."""
-    env = dict(os.environ) if env is None else env
+    """The file at `path` (else $AGENTD_CONFIG, else ./agentd.toml if there is
+    one) under the AGENTD_* variables of `env` (default: the process's);
+    `registry` resolves processor names (default: the built-ins)."""
+    env = os.environ if env is None else env
     registry = registry or default_registry()
     config = Config()
     path = path or env.get("AGENTD_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists() else None)
-    if path:
-        config.path = Path(path)
-        try:
-            data = tomllib.loads(config.path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"config file {config.path} not found") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{config.path}: {exc}") from None
-        _check_keys(
-            data,
-            {"server", "auth", "cache", "storage", "coordination", "threads", "attachments", "pricing", "agents"},
-            str(config.path),
-        )
-        threads = data.get("threads", {})
-        _check_keys(threads, set(ThreadSettings.__dataclass_fields__), "threads")
-        try:
-            config.threads = ThreadSettings(**threads)
-        except TypeError as exc:
-            raise ConfigError(f"threads: {exc}") from None
-        attachments = data.get("attachments", {})
-        _check_keys(attachments, set(AttachmentSettings.__dataclass_fields__), "attachments")
-        allow = attachments.get("allow_private_networks", False)
-        if not isinstance(allow, bool):
-            raise ConfigError(f"attachments.allow_private_networks: {allow!r} is not true or false")
-        config.attachments = AttachmentSettings(allow)
-        server = data.get("server", {})
-        _check_keys(server, set(ServerSettings.__dataclass_fields__), "server")
-        try:
-            config.auth = parse_auth(data.get("auth", {}), config.path.parent)
-            tls = parse_tls(server.get("tls"), config.path.parent)
-        except AuthConfigError as exc:
-            raise ConfigError(str(exc)) from None
-        config.server = ServerSettings(
-            host=server.get("host", DEFAULT_HOST),
-            port=int(server.get("port", DEFAULT_PORT)),
-            shutdown_grace_seconds=float(server.get("shutdown_grace_seconds", DEFAULT_GRACE)),
-            max_message_bytes=int(server.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
-            health_probe_seconds=float(server.get("health_probe_seconds", 1.0)),
-            reflection=str(server.get("reflection", "open")),
-            default_deadline_seconds=float(server.get("default_deadline_seconds", 300.0)),
-            tls=tls,
-            metrics_port=_metrics_port(server.get("metrics_port")),
-        )
-        if "mtls" in config.auth.modes and (tls is None or not tls.require_client_cert):
-            # grpc only asks for a client certificate when it requires one: mode mtls would admit nobody.
-            raise ConfigError(
-                'auth.mode "mtls" needs [server.tls] with client_ca_file and require_client_cert = true'
-            )
-        if config.server.reflection not in ("open", "authenticated", "off"):
-            raise ConfigError(f"server.reflection: {config.server.reflection!r} is not open, authenticated or off")
-        if config.server.default_deadline_seconds <= 0:
-            raise ConfigError("server.default_deadline_seconds: must be positive")
-        if config.server.max_message_bytes < 64 * 1024:
-            raise ConfigError(f"server.max_message_bytes: {config.server.max_message_bytes} is under 64 KiB")
-        if config.server.health_probe_seconds <= 0:
-            raise ConfigError(f"server.health_probe_seconds: {config.server.health_probe_seconds} is not positive")
-        cache_table, storage_table = data.get("cache", {}), data.get("storage", {})
-        coordination = data.get("coordination", {})
-        if isinstance(coordination, str):  # `coordination = "redis"`: the table's backend alone
-            coordination = {"backend": coordination}
-        config.coordination_settings = _coordination_settings(coordination, storage_table, cache_table)
-        config.storage_settings = _storage_settings(storage_table)
-        config.storage = build_storage(config.storage_settings, config.path.parent)
-        try:
-            check_shareable(config.storage, coordinated=config.coordination_settings.backend == "redis")
-        except ValueError as exc:
-            raise ConfigError(
-                f'coordination.backend: {exc} (set storage.backend = "redis", or coordination.backend = "local")'
-            ) from None
-        if config.coordination_settings.backend == "redis" and not config.coordination_settings.redis_url:
-            raise _coordination_url_required()
-        config.coordination = build_coordination(config.coordination_settings)
-        config.cache = _cache_settings(cache_table)
-        config.notification_store = build_notification_store(config.storage_settings, config.path.parent)
-        try:
-            config.pricing = parse_prices(data.get("pricing", {}))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-        config.caches = build_caches(config.cache)
-        registry = with_response_cache(registry, config.caches, config.pricing, config.cache.backend)
-        ids: set[str] = set()
-        for i, table in enumerate(data.get("agents", [])):
-            agent = _agent(table, i, registry, config.storage)
-            if agent.id in ids:
-                raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
-            ids.add(agent.id)
-            config.agents.append(agent)
-    if not config.caches:
-        config.caches = build_caches(config.cache)
-    if config.storage is None:
-        config.storage = build_storage(config.storage_settings)
-    if config.notification_store is None:
-        config.notification_store = build_notification_store(config.storage_settings)
-    if config.coordination is None:
-        config.coordination = build_coordination(config.coordination_settings)
-    config.cluster = build_cluster(config.coordination_settings, config.threads)
-    for url in (config.cache.redis_url, config.storage_settings.redis_url, config.coordination_settings.redis_url):
-        add_secret(urlsplit(url).password if url else None)  # a Redis password never reaches a log line
+    config.path = Path(path) if path else None
+    base = config.path.parent if config.path else None
+    data = _read(config.path) if config.path else {}
+    _redis_secrets(data, env)
+    settings = read_settings(data, env, where=str(config.path or "the settings"))
+    config.threads, config.attachments = settings.threads, settings.attachments
+    config.cache, config.storage_settings = settings.cache, settings.storage
+    config.coordination_settings = settings.coordination
+    config.server = settings.server
+    try:
+        config.auth = auth_settings(settings.auth, base)
+        config.server.tls = tls_settings(settings.server.tls, base)
+    except AuthConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    tls = config.server.tls
+    if "mtls" in config.auth.modes and (tls is None or not tls.require_client_cert):
+        # grpc only asks for a client certificate when it requires one: mode mtls would admit nobody.
+        raise ConfigError('auth.mode "mtls" needs [server.tls] with client_ca_file and require_client_cert = true')
     try:
         config.thread_settings  # noqa: B018 (checks the values)
     except ValueError as exc:
         raise ConfigError(f"threads: {exc}") from None
-    if env.get("AGENTD_HOST"):
-        config.server.host = env["AGENTD_HOST"]
-    if env.get("AGENTD_PORT"):
-        try:
-            config.server.port = int(env["AGENTD_PORT"])
-        except ValueError:
-            raise ConfigError(f"AGENTD_PORT={env['AGENTD_PORT']!r} is not a port number") from None
+    try:
+        config.pricing = parse_prices(settings.pricing)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    config.storage = build_storage(config.storage_settings, base)
+    try:
+        check_shareable(config.storage, coordinated=config.coordination_settings.backend == "redis")
+    except ValueError as exc:
+        raise ConfigError(
+            f'coordination.backend: {exc} (set storage.backend = "redis", or coordination.backend = "local")'
+        ) from None
+    config.coordination = build_coordination(config.coordination_settings)
+    config.notification_store = build_notification_store(config.storage_settings, base)
+    config.caches = build_caches(config.cache)
+    config.cluster = build_cluster(config.coordination_settings, config.threads)
+    registry = with_response_cache(registry, config.caches, config.pricing, config.cache.backend)
+    ids: set[str] = set()
+    for i, table in enumerate(settings.agents):
+        agent = _agent(table, i, registry, config.storage)
+        if agent.id in ids:
+            raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
+        ids.add(agent.id)
+        config.agents.append(agent)
     return config

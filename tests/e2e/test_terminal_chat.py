@@ -8,11 +8,14 @@ when it has no token."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
 import select
+import struct
 import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -37,6 +40,8 @@ default_options = {{ provider_options = {{ local = {{ script = [
 """
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CSI = re.compile(r"\x1b\[([0-9]*)([A-Za-z])")
+COLUMNS = 80
 
 
 class Terminal:
@@ -44,10 +49,12 @@ class Terminal:
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, COLUMNS, 0, 0))
         env = dict(os.environ, PYTHONUNBUFFERED="1", TERM="xterm", **(env or {}))
         self.proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO_ROOT)
         os.close(slave)
         self.screen = ""
+        self.raw = ""  # with the terminal's control sequences, for `rows()`
 
     def read_for(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -59,7 +66,48 @@ class Terminal:
                 data = os.read(self.master, 4096)
             except OSError:  # the process closed the terminal
                 return
+            self.raw += data.decode(errors="replace")
             self.screen += ANSI.sub("", data.decode(errors="replace")).replace("\r", "")
+
+    def rows(self) -> list[str]:
+        """The screen's rows as a terminal shows them: the output played through
+        a small model of one (wrapping, cursor up, column, erase below)."""
+        grid: dict[int, list[str]] = {}
+        row = col = 0
+        pending = False  # the last column was written: the next character wraps
+        i = 0
+        while i < len(self.raw):
+            ch = self.raw[i]
+            csi = CSI.match(self.raw, i)
+            if csi:
+                n = int(csi.group(1) or 1)
+                if csi.group(2) == "A":
+                    row = max(0, row - n)
+                elif csi.group(2) == "G":
+                    col = n - 1
+                elif csi.group(2) == "J":
+                    grid[row] = grid.get(row, [])[:col]
+                    grid = {r: line for r, line in grid.items() if r <= row}
+                elif csi.group(2) == "K":
+                    grid[row] = grid.get(row, [])[:col]
+                pending = False
+                i = csi.end()
+                continue
+            if ch == "\r":
+                col, pending = 0, False
+            elif ch == "\n":
+                row, pending = row + 1, False
+            elif ch.isprintable():
+                if pending:
+                    row, col, pending = row + 1, 0, False
+                line = grid.setdefault(row, [])
+                line.extend(" " * (col + 1 - len(line)))
+                line[col] = ch
+                col += 1
+                if col == COLUMNS:
+                    col, pending = COLUMNS - 1, True
+            i += 1
+        return ["".join(grid.get(r, [])).rstrip() for r in range(max(grid, default=-1) + 1)]
 
     def expect(self, text: str, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
@@ -125,6 +173,30 @@ def test_the_chat_streams_a_held_reply_and_shows_another_clients_message(tmp_pat
         if terminal is not None:
             terminal.close()
             assert terminal.proc.returncode == 0, terminal.screen
+        server.stop(timeout=10)
+
+
+def test_a_line_typed_mid_reply_goes_on_a_line_of_its_own(tmp_path: Path, release: Path) -> None:
+    config = tmp_path / "agentd.toml"
+    config.write_text(CONFIG.format(release=release))
+    server = start_server(["--app", "tests.held_app"], config=config, log_dir=tmp_path)
+    terminal: Terminal | None = None
+    try:
+        server.wait_serving(timeout=30)
+        chat = [str(agentd_executable()), "chat", "--addr", server.addr, "--agent", "held"]
+        terminal = Terminal([*chat, "--thread", "t-abort", "--resource", "me"])
+        terminal.expect("connected to held on thread t-abort")
+        terminal.type("hi")
+        terminal.expect("agent> Hello ")  # held mid-reply: the cursor is on the reply's line
+        terminal.type("/abort")
+        terminal.expect("[aborted")
+        rows = terminal.rows()
+        at = rows.index("agent> Hello")
+        assert rows[at + 1] == "/abort" and rows[at + 2].startswith("[aborted"), "\n".join(rows)
+    finally:
+        if terminal is not None:
+            terminal.close()
+        release.touch()
         server.stop(timeout=10)
 
 

@@ -483,3 +483,26 @@ def test_coordination_may_be_given_as_a_bare_backend_name(tmp_path: Path, redis_
     path.write_text('coordination = "zookeeper"\n')
     with pytest.raises(config.ConfigError, match="not local or redis"):
         config.load(path, env={})
+
+
+async def test_redis_coordination_from_the_environment_puts_storage_and_cache_on_its_redis(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    from agentd import config
+    from agentd.backends.redis_storage import RedisStorage
+
+    path = tmp_path / "agentd.toml"
+    path.write_text("[cache]\nmax_size = 10\n")
+    env = {"AGENTD_COORDINATION__BACKEND": "redis", "AGENTD_COORDINATION__REDIS_URL": redis_server.url}
+    loaded = config.load(path, env=env)
+    try:
+        assert isinstance(loaded.coordination, RedisCoordination) and isinstance(loaded.storage, RedisStorage)
+        assert loaded.storage_settings.redis_url == redis_server.url
+        assert loaded.cache.backend == "redis" and loaded.cache.max_size == 10
+    finally:
+        assert loaded.cluster is not None and loaded.storage is not None
+        await loaded.cluster.close()
+        await loaded.storage.close()
+        await loaded.coordination.close()
+        for cache in loaded.caches.values():
+            await cache.close()

@@ -58,6 +58,7 @@ from agentd.runtime.processors.base import (
 # The default error lane's processors register themselves with the runtime
 # (agentd.runtime.lanes) when imported: importing the runtime registers them.
 from agentd.runtime.processors.builtins import error_defaults as _error_defaults  # noqa: F401
+from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
 from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
 from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
@@ -114,6 +115,7 @@ __all__ = [
     "Processor",
     "ProcessorViolation",
     "ReasoningPart",
+    "ResponseCache",
     "RouteRequest",
     "Routing",
     "RunHandle",

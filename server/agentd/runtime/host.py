@@ -3,7 +3,7 @@ the order its backends open and close in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,11 +41,15 @@ __all__ = ["App", "Host", "HostConfig", "check_shareable"]
 @dataclass
 class App:
     """What a `--app` module contributes: agents, processors (name → factory
-    taking the options dict) and `prepare_step` functions by name."""
+    taking the options dict), `prepare_step` functions by name, and `setup`:
+    called with the host once its backends are built (before they open), it
+    returns agents built on them (memory in `host.storage`, a response cache
+    on `host.cache`)."""
 
     agents: list[Agent] = field(default_factory=list)
     processors: dict[str, Any] = field(default_factory=dict)
     step_functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    setup: Callable[[Host], Iterable[Agent] | None] | None = None
 
 
 class HostConfig(Protocol):
@@ -136,7 +140,7 @@ class Host:
         `processors` is the registry the configuration was loaded with."""
         app = app or App()
         storage, notification_store, coordination, cluster = config.backends
-        return cls(
+        host = cls(
             agents=AgentRegistry([*config.agents, *app.agents]),
             processors=processors or default_registry().extended(app.processors),
             step_functions=dict(app.step_functions),
@@ -149,6 +153,15 @@ class Host:
             cluster=cluster,
             thread_settings=config.thread_settings,
         )
+        for agent in (app.setup(host) if app.setup is not None else None) or ():
+            host.add_agent(agent)
+        return host
+
+    def add_agent(self, agent: Agent) -> None:
+        """Hosts one more agent (AlreadyExists when its id is taken)."""
+        self.agents.add(agent)
+        if agent.delivery_policy is not None:
+            self.notifications.set_policy(agent.id, agent.delivery_policy)
 
     @property
     def cache(self) -> ServerCache:

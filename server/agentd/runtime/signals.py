@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias, cast, get_args
+from xml.sax.saxutils import escape as xml_escape
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import (
@@ -282,13 +283,16 @@ def _time(value: datetime | str | None, name: str, violations: list[FieldViolati
 
 
 def escape_text(text: str) -> str:
-    # Ampersand first, so the entities made here are not escaped again; input
-    # that already holds entities is escaped like any text (`&amp;` → `&amp;amp;`).
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """&, < and >; input that already holds entities is escaped like any text (`&amp;` → `&amp;amp;`)."""
+    return xml_escape(text)
 
 
 def escape_attribute(text: str) -> str:
-    return escape_text(text).replace('"', "&quot;")
+    """As text, and the double quote that delimits the attribute."""
+    return xml_escape(text, _QUOTE)
+
+
+_QUOTE = {'"': "&quot;"}
 
 
 def attribute_text(value: JSON) -> str | None:
