@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import time
 import urllib.request
 from pathlib import Path
 
@@ -38,8 +39,15 @@ def test_the_readme_config_serves_metrics_to_scrape(tmp_path: Path) -> None:
                 apb.GenerateRequest(agent_id="echo", text="count me"), timeout=30
             )
         assert reply.text == "count me"
-        with urllib.request.urlopen(f"http://{HOST}:{metrics_port}/metrics", timeout=10) as scrape:
-            body = scrape.read().decode()
+        # The RPC's duration is recorded once grpc reports the call done, which can
+        # come just after the client has its answer: scrape until it is there.
+        deadline = time.monotonic() + 10
+        while True:
+            with urllib.request.urlopen(f"http://{HOST}:{metrics_port}/metrics", timeout=10) as scrape:
+                body = scrape.read().decode()
+            if 'rpc_method="agentd.v1.AgentService/Generate"' in body or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     finally:
         server.stop()
     assert re.search(r'^agentd_runs_started_total\{gen_ai_agent_id="echo".*\} 1\.0$', body, re.M), body

@@ -5,6 +5,7 @@ call sees it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from agentd.runtime import Agent
 from agentd.runtime.processors.base import ProcessLLMRequestArgs, Processor
+from agentd.runtime.processors.builtins.moderation import ModerationProcessor
 from agentd.runtime.processors.builtins.pii_detector import PIIDetector
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
@@ -141,3 +143,25 @@ async def test_pii_redacts_a_whole_step_before_the_next_model_call_sees_it() -> 
     assert "ana.smith@example.com" not in recorder.prompts[1]
     assert "Writing to a*******h@*******.com now." in recorder.prompts[1]  # masked, not dropped
     assert "ana.smith@example.com" not in str(reply.response_messages)
+
+
+async def test_a_warning_guardrail_awaits_an_async_on_violation() -> None:
+    """A `warn` strategy reports from inside a hook that runs per chunk; the runner
+    awaits the async callback once the hook has returned, before the run goes on."""
+    told: list[str] = []
+
+    async def on_violation(violation: Any) -> None:
+        await asyncio.sleep(0)
+        told.append(violation.message)
+
+    guard = ModerationProcessor(
+        strategy="warn",
+        model="local/scripted",
+        provider_options={"local": {"script": [{"text": json.dumps(HATEFUL)}]}},
+    )
+    guard.on_violation = on_violation
+    agent = Agent(id="warned", model="local/echo", input_processors=[guard], error_processor_defaults=False)
+    async with serving([agent]) as running:
+        reply = await running.agents.Generate(apb.GenerateRequest(agent_id="warned", text="something hateful"))
+    assert reply.text and not reply.HasField("tripwire")
+    assert told == ["Content flagged for moderation. Categories: hate. Reason: hateful"]

@@ -103,6 +103,10 @@ def _never(reason: str | None = None, *, retry: bool = False, metadata: dict[str
     raise TripWire(reason or "Tripwire triggered", retry=retry, metadata=metadata)
 
 
+def _unattended(violation: ProcessorViolation) -> None:
+    log.warning("violation %r reported outside a processor runner; nobody was told", violation.message)
+
+
 @dataclass(kw_only=True)
 class HookArgs:
     """What every hook gets."""
@@ -122,6 +126,10 @@ class HookArgs:
     #: Registers `callback(run_result)` to run once the run has finished with
     #: no error and no tripwire (e.g. to commit a cache write).
     on_success: Callable[[Callable[[Any], Any]], None] | None = None
+    #: Reports a violation that does not stop the run (a `warn` strategy): the
+    #: runner calls the processor's `on_violation` once the hook has returned,
+    #: awaiting it when it is async, so even a per-chunk hook need not wait.
+    report: Callable[[ProcessorViolation], None] = _unattended
 
 
 @dataclass(kw_only=True)
@@ -314,7 +322,7 @@ class Processor:
     #: `state_key_of`); None: the instance itself.
     state_key: Hashable | None = None
     #: Called with a ProcessorViolation on every abort and every warning; an
-    #: async one is awaited where the hook can wait (aborts, token-cost-control).
+    #: async one is awaited before the run goes on.
     on_violation: Callable[[ProcessorViolation], Any] | None = None
 
     def __repr__(self) -> str:
@@ -365,25 +373,6 @@ def check_hooks(processor: object) -> None:
             f"which is not a processor hook (the hooks: {', '.join(HOOKS)})",
             "PROCESSOR_UNKNOWN_HOOK",
         )
-
-
-def report_violation(processor: object, violation: ProcessorViolation) -> None:
-    """Calls `processor.on_violation` from code that cannot wait; its exceptions
-    are logged, never raised. An async callback is refused here (closed, with a
-    warning): hooks report through `await_violation`, which awaits it."""
-    callback = getattr(processor, "on_violation", None)
-    if callback is None:
-        return
-    try:
-        result = callback(violation)
-        if inspect.isawaitable(result):
-            # Fire and forget would lose errors; callbacks are expected to be quick.
-            log.warning("on_violation of %s returned an awaitable; it was not awaited", processor)
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-    except Exception:
-        log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))
 
 
 async def await_violation(processor: object, violation: ProcessorViolation) -> None:

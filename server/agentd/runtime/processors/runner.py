@@ -139,6 +139,8 @@ class ProcessorRunner:
         self.on_api_error = [p for p in self.lanes.error if implements(p, "process_api_error")]
         self._stream_parts: dict[Hashable, list[Chunk]] = {}
         self._common: dict[tuple[int, bool], dict[str, Any]] = {}
+        #: Violations hooks reported without stopping; handed to on_violation after the hook.
+        self._reported: list[tuple[Any, ProcessorViolation]] = []
 
     # ------------------------------------------------------------ plumbing
 
@@ -169,6 +171,7 @@ class ProcessorRunner:
                 "agent": self.ctx.agent,
                 "cancelled": self.ctx.cancelled,
                 "on_success": self.ctx.on_success,
+                "report": lambda violation: self._reported.append((processor, violation)),
             }
         return {**base, "retry_count": self.retry_count}
 
@@ -180,6 +183,8 @@ class ProcessorRunner:
             result = getattr(processor, hook)(args)
             if inspect.isawaitable(result):
                 result = await result
+            if self._reported:
+                await self._tell_reported()
             return result
         except TripWire as tripwire:
             if tripwire.processor_id is None:
@@ -187,12 +192,19 @@ class ProcessorRunner:
             tripped = tripwire.message
             if self.ctx.metrics is not None:
                 self.ctx.metrics.tripwire(processor_label(processor))
+            if self._reported:
+                await self._tell_reported()
             violation = ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata)
             await await_violation(processor, violation)
             raise
         finally:
             if trace is not None:  # one span per processor per phase, not per call
                 trace.processor_called(processor.id, hook, time.perf_counter() - started, tripped)
+
+    async def _tell_reported(self) -> None:
+        reported, self._reported = self._reported, []
+        for processor, violation in reported:
+            await await_violation(processor, violation)
 
     def send_signal(self, processor: Any) -> Any:
         return self.ctx.send_signal_for(processor.id) if self.ctx.send_signal_for else None

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
-from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation, TripWire, report_violation
+from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation, TripWire
 from agentd.runtime.processors.builtins.judge import (
     call_judge,
     check_choice,
@@ -255,7 +255,7 @@ class Guardrail(Processor):
             return
         reported.add(key)
         self.log.warning("%s (%s)", message, phase)
-        report_violation(self, ProcessorViolation(self.id, message, detail))
+        args.report(ProcessorViolation(self.id, message, detail))
 
     # ------------------------------------------------------------ strategies
 
