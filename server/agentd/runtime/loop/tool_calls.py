@@ -16,6 +16,7 @@ from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.processors.base import TripWire
 from agentd.runtime.results import StepResult
+from agentd.runtime.tool_payloads import ToolPayloadTransform, resolve, show_result
 from agentd.runtime.tools import Tool, ToolContext
 
 log = logging.getLogger("agentd.run")
@@ -71,10 +72,12 @@ class ToolCalls:
                 step.tool_results.append(outcome)
                 await self._run.emit_processed(ToolResult(outcome))
                 continue
-            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, call.args)
+            tool = tools.get(call.tool_name)
+            shown = (call.display or {}).get("args", call.args)  # a span shows what callers are shown
+            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, shown)
             try:
                 with tool_trace.active():
-                    outcome = await self._call(tools.get(call.tool_name), call, context, hooks)
+                    outcome = await self._call(tool, call, context, hooks)
             except BaseException:
                 tool_trace.end(result="cancelled", is_error=True)
                 raise
@@ -93,8 +96,13 @@ class ToolCalls:
                 )
                 # Processors may rewrite the result.
                 outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
+            if not call.client_tool:
+                show_result(outcome, self.transform_of(call.tool_name, tool))
             step.tool_results.append(outcome)
             await self._run.emit_processed(ToolResult(outcome))
+
+    def transform_of(self, name: str, tool: Tool | None) -> ToolPayloadTransform | None:
+        return resolve(self._agent.tool_transform, name, tool.transform if tool is not None else None)
 
     async def _call(
         self, tool: Tool | None, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks
