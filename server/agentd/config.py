@@ -122,6 +122,7 @@ class Config:
             subscriber_buffer=self.threads.subscriber_buffer,
             client_tool_timeout=self.threads.client_tool_timeout_seconds,
             lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
+            max_background_jobs=self.threads.max_background_jobs,
         )
 
 
