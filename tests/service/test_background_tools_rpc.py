@@ -23,7 +23,14 @@ from google.protobuf import json_format
 
 from agentd import config
 from agentd.backends.sqlite_storage import SQLiteStorage
-from agentd.runtime import Agent, ExecutionOptions, Tool
+from agentd.runtime import (
+    Agent,
+    ExecutionOptions,
+    PayloadRule,
+    Tool,
+    ToolPayloadTransform,
+    ToolPayloadTransformPolicy,
+)
 from agentd.runtime.memory import Memory
 from agentd.runtime.processors.builtins.background_work_signal import BackgroundWorkSignal
 from agentd.runtime.storage import InMemoryStorage, Storage
@@ -85,9 +92,11 @@ def agents(world: World, storage: Storage) -> list[Agent]:
         "error_processor_defaults": False,
         "default_options": CONTINUATION,
     }
+    hidden = ToolPayloadTransformPolicy(default=ToolPayloadTransform(result=PayloadRule(redact=["report"])))
     return [
         Agent(id="worker", input_processors=[BackgroundWorkSignal()], **common),
         Agent(id="plain", **common),
+        Agent(id="secretive", tool_transform=hidden, **common),
     ]
 
 
@@ -238,6 +247,20 @@ async def test_a_live_run_hears_work_completed_and_work_failed_once_the_results_
     stored = await stored_results(server)
     assert stored["c1"] == ({"report": "REPORT-live"}, False)
     assert stored["c2"] == ("disk on fire", True)
+    # The calls' chunks keep what they answered then: a replay of the thread's log shows them deferred.
+    probe = server.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id="t1"))
+    epoch = (await probe.read()).snapshot.log_epoch
+    probe.cancel()
+    replay = server.threads.Subscribe(
+        tpb.SubscribeRequest(resource_id="u1", thread_id="t1", resume=tpb.ResumePoint(log_epoch=epoch, after_offset=0))
+    )
+    replayed: list[Any] = []
+    while not any(c.WhichOneof("payload") == "finish" for c in replayed):
+        response = await replay.read()
+        replayed.extend(response.chunks.chunks)
+    replay.cancel()
+    first = {c.tool_result.tool_call_id: c.tool_result for c in replayed if c.WhichOneof("payload") == "tool_result"}
+    assert json_format.MessageToDict(first["c1"].result)["status"] == "running"
 
 
 async def test_foreground_calls_never_send_work_notifications(server: Running, world: World) -> None:
@@ -259,6 +282,19 @@ async def test_without_the_processor_the_work_still_runs_and_reconciles_silently
     assert not [t for t in tags(chunks) + tags(world.seen) if t in WORK_EVENTS]
     assert "background-task-completed" in tags(world.seen)
     assert (await stored_results(server))["c1"] == ({"report": "REPORT-quiet"}, False)
+
+
+async def test_a_reconciled_result_is_shown_through_the_agents_payload_transform(
+    server: Running, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = LocalModelSpy(monkeypatch)
+    following = await follow(server, world)
+    await stream(server, "secretive", options(calls(("c1", "report", {"topic": "hush"})), {"text": "ok"}))
+    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    following.cancel()
+    assert (await stored_results(server))["c1"] == ({"report": "[REDACTED]"}, False)
+    assert "REPORT-hush" not in "".join(json_format.MessageToJson(c) for c in world.seen)
+    assert "REPORT-hush" in repr(spy.requests[-1].prompt)  # the continuation's model has the real result
 
 
 async def test_the_process_caps_its_background_calls(world: World) -> None:

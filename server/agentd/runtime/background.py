@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentd.runtime.coordination import Coordination, CoordinationError, LeaseKeeper, LeaseUnavailable
@@ -95,8 +95,6 @@ class Detached:
     transform: ToolPayloadTransform | None = None
     #: The run's send_signal when it has `background-work-signal`.
     notify: SendSignal | None = None
-    #: The four notifications as the processor sent them (tests and logs read them).
-    sent: list[str] = field(default_factory=list)
 
 
 class BackgroundWork:
@@ -214,7 +212,6 @@ class BackgroundWork:
                     "status": status,
                 },
             )
-            detached.sent.append(event)
         except Exception:
             log.debug("background task %s: %s not delivered", task.task_id, event, exc_info=True)
 

@@ -105,7 +105,8 @@ class ToolCalls:
             if not call.client_tool:
                 show_result(outcome, self.transform_of(call.tool_name, tool))
             step.tool_results.append(outcome)
-            await self._run.emit_processed(ToolResult(outcome))
+            # A deferred result is reconciled in place later: its chunk keeps what was answered then.
+            await self._run.emit_processed(ToolResult(clone(outcome) if deferred else outcome))
 
     def transform_of(self, name: str, tool: Tool | None) -> ToolPayloadTransform | None:
         return resolve(self._agent.tool_transform, name, tool.transform if tool is not None else None)
