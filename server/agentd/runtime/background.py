@@ -165,7 +165,11 @@ class BackgroundWork:
                 outcome = ToolResultPart(task.tool_call_id, task.tool_name, str(exc), True, task.args)
             await self._finish(detached, outcome)
         except asyncio.CancelledError:
-            pass
+            # The process stops: the record stays, and the lease is let go below,
+            # so another replica reports the work failed now rather than at its expiry.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
         except Exception:
             log.exception("background task %s: its result could not be reconciled; a restart reports it", task.task_id)
         finally:
