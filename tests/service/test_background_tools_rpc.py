@@ -138,6 +138,25 @@ async def test_a_live_run_hears_work_completed_and_work_failed_once_the_results_
     assert json_format.MessageToDict(first["c1"].result)["status"] == "running"
 
 
+async def test_a_delivery_that_fails_is_never_retried_and_the_result_is_kept(server: Running, world: World) -> None:
+    following = await follow(server, world)
+    chunks = await stream(
+        server,
+        "flaky",
+        options(calls(("c1", "report", {"wait": True, "topic": "kept"}), ("c2", "open_gate", {})), {"text": "ok"}),
+    )
+    results = {c.tool_result.tool_call_id: c.tool_result for c in chunks if c.WhichOneof("payload") == "tool_result"}
+    assert results["c2"].result.string_value == "tried"
+    assert chunks[-1].WhichOneof("payload") == "finish"  # the failures never reach the run
+    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    following.cancel()
+    # One try at each, while the run took signals; nothing again, not into the continuation either.
+    assert world.attempts == ["work-deferred", "work-completed"]
+    assert not [t for t in tags(world.seen) if t in WORK_EVENTS]
+    assert (await stored_results(server))["c1"] == ({"report": "REPORT-kept"}, False)
+    assert "background-task-completed" in tags(world.seen)
+
+
 async def test_foreground_calls_never_send_work_notifications(server: Running, world: World) -> None:
     # A foreground tool, with the processor on.
     chunks = await stream(server, "worker", options(calls(("c1", "quick", {})), {"text": "ok"}))

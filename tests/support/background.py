@@ -19,7 +19,9 @@ from agentd.runtime import (
     ToolPayloadTransform,
     ToolPayloadTransformPolicy,
 )
+from agentd.runtime.background import BACKGROUND_SIGNAL_KEY
 from agentd.runtime.memory import Memory
+from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
 from agentd.runtime.processors.builtins.background_work_signal import BackgroundWorkSignal
 from agentd.runtime.storage import Storage
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -38,6 +40,8 @@ class World:
         self.gate = asyncio.Event()
         self.seen: list[Any] = []
         self.ran: list[str] = []
+        #: Notifications a failing delivery was asked for.
+        self.attempts: list[str] = []
 
     async def report(self, args: Any) -> dict[str, Any]:
         self.ran.append("report")
@@ -58,12 +62,23 @@ class World:
             await asyncio.sleep(0.01)
         return "not heard"
 
+    async def open_gate(self, args: Any) -> str:
+        """A foreground tool that lets the slow work finish, then keeps its run
+        going until a (failing) delivery was tried for the work's end."""
+        self.gate.set()
+        for _ in range(1000):
+            if len(self.attempts) >= 2:
+                return "tried"
+            await asyncio.sleep(0.01)
+        return "not tried"
+
     def tools(self) -> list[Tool]:
         return [
             Tool("report", "Write a report", self.report, background=True),
             Tool("broken", "Fails", self.broken, background=True),
             Tool("until_heard", "Waits", self.until_heard),
             Tool("quick", "Answers now", lambda a: "quick answer"),
+            Tool("open_gate", "Opens the gate", self.open_gate),
         ]
 
 
@@ -83,7 +98,24 @@ def agents(world: World, storage: Storage) -> list[Agent]:
         Agent(id="worker", input_processors=[BackgroundWorkSignal()], **common),
         Agent(id="plain", **common),
         Agent(id="secretive", tool_transform=hidden, **common),
+        Agent(id="flaky", input_processors=[FailingSignals(world)], **common),
     ]
+
+
+class FailingSignals(Processor):
+    """Hands the background work a send_signal that always fails (a delivery that cannot be made)."""
+
+    id = "failing-signals"
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def process_input_step(self, args: ProcessInputStepArgs) -> None:
+        async def refuse(**signal: Any) -> Any:
+            self.world.attempts.append(signal["tag_name"])
+            raise RuntimeError("the signal could not be delivered")
+
+        args.request_context[BACKGROUND_SIGNAL_KEY] = refuse
 
 
 def options(*steps: dict[str, Any], thread: str = "t1", memory: bool = True) -> opb.ExecutionOptions:

@@ -76,8 +76,8 @@ class ToolCalls:
                 await self._run.emit_processed(ToolResult(outcome))
                 continue
             tool = tools.get(call.tool_name)
-            shown = (call.display or {}).get("args", call.args)  # a span shows what callers are shown
-            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, shown)
+            transform = None if call.client_tool else self.transform_of(call.tool_name, tool)
+            tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, call.args)
             try:
                 with tool_trace.active():
                     if tool is not None and tool.background and not call.client_tool:
@@ -102,8 +102,7 @@ class ToolCalls:
                 )
                 # Processors may rewrite the result.
                 outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
-            if not call.client_tool:
-                show_result(outcome, self.transform_of(call.tool_name, tool))
+            show_result(outcome, transform)
             step.tool_results.append(outcome)
             # A deferred result is reconciled in place later: its chunk keeps what was answered then.
             await self._run.emit_processed(ToolResult(clone(outcome) if deferred else outcome))
