@@ -24,6 +24,7 @@ from agentd import config
 from agentd.backends.sqlite_storage import SQLiteStorage
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
+from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.background import (
     WORK_EVENTS,
@@ -155,6 +156,26 @@ async def test_a_delivery_that_fails_is_never_retried_and_the_result_is_kept(ser
     assert not [t for t in tags(world.seen) if t in WORK_EVENTS]
     assert (await stored_results(server))["c1"] == ({"report": "REPORT-kept"}, False)
     assert "background-task-completed" in tags(world.seen)
+
+
+async def test_a_step_with_a_background_call_still_running_is_not_replayed_from_the_response_cache(
+    server: Running, world: World
+) -> None:
+    def cached(thread: str) -> opb.ExecutionOptions:
+        opts = options(calls(("c1", "report", {"wait": True})), {"text": "ok"}, thread=thread)
+        opts.input_processors.CopyFrom(
+            opb.ProcessorList(processors=[opb.ProcessorRef(processor=opb.ProcessorSpec(name="response-cache"))])
+        )
+        return opts
+
+    await stream(server, "plain", cached("t1"))
+    second = await stream(server, "plain", cached("t2"))
+    # A replay would have answered "running" for work that runs nowhere: the tool runs again instead.
+    assert world.ran == ["report", "report"]
+    (result,) = [c.tool_result for c in second if c.WhichOneof("payload") == "tool_result"]
+    assert result.result.struct_value["taskId"] in {
+        t.task_id for t in await server.host.storage.list_background_tasks()
+    }
 
 
 async def test_foreground_calls_never_send_work_notifications(server: Running, world: World) -> None:

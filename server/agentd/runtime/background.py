@@ -46,6 +46,7 @@ from agentd.runtime.tool_payloads import ToolPayloadTransform, show_call, show_r
 __all__ = [
     "BACKGROUND_SIGNAL_KEY",
     "DEFAULT_MAX_JOBS",
+    "TASK_PREFIX",
     "BackgroundFull",
     "BackgroundWork",
     "Detached",
@@ -60,6 +61,8 @@ BACKGROUND_SIGNAL_KEY = "agentd.backgroundWorkSignal"
 #: Background calls running at once in one process, unless configured.
 DEFAULT_MAX_JOBS = 16
 LEASE_TTL_MS = 15_000
+#: How a background task's id begins.
+TASK_PREFIX = "bg_"
 #: Why work that a stopped process left behind failed.
 LOST = "the server stopped before the background work finished"
 
@@ -72,9 +75,12 @@ def background_lease(task_id: str) -> str:
     return f"background:{task_id}"
 
 
-def is_deferred(result: JSON, task_id: str) -> bool:
-    """Whether a stored tool result is still the deferred answer of `task_id`."""
-    return isinstance(result, dict) and result.get("status") == "running" and result.get("taskId") == task_id
+def is_deferred(result: JSON, task_id: str | None = None) -> bool:
+    """Whether a tool result is still a background call's deferred answer (of `task_id`, when given)."""
+    if not isinstance(result, dict) or result.get("status") != "running":
+        return False
+    found = result.get("taskId")
+    return found == task_id if task_id is not None else isinstance(found, str) and found.startswith(TASK_PREFIX)
 
 
 class BackgroundFull(Exception):

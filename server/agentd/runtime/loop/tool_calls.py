@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await
-from agentd.runtime.background import BACKGROUND_SIGNAL_KEY, BackgroundFull, Detached
+from agentd.runtime.background import BACKGROUND_SIGNAL_KEY, TASK_PREFIX, BackgroundFull, Detached
 from agentd.runtime.chunks import ToolResult
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.state import LoopContext
@@ -123,7 +123,7 @@ class ToolCalls:
             return await self._call(tool, call, request_context, hooks), False
         placeholder = ToolResultPart(call.tool_call_id, call.tool_name, None, False, call.args)
         task = BackgroundTask(
-            task_id=new_id("bg_"),
+            task_id=new_id(TASK_PREFIX),
             agent_id=self._agent.id,
             resource_id=self._resource_id,
             thread_id=self._thread_id,
