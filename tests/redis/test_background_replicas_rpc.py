@@ -104,4 +104,8 @@ async def test_work_a_stopped_replica_left_is_reported_failed_by_another(
             break
         await asyncio.sleep(0.02)
     assert await reported()
+    for _ in range(500):  # deleted once the thread was woken
+        if not await b.host.storage.list_background_tasks():
+            break
+        await asyncio.sleep(0.02)
     assert await b.host.storage.list_background_tasks() == []

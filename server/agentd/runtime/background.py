@@ -227,18 +227,20 @@ class BackgroundWork:
 
     async def _reconcile(
         self, task: BackgroundTask, outcome: ToolResultPart, transform: ToolPayloadTransform | None
-    ) -> None:
+    ) -> Outcome:
         """The stored call's result becomes the authoritative one (a message of
-        its own when the run saved no message holding the call)."""
+        its own when the run saved no message holding the call); how the call
+        ended, as stored (a result reconciled before is left as it is)."""
         stored = await self.storage.get_messages([task.message_id])
         if stored:
             message = stored[0]
             for i, part in enumerate(message.parts):
                 if isinstance(part, ToolResultPart) and part.tool_call_id == task.tool_call_id:
-                    if is_deferred(part.result, task.task_id):
-                        message.parts[i] = outcome
-                        await self.storage.save_messages([message])
-                    return
+                    if not is_deferred(part.result, task.task_id):
+                        return "failed" if part.is_error else "completed"
+                    message.parts[i] = outcome
+                    await self.storage.save_messages([message])
+                    return "failed" if outcome.is_error else "completed"
         call = ToolCallPart(task.tool_call_id, task.tool_name, task.args)
         show_call(call, transform)
         message = Message(
@@ -249,6 +251,7 @@ class BackgroundWork:
             resource_id=task.resource_id,
         )
         await self.storage.save_messages([message])
+        return "failed" if outcome.is_error else "completed"
 
     async def _continue(self, task: BackgroundTask, status: Outcome) -> None:
         """Wakes a run on the thread (queued behind an active one), wherever the thread is held."""
