@@ -28,6 +28,7 @@ from agentd.runtime.memory import Memory
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
+from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.runs import LocalModelSpy
 from support.server import Running, serving
@@ -168,6 +169,30 @@ async def test_a_secret_the_model_passes_reaches_the_tool_and_the_model_but_no_c
     # The streamed argument fragments are withheld.
     deltas = [c.tool_call_delta for r in streamed for c in r.chunks if c.WhichOneof("payload") == "tool_call_delta"]
     assert deltas and all(d.args_text_delta == "" for d in deltas)
+
+
+async def test_a_connect_stream_shows_the_transformed_payloads_too(server: tuple[Running, InMemoryStorage]) -> None:
+    running, _ = server
+    frames: asyncio.Queue[tpb.ConnectRequest | None] = asyncio.Queue()
+
+    async def send() -> Any:
+        while (frame := await frames.get()) is not None:
+            yield frame
+
+    call = running.threads.Connect(send())
+    opening = tpb.ConnectOpen(agent_id="vault", resource_id="u1", thread_id="t4")
+    opening.stream_options.CopyFrom(options(LOGIN, {"text": "done"}, thread="t4"))
+    await frames.put(tpb.ConnectRequest(request_id="o", open=opening))
+    assert (await call.read()).HasField("snapshot")
+    message = tpb.ConnectSendMessage(message=spb.MessageInput(text="log me in"))
+    await frames.put(tpb.ConnectRequest(request_id="m", send_message=message))
+    seen: list[Any] = []
+    while not any(c.WhichOneof("payload") == "finish" for m in seen for c in m.chunks.chunks):
+        seen.append(await asyncio.wait_for(call.read(), 10))
+    await frames.put(None)
+    shown = text(seen)
+    assert received == [{"user": "ann", "password": SECRET}]
+    assert SECRET not in shown and TOKEN not in shown and "[REDACTED]" in shown
 
 
 async def test_generate_shows_the_transformed_payloads_and_the_default_applies_to_other_tools(
