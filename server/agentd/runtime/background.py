@@ -137,20 +137,21 @@ class BackgroundWork:
         with. BackgroundFull at the cap; StorageError when it cannot be recorded
         (then nothing runs: work that could be forgotten is never started)."""
         task = detached.task
-        if len(self._jobs) >= self.max_jobs or self._closed:
+        if self._closed:
+            raise BackgroundFull("the server is shutting down; no new background calls")
+        if len(self._jobs) >= self.max_jobs:
             raise BackgroundFull(f"{self.max_jobs} background calls are running; try again later")
         task.replica = self.replica_id
         await self.storage.save_background_task(task)
         # Held before the call answers, so no sweep takes the record for one nobody runs.
-        keeper: LeaseKeeper | None = LeaseKeeper(
-            self.coordination, background_lease(task.task_id), self._owner(task.task_id), LEASE_TTL_MS
-        )
+        keeper = LeaseKeeper(self.coordination, background_lease(task.task_id), self._owner(task.task_id), LEASE_TTL_MS)
+        held: LeaseKeeper | None = keeper
         try:
-            await keeper.__aenter__()  # type: ignore[union-attr]
+            await keeper.__aenter__()
         except (LeaseUnavailable, CoordinationError, OSError):
             log.warning("background task %s runs without its lease: a sweep may report it failed", task.task_id)
-            keeper = None
-        job = asyncio.get_running_loop().create_task(self._run(detached, keeper), name=f"background {task.task_id}")
+            held = None
+        job = asyncio.get_running_loop().create_task(self._run(detached, held), name=f"background {task.task_id}")
         self._jobs[task.task_id] = job
         job.add_done_callback(lambda _: self._jobs.pop(task.task_id, None))
         await self._notify(detached, "work-deferred", "running")
