@@ -38,6 +38,7 @@ from agentd.runtime.redact import add_secret
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
+from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy, policy_from_options
 from agentd.settings import (
     DEFAULT_GRACE,
     DEFAULT_HOST,
@@ -121,6 +122,7 @@ class Config:
             subscriber_buffer=self.threads.subscriber_buffer,
             client_tool_timeout=self.threads.client_tool_timeout_seconds,
             lease_ttl_ms=self.coordination_settings.lease_ttl_ms,
+            max_background_jobs=self.threads.max_background_jobs,
         )
 
 
@@ -202,6 +204,7 @@ _AGENT_KEYS = {
     "notifications",
     "signal_delivery",
     "fallback_models",
+    "tool_transform",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -390,6 +393,9 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         delivery_policy=_policy(table["notifications"], f"{where}.notifications") if "notifications" in table else None,
         signal_delivery=_signal_delivery(table.get("signal_delivery", {}), f"{where}.signal_delivery"),
         request_context_schema=table.get("request_context_schema"),
+        tool_transform=_tool_transform(table["tool_transform"], f"{where}.tool_transform")
+        if "tool_transform" in table
+        else None,
     )
 
 
@@ -412,6 +418,14 @@ def _redis_secrets(data: Mapping[str, Any], environ: Mapping[str, str]) -> None:
                 add_secret(urlsplit(url).password)
             except ValueError:  # not a URL: it is refused where it is used
                 pass
+
+
+def _tool_transform(table: Any, where: str) -> ToolPayloadTransformPolicy:
+    """`tool_transform = { args = {...}, result = {...}, tools = { name = {...} } }`."""
+    try:
+        return policy_from_options(table, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def load(

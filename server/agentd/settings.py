@@ -138,6 +138,8 @@ class ThreadSettings(Table):
     log_max_threads: Whole = 10_000
     log_max_bytes: Whole = 64 * 1024 * 1024
     log_idle_ttl_seconds: Number = 600.0
+    #: Background tool calls running at once in this process.
+    max_background_jobs: Whole = 16
     #: How often notifications that fell due are delivered (0: never on a timer).
     notification_dispatch_interval_seconds: NonNegative = 5.0
 

@@ -25,6 +25,7 @@ from agentd.runtime.messages import (
 )
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import (
+    BackgroundTask,
     MessageQuery,
     Storage,
     StorageError,
@@ -577,3 +578,20 @@ async def test_the_outbox_of_acknowledged_signals(storage: Storage) -> None:
     assert len(await storage.list_pending()) == 2
     await storage.delete_pending([first.id, "missing"])
     assert [e.signal.id for e in await storage.list_pending()] == [second.id]
+
+
+async def test_background_work_in_flight_is_recorded_until_deleted(storage: Storage) -> None:
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def task(task_id: str, at: datetime) -> BackgroundTask:
+        return BackgroundTask(task_id, "chat", "u1", "t1", "run-1", "msg-1", "c1", "report", {"q": 1}, "r1", at)
+
+    await storage.save_background_task(task("b2", base + timedelta(seconds=1)))
+    await storage.save_background_task(task("b1", base))
+    await storage.save_background_task(task("b1", base))  # the same record again
+    listed = await storage.list_background_tasks()
+    assert [t.task_id for t in listed] == ["b1", "b2"]  # oldest first
+    assert listed[0] == task("b1", base)
+    await storage.delete_background_task("b1")
+    await storage.delete_background_task("missing")
+    assert [t.task_id for t in await storage.list_background_tasks()] == ["b2"]

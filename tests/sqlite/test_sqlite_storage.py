@@ -54,14 +54,14 @@ async def test_sqlite_records_its_schema_version_and_uses_wal(tmp_path: Path) ->
     store = SQLiteStorage(path)
     assert not path.exists()  # opened on first use
     await store.open()
-    assert store.schema_version == SCHEMA_VERSION == 2
+    assert store.schema_version == SCHEMA_VERSION == 3
     assert store.journal_mode == "wal"
     await store.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,), (2,)]
+        assert db.execute("SELECT version FROM schema_version ORDER BY version").fetchall() == [(1,), (2,), (3,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"threads", "messages", "schema_version", "pending_signals"} <= tables
+        assert {"threads", "messages", "schema_version", "pending_signals", "background_tasks"} <= tables
     again = SQLiteStorage(path)
     await again.open()  # nothing to apply: still one row per version
     await again.close()
@@ -182,6 +182,7 @@ async def test_sqlite_migrates_a_version_1_database_keeping_its_data(tmp_path: P
     await store.close()
     with sqlite3.connect(path) as db:  # turn the file back into a version 1 database
         db.execute("DROP TABLE pending_signals")
+        db.execute("DROP TABLE background_tasks")
         db.execute("DELETE FROM schema_version WHERE version > 1")
     upgraded = SQLiteStorage(path)
     try:
@@ -189,5 +190,6 @@ async def test_sqlite_migrates_a_version_1_database_keeping_its_data(tmp_path: P
         assert upgraded.schema_version == SCHEMA_VERSION
         assert await upgraded.get_thread(thread().id) is not None
         assert await upgraded.list_pending() == []
+        assert await upgraded.list_background_tasks() == []
     finally:
         await upgraded.close()

@@ -53,6 +53,7 @@ from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
+    BackgroundTask,
     MessagePage,
     MessageQuery,
     MetadataUpdate,
@@ -479,3 +480,19 @@ class RedisStorage(RedisBackend, Storage):
             bodies = await self.client.hvals(self.key("pending-signals"))
         entries: list[PendingSignal] = [codec.decode(b if isinstance(b, bytes) else b.encode()) for b in bodies]
         return sorted(entries, key=lambda e: e.created_at)
+
+    # ------------------------------------------------------------ background work in flight
+
+    async def save_background_task(self, task: BackgroundTask) -> None:
+        with self.failures("save_background_task"):
+            await self.client.hset(self.key("background-tasks"), task.task_id, codec.encode(task))
+
+    async def delete_background_task(self, task_id: str) -> None:
+        with self.failures("delete_background_task"):
+            await self.client.hdel(self.key("background-tasks"), task_id)
+
+    async def list_background_tasks(self) -> list[BackgroundTask]:
+        with self.failures("list_background_tasks"):
+            bodies = await self.client.hvals(self.key("background-tasks"))
+        tasks: list[BackgroundTask] = [codec.decode(b if isinstance(b, bytes) else b.encode()) for b in bodies]
+        return sorted(tasks, key=lambda t: t.created_at)

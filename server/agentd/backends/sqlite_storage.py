@@ -45,6 +45,7 @@ from agentd.runtime import codec
 from agentd.runtime.cache import CacheError
 from agentd.runtime.messages import JSON, Message, utcnow
 from agentd.runtime.storage import (
+    BackgroundTask,
     MessagePage,
     MessageQuery,
     MetadataUpdate,
@@ -91,6 +92,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         # The outbox of acknowledged signals (see storage.PendingSignal).
         """CREATE TABLE pending_signals (
+            id TEXT PRIMARY KEY,
+            created_us INTEGER NOT NULL,
+            body BLOB NOT NULL
+        )""",
+    ),
+    (
+        # Background work in flight (see storage.BackgroundTask).
+        """CREATE TABLE background_tasks (
             id TEXT PRIMARY KEY,
             created_us INTEGER NOT NULL,
             body BLOB NOT NULL
@@ -382,6 +391,33 @@ class SQLiteStorage(SQLiteWorker, Storage):
     async def list_pending(self) -> list[PendingSignal]:
         def read(connection: sqlite3.Connection) -> list[bytes]:
             return [row[0] for row in connection.execute("SELECT body FROM pending_signals ORDER BY created_us, id")]
+
+        return [codec.decode(body) for body in await self._call(read)]
+
+    async def save_background_task(self, task: BackgroundTask) -> None:
+        body = codec.encode(task)
+        created = to_micros(task.created_at)
+
+        def save(connection: sqlite3.Connection) -> None:
+            with write(connection):
+                connection.execute(
+                    "INSERT INTO background_tasks (id, created_us, body) VALUES (?, ?, ?) "
+                    "ON CONFLICT(id) DO UPDATE SET body = excluded.body",
+                    (task.task_id, created, body),
+                )
+
+        await self._call(save)
+
+    async def delete_background_task(self, task_id: str) -> None:
+        def delete(connection: sqlite3.Connection) -> None:
+            with write(connection):
+                connection.execute("DELETE FROM background_tasks WHERE id = ?", (task_id,))
+
+        await self._call(delete)
+
+    async def list_background_tasks(self) -> list[BackgroundTask]:
+        def read(connection: sqlite3.Connection) -> list[bytes]:
+            return [row[0] for row in connection.execute("SELECT body FROM background_tasks ORDER BY created_us, id")]
 
         return [codec.decode(body) for body in await self._call(read)]
 

@@ -12,11 +12,19 @@ from agentd.runtime import messages as rm
 from agentd_proto.v1 import message_pb2 as mpb
 
 
+def _shown(display: dict[str, rm.JSON] | None, key: str, payload: rm.JSON) -> rm.JSON:
+    """What a caller is shown of a tool payload: the runtime's transform of it
+    when one applied (tool_payloads). Every tool part leaving the server (a
+    chunk, a stored message, a run's result) is converted here, so this is
+    the one place the real payload is withheld."""
+    return display[key] if display is not None and key in display else payload
+
+
 def tool_call_to_pb(call: rm.ToolCallPart) -> mpb.ToolCall:
     return mpb.ToolCall(
         tool_call_id=call.tool_call_id,
         tool_name=call.tool_name,
-        args=to_value(call.args),
+        args=to_value(_shown(call.display, "args", call.args)),
         provider_executed=call.provider_executed,
         provider_metadata=to_struct(call.provider_metadata),
         client_tool=call.client_tool,
@@ -27,9 +35,9 @@ def tool_result_to_pb(result: rm.ToolResultPart) -> mpb.ToolResult:
     return mpb.ToolResult(
         tool_call_id=result.tool_call_id,
         tool_name=result.tool_name,
-        result=to_value(result.result),
+        result=to_value(_shown(result.display, "result", result.result)),
         is_error=result.is_error,
-        args=to_value(result.args),
+        args=to_value(_shown(result.display, "args", result.args)),
         provider_executed=result.provider_executed,
         provider_metadata=to_struct(result.provider_metadata),
     )

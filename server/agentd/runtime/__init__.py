@@ -69,6 +69,12 @@ from agentd.runtime.signals import create_message_signal, create_signal
 from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.storage import InMemoryStorage, Storage, Thread
 from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
+from agentd.runtime.tool_payloads import (
+    PayloadRule,
+    ToolPayloadContext,
+    ToolPayloadTransform,
+    ToolPayloadTransformPolicy,
+)
 from agentd.runtime.tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -103,6 +109,7 @@ __all__ = [
     "ModelSettings",
     "NotFound",
     "OutputResult",
+    "PayloadRule",
     "ProcessAPIErrorArgs",
     "ProcessInputArgs",
     "ProcessInputStepArgs",
@@ -141,6 +148,9 @@ __all__ = [
     "ToolCallPart",
     "ToolChoice",
     "ToolContext",
+    "ToolPayloadContext",
+    "ToolPayloadTransform",
+    "ToolPayloadTransformPolicy",
     "ToolResultPart",
     "ToolSearchFilterArgs",
     "ToolSearchProcessor",

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, Union
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
+from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy
 from agentd.runtime.tools import Tool
 
 T = TypeVar("T")
@@ -97,6 +98,9 @@ class AgentDefinition:
     #: False: no default error processors are added.
     error_processor_defaults: bool = True
     hooks: ToolHooks | None = None
+    #: What callers are shown of tool payloads (the seed's `hooks.transform`):
+    #: rules for every tool, and per tool name; a tool's own `transform` wins.
+    tool_transform: ToolPayloadTransformPolicy | None = None
     #: JSON Schema the request context must satisfy.
     request_context_schema: dict[str, Any] | None = None
     #: Other agents offered to this one as tools, by tool name.

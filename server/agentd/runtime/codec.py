@@ -83,6 +83,7 @@ def _allowed_types() -> list[type]:
         CachedLLMResponse,
         messages.Signal,
         storage.PendingSignal,
+        storage.BackgroundTask,
     ]
 
 

@@ -3,15 +3,19 @@ the order its backends open and close in."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentd.runtime.agent import Agent
+from agentd.runtime.background import BackgroundWork
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.messages import Signal
 from agentd.runtime.metrics import Metrics
 from agentd.runtime.notifications import (
     DispatchResult,
@@ -24,7 +28,7 @@ from agentd.runtime.notifications import (
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
-from agentd.runtime.storage import InMemoryStorage, Storage
+from agentd.runtime.storage import BackgroundTask, InMemoryStorage, Storage
 from agentd.runtime.threads import (
     LeasedOwnership,
     LocalOwnership,
@@ -108,6 +112,8 @@ class Host:
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
     notifications: Notifications = field(init=False)
+    #: Background tool calls running in this process.
+    background: BackgroundWork = field(init=False)
 
     def __post_init__(self) -> None:
         if self.cache_backend not in self.caches:
@@ -125,6 +131,16 @@ class Host:
         self.threads = ThreadRuntime(
             self.runs, self.storage, self.agents, log=log, ownership=ownership, settings=settings
         )
+        self.background = BackgroundWork(
+            self.storage,
+            self.coordination,
+            replica_id=self.threads.ownership.replica_id,
+            max_jobs=settings.max_background_jobs,
+        )
+        self.background.settled = self.threads.settled
+        self.background.route = self._route_continuation
+        self.runs.background = self.background
+        self._background_sweeper: asyncio.Task[None] | None = None
         self.notifications = Notifications(
             self.notification_store,
             policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},
@@ -181,15 +197,48 @@ class Host:
 
     async def open(self) -> int:
         """Opens the backends, then starts the thread runtime (which replays the
-        acknowledged signals a stopped process left); how many it replayed."""
+        acknowledged signals a stopped process left) and reports failed the
+        background work a stopped process left; how many signals it replayed."""
         await self.storage.open()
         await self.notification_store.open()
-        return await self.threads.open()
+        replayed = await self.threads.open()
+        await self.background.recover()
+        if self.coordination.shared:  # a dead replica's work is found by the others
+            every = self.thread_settings.sweep_every
+            self._background_sweeper = asyncio.get_running_loop().create_task(
+                self._sweep_background(every), name="background sweeper"
+            )
+        return replayed
+
+    async def _sweep_background(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.background.recover()
+            except Exception:
+                logging.getLogger("agentd.background").exception("background sweep failed; retrying")
+
+    async def _route_continuation(self, task: BackgroundTask, signal: Signal) -> None:
+        """Background work ended: a run on its thread, queued behind an active one, wherever the thread is held."""
+        await self.threads.route(
+            RouteRequest(
+                agent_id=task.agent_id,
+                signal=signal,
+                resource_id=task.resource_id,
+                thread_id=task.thread_id,
+                queue=True,
+                tenant=tenant_of(task.thread_id),
+            )
+        )
 
     async def drain(self, grace: float) -> None:
         """Refuses new runs, lets runs finish within `grace` seconds (the rest
-        are aborted, SERVER_SHUTDOWN), then ends the subscriptions."""
+        are aborted, SERVER_SHUTDOWN), stops the background work (its records
+        stay, reported failed at the next start), then ends the subscriptions."""
         await self.runs.shutdown(grace)
+        if self._background_sweeper is not None:
+            self._background_sweeper.cancel()
+        await self.background.close()
         await self.threads.shutdown()
 
     async def close(self) -> None:

@@ -65,6 +65,8 @@ class ToolCallPart:
     provider_executed: bool = False
     provider_metadata: dict[str, JSON] | None = None
     client_tool: bool = False
+    #: What callers are shown instead ({"args": ...}; see tool_payloads).
+    display: dict[str, JSON] | None = None
     type: Literal["tool-call"] = "tool-call"
 
 
@@ -77,6 +79,8 @@ class ToolResultPart:
     args: JSON = None
     provider_executed: bool = False
     provider_metadata: dict[str, JSON] | None = None
+    #: What callers are shown instead ({"args": ..., "result": ...}; see tool_payloads).
+    display: dict[str, JSON] | None = None
     type: Literal["tool-result"] = "tool-result"
 
 

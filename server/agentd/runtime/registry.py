@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentd.runtime.agent import Agent, RunInput
+from agentd.runtime.background import BackgroundWork
 from agentd.runtime.errors import AlreadyExists, Unavailable, agent_not_found
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.run import RunHandle
@@ -55,6 +56,8 @@ class RunRegistry:
         self._runs: dict[str, RunHandle] = {}
         #: The runs' spans (off until the server enables tracing).
         self.telemetry = Telemetry()
+        #: Where the runs' background tool calls go (the host sets it; None: in the foreground).
+        self.background: BackgroundWork | None = None
         self._accepting = True
         #: What `wait_finished` callers wait on, by run id (only while someone waits).
         self._waiting: dict[str, asyncio.Event] = {}
@@ -81,6 +84,7 @@ class RunRegistry:
         if not self._accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
+        handle.background = self.background  # before the run's task first runs
         self._runs[handle.run_id] = handle
         if owner is not None:
             self._owners[handle.run_id] = owner

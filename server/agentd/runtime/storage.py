@@ -90,6 +90,27 @@ class PendingSignal:
     created_at: datetime = field(default_factory=utcnow)
 
 
+@dataclass
+class BackgroundTask:
+    """Background work in flight (a background tool's call), recorded when it
+    starts and deleted once its result is reconciled into the thread: a
+    record left behind by a process that stopped is reported failed."""
+
+    task_id: str
+    agent_id: str
+    resource_id: str
+    thread_id: str
+    #: The run that made the call, and the assistant message holding the call.
+    run_id: str
+    message_id: str
+    tool_call_id: str
+    tool_name: str
+    args: JSON = None
+    #: The replica running it (its lease key is `background_lease(task_id)`).
+    replica: str = ""
+    created_at: datetime = field(default_factory=utcnow)
+
+
 class StorageError(Exception):
     """The backend failed (unreachable, corrupt row)."""
 
@@ -227,6 +248,19 @@ class Storage(ABC):
     async def list_pending(self) -> list[PendingSignal]:
         """Oldest first."""
 
+    # ------------------------------------------------------------ background work in flight
+
+    @abstractmethod
+    async def save_background_task(self, task: BackgroundTask) -> None:
+        """Records background work as it starts (replacing one of the same id)."""
+
+    @abstractmethod
+    async def delete_background_task(self, task_id: str) -> None: ...
+
+    @abstractmethod
+    async def list_background_tasks(self) -> list[BackgroundTask]:
+        """Oldest first."""
+
     async def open(self) -> None:  # noqa: B027 (optional)
         """Connects and migrates now, so a bad path or schema fails at start-up."""
 
@@ -248,6 +282,7 @@ class InMemoryStorage(Storage):
         self._sequence = 0
         self._lock = asyncio.Lock()
         self._pending: dict[str, PendingSignal] = {}
+        self._background: dict[str, BackgroundTask] = {}
 
     async def get_thread(self, thread_id: str) -> Thread | None:
         thread = self._threads.get(thread_id)
@@ -369,6 +404,15 @@ class InMemoryStorage(Storage):
 
     async def list_pending(self) -> list[PendingSignal]:
         return sorted((copy.deepcopy(e) for e in self._pending.values()), key=lambda e: e.created_at)
+
+    async def save_background_task(self, task: BackgroundTask) -> None:
+        self._background[task.task_id] = copy.deepcopy(task)
+
+    async def delete_background_task(self, task_id: str) -> None:
+        self._background.pop(task_id, None)
+
+    async def list_background_tasks(self) -> list[BackgroundTask]:
+        return sorted((copy.deepcopy(t) for t in self._background.values()), key=lambda t: t.created_at)
 
 
 # ---------------------------------------------------------------- cursors (shared by every backend)

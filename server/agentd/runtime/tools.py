@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentd.runtime.tool_payloads import ToolPayloadTransform
+
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
 
@@ -32,6 +34,11 @@ class Tool:
     description: str
     execute: ToolFunction
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    #: What callers are shown of its arguments and result (the model sees the real ones).
+    transform: ToolPayloadTransform | None = None
+    #: Runs detached: the call answers at once with a deferred result, and the
+    #: real one is reconciled into the thread when the work ends (background.py).
+    background: bool = False
 
     async def call(self, args: Any, context: ToolContext) -> Any:
         takes_context = len(inspect.signature(self.execute).parameters) >= 2
@@ -41,10 +48,18 @@ class Tool:
         return result
 
 
-def tool(name: str, description: str, input_schema: dict[str, Any] | None = None) -> Callable[[ToolFunction], Tool]:
-    """Decorator form: `@tool("search", "Search the web", {...})`."""
+def tool(
+    name: str,
+    description: str,
+    input_schema: dict[str, Any] | None = None,
+    *,
+    transform: ToolPayloadTransform | None = None,
+    background: bool = False,
+) -> Callable[[ToolFunction], Tool]:
+    """Decorator form: `@tool("search", "Search the web", {...}, background=True)`."""
 
     def wrap(fn: ToolFunction) -> Tool:
-        return Tool(name, description, fn, input_schema or {"type": "object", "properties": {}})
+        schema = input_schema or {"type": "object", "properties": {}}
+        return Tool(name, description, fn, schema, transform=transform, background=background)
 
     return wrap

@@ -277,6 +277,7 @@ class AgentLoop:
             fallback_models=agent.fallback_models,
             error_retry_cap=self._error_retry_cap(options),
             client_tools=client_names,
+            tool_transform=agent.tool_transform,
         )
         tool_calls = ToolCalls(
             run,

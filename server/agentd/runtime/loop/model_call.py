@@ -17,6 +17,8 @@ from agentd.runtime.chunks import (
     StepStart,
     TextDelta,
     ToolCall,
+    ToolCallDelta,
+    ToolCallStart,
     Tripwire,
 )
 from agentd.runtime.clone import clone
@@ -37,6 +39,7 @@ from agentd.runtime.processors.base import CachedLLMResponse, TripWire
 from agentd.runtime.processors.phases import StepInput
 from agentd.runtime.results import StepResult
 from agentd.runtime.structured_output import schema_note
+from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransformPolicy, resolve, show_call
 from agentd.runtime.tools import Tool
 
 log = logging.getLogger("agentd.run")
@@ -47,7 +50,13 @@ class ModelCall:
     (scripted models count their calls) and the run's attachment bookkeeping."""
 
     def __init__(
-        self, run: LoopContext, *, fallback_models: Sequence[str], error_retry_cap: int, client_tools: set[str]
+        self,
+        run: LoopContext,
+        *,
+        fallback_models: Sequence[str],
+        error_retry_cap: int,
+        client_tools: set[str],
+        tool_transform: ToolPayloadTransformPolicy | None = None,
     ) -> None:
         self._state = run.state
         self._runner = run.runner
@@ -58,9 +67,17 @@ class ModelCall:
         self._fallback_models = tuple(fallback_models)
         self._error_retry_cap = error_retry_cap
         self._client_tools = client_tools
+        self._tool_transform = tool_transform
         self._models: dict[str, LanguageModel] = {}
         #: Per-run attachment bookkeeping (attachments.prepare_attachments).
         self._attachments: dict[str, Any] = {}
+
+    def _transform(self, name: str | None, tools: dict[str, Tool]) -> ToolPayloadTransform | None:
+        """The payload rules of tool `name` (none for a client tool: its caller needs the real arguments)."""
+        if name is None or name in self._client_tools:
+            return None
+        tool = tools.get(name)
+        return resolve(self._tool_transform, name, tool.transform if tool is not None else None)
 
     def model(self, spec: str) -> LanguageModel:
         model = self._models.get(spec)
@@ -116,6 +133,7 @@ class ModelCall:
             text: list[str] = []
             reasoning: list[str] = []
             by_block: dict[str, str] = {}  # reasoning text per block id, until its end carries the signature
+            streaming: dict[str, str] = {}  # tool name per tool call id, while its arguments stream
             step.reasoning_parts = []
             step.tool_calls = []
             finish: ModelFinish | None = None
@@ -140,6 +158,13 @@ class ModelCall:
                             event.call.client_tool = True  # the caller answers it
                             self._state.expect_client_tool(event.call.tool_call_id)
                         step.tool_calls.append(event.call)
+                        show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
+                    elif isinstance(event, ToolCallStart):
+                        streaming[event.tool_call_id] = event.tool_name
+                    elif isinstance(event, ToolCallDelta):
+                        rules = self._transform(event.tool_name or streaming.get(event.tool_call_id), step_input.tools)
+                        if rules is not None and rules.args is not None:
+                            event.args_text_delta = ""  # withheld: the tool-call chunk shows the transformed arguments
                     try:
                         # Text is what the caller sees: after output processors
                         # (a redacted or dropped delta is redacted or dropped here too).

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentd.runtime.background import BackgroundWork
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Abort, Chunk, Payload
 from agentd.runtime.messages import Signal
@@ -39,6 +40,8 @@ class RunState:
         self._client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] = {}
         #: How long a client tool call waits for its answer.
         self.client_tool_timeout = 120.0
+        #: Where its background tool calls run (the host's; None: in the foreground).
+        self.background: BackgroundWork | None = None
 
     def raise_if_cancelled(self) -> None:
         """Raises CancelledError once the run was aborted: a wait that ended on

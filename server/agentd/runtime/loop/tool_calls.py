@@ -9,14 +9,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await
+from agentd.runtime.background import BACKGROUND_SIGNAL_KEY, TASK_PREFIX, BackgroundFull, Detached
 from agentd.runtime.chunks import ToolResult
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.state import LoopContext
-from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
+from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart, new_id
 from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.processors.base import TripWire
 from agentd.runtime.results import StepResult
+from agentd.runtime.storage import BackgroundTask, StorageError
+from agentd.runtime.tool_payloads import ToolPayloadTransform, resolve, show_result
 from agentd.runtime.tools import Tool, ToolContext
+from agentd.runtime.unset import UNSET
 
 log = logging.getLogger("agentd.run")
 
@@ -71,16 +75,21 @@ class ToolCalls:
                 step.tool_results.append(outcome)
                 await self._run.emit_processed(ToolResult(outcome))
                 continue
+            tool = tools.get(call.tool_name)
+            transform = None if call.client_tool else self.transform_of(call.tool_name, tool)
             tool_trace = self._run.trace.tool(call.tool_name, call.tool_call_id, call.args)
             try:
                 with tool_trace.active():
-                    outcome = await self._call(tools.get(call.tool_name), call, context, hooks)
+                    if tool is not None and tool.background and not call.client_tool:
+                        outcome, deferred = await self._detach(tool, call, context, hooks, assistant.id)
+                    else:
+                        outcome, deferred = await self._call(tool, call, context, hooks), False
             except BaseException:
                 tool_trace.end(result="cancelled", is_error=True)
                 raise
             tool_trace.end(result=outcome.result, is_error=outcome.is_error)
             assistant.parts.append(outcome)
-            if not outcome.is_error:
+            if not outcome.is_error and not deferred:  # a deferred result is reconciled later, as it is
                 await self._run.runner.run_tool_result(
                     self._run.message_list,
                     step_number=step.step_number,
@@ -93,11 +102,64 @@ class ToolCalls:
                 )
                 # Processors may rewrite the result.
                 outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
+            show_result(outcome, transform)
             step.tool_results.append(outcome)
-            await self._run.emit_processed(ToolResult(outcome))
+            # A deferred result is reconciled in place later: its chunk keeps what was answered then.
+            await self._run.emit_processed(ToolResult(clone(outcome) if deferred else outcome))
+
+    def transform_of(self, name: str, tool: Tool | None) -> ToolPayloadTransform | None:
+        return resolve(self._agent.tool_transform, name, tool.transform if tool is not None else None)
+
+    async def _detach(
+        self, tool: Tool, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks, message_id: str
+    ) -> tuple[ToolResultPart, bool]:
+        """A background tool's call: its deferred result, and whether it was
+        deferred. With no thread to reconcile into (or no host), it runs in the
+        foreground; at the process's cap, or when it cannot be recorded, the
+        call answers an error at once and the tool does not run."""
+        state = self._run.state
+        background = state.background
+        if background is None or not self._thread_id or not self._resource_id:
+            return await self._call(tool, call, request_context, hooks), False
+        placeholder = ToolResultPart(call.tool_call_id, call.tool_name, None, False, call.args)
+        task = BackgroundTask(
+            task_id=new_id(TASK_PREFIX),
+            agent_id=self._agent.id,
+            resource_id=self._resource_id,
+            thread_id=self._thread_id,
+            run_id=state.run_id,
+            message_id=message_id,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            args=call.args,
+        )
+        detached = Detached(
+            task,
+            placeholder,
+            # Detached from the run: no writer (the run may be over when it writes).
+            work=lambda: self._call(tool, call, request_context, hooks, writer=None),
+            live=lambda: not state.closed_to_signals and not state.buffer.closed,
+            transform=self.transform_of(call.tool_name, tool),
+            notify=request_context.get(BACKGROUND_SIGNAL_KEY),
+        )
+        try:
+            placeholder.result = await background.start(detached)
+        except BackgroundFull as exc:
+            return ToolResultPart(call.tool_call_id, call.tool_name, str(exc), True, call.args), False
+        except StorageError:
+            log.exception("background call %s of %s could not be recorded", call.tool_call_id, call.tool_name)
+            failed = "the background call could not be recorded, so it did not run; try again"
+            return ToolResultPart(call.tool_call_id, call.tool_name, failed, True, call.args), False
+        return placeholder, True
 
     async def _call(
-        self, tool: Tool | None, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks
+        self,
+        tool: Tool | None,
+        call: ToolCallPart,
+        request_context: dict[str, Any],
+        hooks: ToolHooks,
+        *,
+        writer: Any = UNSET,
     ) -> ToolResultPart:
         def result(value: Any, is_error: bool = False) -> ToolResultPart:
             return ToolResultPart(call.tool_call_id, call.tool_name, value, is_error, call.args)
@@ -112,7 +174,7 @@ class ToolCalls:
             request_context=request_context,
             thread_id=self._thread_id,
             resource_id=self._resource_id,
-            writer=self._writer,
+            writer=self._writer if writer is UNSET else writer,
         )
         hook_ctx = ToolHookContext(
             tool_name=call.tool_name,

@@ -12,6 +12,7 @@ from typing import Any, Final
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.base import Processor
+from agentd.runtime.processors.builtins.background_work_signal import BackgroundWorkSignal
 from agentd.runtime.processors.builtins.batch_parts import BatchPartsProcessor
 from agentd.runtime.processors.builtins.language_detector import LanguageDetector
 from agentd.runtime.processors.builtins.moderation import ModerationProcessor
@@ -32,6 +33,7 @@ from agentd.runtime.processors.factory import Factory, from_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 
 BUILTINS: Final[tuple[type[Processor], ...]] = (
+    BackgroundWorkSignal,
     BatchPartsProcessor,
     LanguageDetector,
     ModerationProcessor,

@@ -33,9 +33,18 @@ class ThreadSettings:
     sweep_interval: float | None = None
     #: Replicas: how long a forwarded request waits for the other replica's answer.
     request_timeout: float = 10.0
+    #: Background tool calls running at once in one process (a call beyond it answers an error).
+    max_background_jobs: int = 16
 
     def __post_init__(self) -> None:
-        for name in ("log_retention", "log_max_threads", "log_max_bytes", "subscriber_buffer", "lease_ttl_ms"):
+        for name in (
+            "log_retention",
+            "log_max_threads",
+            "log_max_bytes",
+            "subscriber_buffer",
+            "lease_ttl_ms",
+            "max_background_jobs",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive whole number, not {value!r}")

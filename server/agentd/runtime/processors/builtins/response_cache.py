@@ -60,6 +60,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, Final
 
+from agentd.runtime.background import is_deferred
 from agentd.runtime.cache import CacheError, ServerCache
 from agentd.runtime.identity import DEFAULT_TENANT, TENANT_KEY, scoped, tenant_of
 from agentd.runtime.models.base import ModelFinish
@@ -256,6 +257,10 @@ class ResponseCache(Processor):
                 return
             step = _find_step(getattr(run_result, "steps", None) or [], current, step_number)
             if step is None or step.tripwire is not None:
+                return
+            if any(is_deferred(r.result) for r in step.tool_results):
+                # A replay would answer a background call deferred, with no work behind it.
+                log.debug("response cache: step %d has a background call still running; not cached", step_number)
                 return
             value = CachedLLMResponse(
                 chunks=chunks,

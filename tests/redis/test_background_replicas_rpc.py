@@ -1,0 +1,111 @@
+"""Background tools under replicas, over gRPC: two servers sharing one real
+redis-server (storage, leases, the thread log). A background result wakes
+its thread through the thread runtime's routing, so the continuation runs on
+the replica that holds the thread; work a stopped replica left unfinished is
+reported failed by the other one's sweep."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from agentd.backends.redis_cluster import RedisCluster
+from agentd.backends.redis_coordination import RedisCoordination
+from agentd.backends.redis_storage import RedisStorage
+from agentd.grpc.server import AgentdServer
+from agentd.runtime import AgentRegistry
+from agentd.runtime.host import Host
+from agentd.runtime.threads import ThreadSettings
+from agentd_proto.v1 import agent_service_pb2 as apb
+from redis_server import RedisServer
+from support.background import World, agents, calls, eventually, finishes, follow, options, stored_results, stream, tags
+from support.server import Running
+
+
+@pytest.fixture
+async def replicas(redis_server: RedisServer) -> AsyncIterator[tuple[World, Callable[[], Any]]]:
+    world = World()
+    prefix = f"bg-{uuid.uuid4().hex[:8]}:"
+    made: list[Running] = []
+
+    async def make() -> Running:
+        url = redis_server.url
+        storage = RedisStorage(url, key_prefix=f"{prefix}store:")
+        host = Host(
+            agents=AgentRegistry(agents(world, storage)),
+            storage=storage,
+            coordination=RedisCoordination(url, key_prefix=f"{prefix}lease:"),
+            cluster=RedisCluster(url, key_prefix=f"{prefix}cluster:"),
+            thread_settings=ThreadSettings(lease_ttl_ms=600, sweep_interval=0.1),
+        )
+        server = AgentdServer(host, dispatch_interval=0)
+        addr = f"127.0.0.1:{await server.start('127.0.0.1:0')}"
+        running = Running(server, addr, grpc.aio.insecure_channel(addr))
+        made.append(running)
+        return running
+
+    try:
+        yield world, make
+    finally:
+        world.gate.set()
+        for running in made:
+            await running.close()
+
+
+async def test_the_continuation_runs_on_the_replica_that_holds_the_thread(
+    replicas: tuple[World, Callable[[], Any]],
+) -> None:
+    world, make = replicas
+    a, b = await make(), await make()
+    following = await follow(b, world)
+    await stream(a, "worker", options(calls(("c1", "report", {"wait": True, "topic": "far"})), {"text": "started"}))
+    # B holds the thread now, with a run that takes a while.
+    slow = options({"deltas": [f"w{i} " for i in range(80)], "delayMs": 25})
+    held = b.agents.Stream(apb.StreamRequest(agent_id="plain", text="hold it", options=slow))
+    first = await held.read()
+    held_run = first.chunks[0].run_id
+    world.gate.set()  # the work ends on A, while B's run holds the thread
+    while await held.read() is not grpc.aio.EOF:
+        pass
+    await eventually(lambda: "background-task-completed" in tags(world.seen) and finishes(world.seen) >= 3, "woken")
+    following.cancel()
+    (echo,) = [
+        c
+        for c in world.seen
+        if c.WhichOneof("payload") == "signal" and c.signal.signal.tag_name == "background-task-completed"
+    ]
+    # Queued behind B's run and started by B, the thread's holder.
+    runs = [c.run_id for c in world.seen if c.WhichOneof("payload") == "start"]
+    assert runs.index(echo.run_id) > runs.index(held_run)
+    await asyncio.wait_for(b.host.runs.wait_finished(echo.run_id), 5)
+    assert (await stored_results(a))["c1"] == ({"report": "REPORT-far"}, False)
+
+
+async def test_work_a_stopped_replica_left_is_reported_failed_by_another(
+    replicas: tuple[World, Callable[[], Any]],
+) -> None:
+    _, make = replicas
+    a, b = await make(), await make()
+    await stream(a, "worker", options(calls(("c1", "report", {"wait": True})), {"text": "started"}))
+    assert len(a.host.background) == 1
+    await a.close()  # stops with the work unfinished: its record stays, its lease goes
+
+    async def reported() -> Any:
+        result, is_error = (await stored_results(b))["c1"]
+        return is_error and "stopped before the background work finished" in result
+
+    for _ in range(500):
+        if await reported():
+            break
+        await asyncio.sleep(0.02)
+    assert await reported()
+    for _ in range(500):  # deleted once the thread was woken
+        if not await b.host.storage.list_background_tasks():
+            break
+        await asyncio.sleep(0.02)
+    assert await b.host.storage.list_background_tasks() == []
