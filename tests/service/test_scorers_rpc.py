@@ -24,8 +24,25 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentd import config
-from agentd.runtime import Agent, ScoreInput, ScoreQuery, Scorer, ScoreResult, ScoringSettings, judge_scorer
-from agentd.runtime.messages import utcnow
+from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
+from agentd.grpc.gate import Gate
+from agentd.runtime import (
+    Agent,
+    RunResult,
+    ScoreInput,
+    ScoreQuery,
+    Scorer,
+    ScoreResult,
+    ScoringSettings,
+    StepResult,
+    Tool,
+    build_scorer,
+    judge_scorer,
+)
+from agentd.runtime.memory import Memory
+from agentd.runtime.messages import ToolResultPart, utcnow
+from agentd.runtime.scoring.builtins import faithfulness_prompt
+from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import score_pb2 as spb
@@ -478,3 +495,92 @@ def test_a_bad_scorer_in_agentd_toml_names_its_key(tmp_path: Path, entry: str, p
     with pytest.raises(config.ConfigError) as err:
         config.load(path, env={})
     assert "agents[0].scorers[0]" in str(err.value) and problem in str(err.value)
+
+
+# ---------------------------------------------------------------- tenancy
+
+
+async def test_scores_are_the_tenants_and_the_resources_a_caller_may_act_for() -> None:
+    tokens = {
+        "acme": ("agentd_acme-writer-0123456789abcdef", "acme", ["writer"], ["*"]),
+        "acme-u2": ("agentd_acme-reader-u2-0123456789ab", "acme", ["reader"], ["u2"]),
+        "globex": ("agentd_globex-admin-0123456789abcde", "globex", ["admin"], ["*"]),
+    }
+    authenticator = Authenticator(
+        ("token",),
+        tokens=[
+            Credential(hash_token(token), identity(tenant, name, roles, resources, "token", "test"))
+            for name, (token, tenant, roles, resources) in tokens.items()
+        ],
+    )
+    storage = InMemoryStorage()
+    running = await start_server(
+        [Agent(id="scored", memory=Memory(storage), scorers=[Scorer("s", constant(0.5))])],
+        storage=storage,
+        gate=Gate(authenticator),
+    )
+
+    def bearer(name: str) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {tokens[name][0]}"),)
+
+    try:
+        reply = await running.agents.Generate(generate(resource="u1", thread="t1"), metadata=bearer("acme"))
+        await settled(running)
+        mine = await running.agents.ListScores(spb.ListScoresRequest(thread_id="t1"), metadata=bearer("acme"))
+        assert [(s.run_id, s.thread_id, s.resource_id) for s in mine.scores] == [(reply.run_id, "t1", "u1")]
+        for name in ("globex", "acme-u2"):
+            for request in (spb.ListScoresRequest(), spb.ListScoresRequest(thread_id="t1")):
+                theirs = await running.agents.ListScores(request, metadata=bearer(name))
+                assert list(theirs.scores) == [], name
+    finally:
+        await running.close()
+
+
+def lookup(args: Any, context: Any) -> Any:
+    return {"capital": "Paris"}
+
+
+async def test_faithfulness_scores_runs_with_tool_results_and_toxicity_any_answer() -> None:
+    faithful = build_scorer(
+        "faithfulness", "faithful", model="local/scripted", provider_options=judge_says({"score": 1, "reason": "ok"})
+    )
+    toxic = build_scorer("toxicity", "toxic", model="local/scripted", provider_options=judge_says({"score": 0.0}))
+    running = await start_server(
+        [Agent(id="scored", model="local/echo", tools=[Tool("lookup", "Looks up", lookup)], scorers=[faithful, toxic])]
+    )
+    try:
+        request = generate("capital of France?")
+        request.options.provider_options.update(
+            {
+                "local": {
+                    "script": [
+                        {"toolCalls": [{"id": "c1", "name": "lookup", "args": {}}]},
+                        {"text": "Paris is the capital."},
+                    ]
+                }
+            }
+        )
+        with_tools = await running.agents.Generate(request)
+        without = await running.agents.Generate(generate("hello"))
+        await settled(running)
+        assert sorted(s.scorer for s in await all_scores(running, run_id=with_tools.run_id)) == ["faithful", "toxic"]
+        assert [s.scorer for s in await all_scores(running, run_id=without.run_id)] == ["toxic"]
+    finally:
+        await running.close()
+    seen = ScoreInput("scored", "r", (), "Paris is the capital.", RunResult("r", "scored"))
+    seen.result.steps.append(StepResult(0, tool_results=[ToolResultPart("c1", "lookup", {"capital": "Paris"})]))
+    assert '{"capital": "Paris"}' in faithfulness_prompt(seen)
+
+
+def test_the_readme_scorers_example_loads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Live scorers\n", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "agentd.toml"
+    path.write_text('[[agents]]\nid = "support"\nmodel = "local/echo"\n' + example)
+    loaded = config.load(path, env={})
+    assert [(s.name, s.sampling_rate, s.source) for s in loaded.agents[0].scorers] == [  # type: ignore[union-attr]
+        ("relevancy", 0.1, "judge"),
+        ("tone", 1.0, "judge"),
+    ]
+    assert (loaded.scoring.max_pending, loaded.scoring.timeout, loaded.scoring.seed) == (256, 60, 7)
