@@ -24,10 +24,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentd import config
+from agentd.backends.redis_scores import RedisScoreStore
+from agentd.backends.sqlite_scores import SQLiteScoreStore
 from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
 from agentd.grpc.gate import Gate
 from agentd.runtime import (
     Agent,
+    InMemoryScoreStore,
     RunResult,
     ScoreInput,
     ScoreQuery,
@@ -422,6 +425,23 @@ async def test_each_score_is_an_evaluation_event_on_the_runs_span_and_a_histogra
     ]
 
 
+async def test_the_reason_is_the_events_explanation_only_with_content_capture(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    exporter = InMemorySpanExporter()
+    tracer = TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(exporter))
+    running = await start_server([agent(Scorer("quality", constant(0.4, reason="vague")))], tracer_provider=tracer)
+    try:
+        await running.agents.Generate(generate())
+        await settled(running)
+    finally:
+        await running.close()
+    (run,) = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke_agent")]
+    (event,) = [e for e in run.events if e.name == "gen_ai.evaluation.result"]
+    assert (event.attributes or {})["gen_ai.evaluation.explanation"] == "vague"
+    assert "gen_ai.evaluation.score.label" not in (event.attributes or {})  # no label given: none set
+
+
 # ---------------------------------------------------------------- agentd.toml
 
 
@@ -584,3 +604,26 @@ def test_the_readme_scorers_example_loads(tmp_path: Path) -> None:
         ("tone", 1.0, "judge"),
     ]
     assert (loaded.scoring.max_pending, loaded.scoring.timeout, loaded.scoring.seed) == (256, 60, 7)
+
+
+async def test_scores_on_sqlite_outlive_the_server(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.db"
+    first = await start_server([agent(Scorer("s", constant(0.6)))], score_store=SQLiteScoreStore(path))
+    try:
+        reply = await first.agents.Generate(generate())
+        await settled(first)
+    finally:
+        await first.close()
+    second = await start_server([agent(Scorer("s", constant(0.6)))], score_store=SQLiteScoreStore(path))
+    try:
+        assert [(s.run_id, s.value) for s in await all_scores(second)] == [(reply.run_id, 0.6)]
+    finally:
+        await second.close()
+
+
+def test_the_score_store_follows_the_storage_backend(tmp_path: Path) -> None:
+    for backend, kind in (("sqlite", SQLiteScoreStore), ("memory", InMemoryScoreStore), ("redis", RedisScoreStore)):
+        path = tmp_path / f"{backend}.toml"
+        extra = '\nredis_url = "redis://127.0.0.1:1/0"' if backend == "redis" else ""
+        path.write_text(f'[storage]\nbackend = "{backend}"{extra}\n')
+        assert isinstance(config.load(path, env={}).scores, kind), backend

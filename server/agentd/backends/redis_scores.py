@@ -3,14 +3,18 @@
 Beside RedisStorage (same server and `key_prefix`; every key here starts with
 `key_prefix + "scores:"`):
 
-    scores:records               hash: score id -> the score (JSON)
-    scores:order:<tenant>        sorted set, all scores 0, member `<created_at>:<id>`
+    scores:records                         hash: score id -> the score (JSON)
+    scores:order:<tenant>                  sorted set, all scores 0, member `<created_at>:<id>`
+    scores:order:<tenant>:run:<run id>     the same, of one run
+    scores:order:<tenant>:thread:<thread>  of one thread
+    scores:order:<tenant>:agent:<agent>    of one agent
 
 A member's time is RedisStorage's `time_key` (zero-padded microseconds), so
-ZREVRANGEBYLEX lists a tenant's scores newest first, as every score store
-orders them; a page's cursor member is an exclusive upper bound. Filters are
-applied to the records read in batches of BATCH. An add is one MULTI/EXEC
-(the record and its member commit together).
+ZREVRANGEBYLEX lists scores newest first, as every score store orders them. A
+listing reads the narrowest index its filters allow (run, thread, agent, else
+the tenant's), from the page cursor or `end_time` down, and stops at
+`start_time`; the other filters are applied to the records read in batches of
+BATCH. An add is one MULTI/EXEC (the record and its members commit together).
 
 Errors: an unreachable server, a timeout or a malformed entry raise StorageError.
 """
@@ -61,20 +65,40 @@ class RedisScoreStore(RedisBackend, ScoreStore):
     def _key(self, *parts: str) -> str:
         return self.key("scores", *parts)
 
+    def _indexes(self, score: Score) -> list[str]:
+        keys = [self._key("order", score.tenant), self._key("order", score.tenant, "run", score.run_id)]
+        keys.append(self._key("order", score.tenant, "agent", score.agent_id))
+        if score.thread_id:
+            keys.append(self._key("order", score.tenant, "thread", score.thread_id))
+        return keys
+
+    def _index(self, query: ScoreQuery) -> str:
+        for field in ("run", "thread", "agent"):
+            value = getattr(query, f"{field}_id")
+            if value:
+                return self._key("order", query.tenant, field, value)
+        return self._key("order", query.tenant)
+
     async def add(self, score: Score) -> None:
+        member = {_member(score.created_at, score.id): 0}
         with self.failures("add"):
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.hset(self._key("records"), score.id, _encode(score))
-                pipe.zadd(self._key("order", score.tenant), {_member(score.created_at, score.id): 0})
+                for key in self._indexes(score):
+                    pipe.zadd(key, member)
                 await pipe.execute()
 
     async def list(self, query: ScoreQuery) -> ScorePage:
-        key = self._key("order", query.tenant)
-        upper = "+" if query.after is None else f"({_member(*query.after)}"
+        key = self._index(query)
+        bounds = [f"({_member(*query.after)}"] if query.after is not None else []
+        if query.end is not None:
+            bounds.append(f"({time_key(query.end)}")  # below every member of that microsecond
+        upper = min(bounds, key=lambda b: b[1:]) if bounds else "+"
+        lower = f"[{time_key(query.start)}" if query.start is not None else "-"
         found: list[Score] = []
         with self.failures("list"):
             while len(found) <= query.limit:
-                members = [text(m) for m in await self.client.zrevrangebylex(key, upper, "-", start=0, num=BATCH)]
+                members = [text(m) for m in await self.client.zrevrangebylex(key, upper, lower, start=0, num=BATCH)]
                 if not members:
                     break
                 raws = await self.client.hmget(self._key("records"), [m.split(":", 1)[1] for m in members])
