@@ -627,3 +627,26 @@ def test_the_score_store_follows_the_storage_backend(tmp_path: Path) -> None:
         extra = '\nredis_url = "redis://127.0.0.1:1/0"' if backend == "redis" else ""
         path.write_text(f'[storage]\nbackend = "{backend}"{extra}\n')
         assert isinstance(config.load(path, env={}).scores, kind), backend
+
+
+async def test_a_scorers_function_that_fails_or_returns_no_scorers_leaves_the_run_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def scorers(context: dict[str, Any]) -> Any:
+        if context.get("break"):
+            raise RuntimeError("no scorers today")
+        return ["not a scorer"]
+
+    running = await start_server([agent(scorers)])
+    try:
+        with caplog.at_level(logging.WARNING, logger="agentd.scoring"):
+            broken = generate("one")
+            broken.options.request_context.update({"break": True})
+            assert (await running.agents.Generate(broken)).text == "one"
+            assert (await running.agents.Generate(generate("two"))).text == "two"
+            await settled(running)
+        assert await all_scores(running) == []
+        failures = [r.getMessage() for r in caplog.records if "scorers function of scored failed" in r.getMessage()]
+        assert len(failures) == 2 and "not Scorer" in failures[1]
+    finally:
+        await running.close()

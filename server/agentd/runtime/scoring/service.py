@@ -97,7 +97,15 @@ class Scoring:
 
     def submit(self, run: EndedRun) -> bool:
         """Schedules the run's scoring; True when its span is now the scoring's
-        to end (`RunTrace.release`), False when the caller ends it."""
+        to end (`RunTrace.release`), False when the caller ends it. Never raises:
+        it is called where the run ends."""
+        try:
+            return self._submit(run)
+        except Exception:
+            log.exception("run %s of %s could not be scored", run.result.run_id, run.agent.id)
+            return False
+
+    def _submit(self, run: EndedRun) -> bool:
         agent = run.agent
         if not run.scorable or (not callable(agent.scorers) and not agent.scorers):
             return False
@@ -153,14 +161,7 @@ class Scoring:
     async def _score(self, run: EndedRun, chosen: Sequence[Scorer] | None) -> None:
         try:
             if chosen is None:
-                try:
-                    scorers = await resolve_dynamic(run.agent.scorers, run.request_context)
-                except Exception:
-                    log.exception(
-                        "the scorers function of %s failed; run %s is not scored", run.agent.id, run.result.run_id
-                    )
-                    return
-                chosen = self._sample(list(scorers), run)
+                chosen = self._sample(await self._resolve(run), run)
             result = run.result
             seen = ScoreInput(
                 agent_id=run.agent.id,
@@ -173,6 +174,24 @@ class Scoring:
             await asyncio.gather(*(self._one(scorer, seen, run) for scorer in chosen))
         finally:
             run.trace.release()
+
+    async def _resolve(self, run: EndedRun) -> list[Scorer]:
+        """The scorers a function of the request context gives ([] when it fails)."""
+        try:
+            scorers = list(await resolve_dynamic(run.agent.scorers, run.request_context))
+            wrong = [type(s).__name__ for s in scorers if not isinstance(s, Scorer)]
+            if wrong:
+                raise TypeError(f"it returned {', '.join(wrong)}, not Scorer")
+        except Exception as exc:
+            log.warning(
+                "the scorers function of %s failed (%s: %s); run %s is not scored",
+                run.agent.id,
+                type(exc).__name__,
+                exc,
+                run.result.run_id,
+            )
+            return []
+        return scorers
 
     async def _one(self, scorer: Scorer, seen: ScoreInput, run: EndedRun) -> None:
         result = run.result
