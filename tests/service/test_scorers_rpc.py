@@ -49,6 +49,7 @@ from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import score_pb2 as spb
+from support.metrics import scraped, value
 from support.server import Running, start_server
 
 
@@ -440,6 +441,33 @@ async def test_the_reason_is_the_events_explanation_only_with_content_capture(mo
     (event,) = [e for e in run.events if e.name == "gen_ai.evaluation.result"]
     assert (event.attributes or {})["gen_ai.evaluation.explanation"] == "vague"
     assert "gen_ai.evaluation.score.label" not in (event.attributes or {})  # no label given: none set
+
+
+async def test_the_scrape_endpoint_has_the_score_histogram_and_the_dropped_runs() -> None:
+    release = asyncio.Event()
+
+    async def slow(run: ScoreInput) -> float:
+        await release.wait()
+        return 0.7
+
+    running = await start_server(
+        [agent(Scorer("slow", slow))], scoring_settings=ScoringSettings(max_pending=1), metrics_port=0
+    )
+    try:
+        for _ in range(3):
+            await running.agents.Generate(generate())
+        release.set()
+        await settled(running)
+        port = running.server.metrics_port
+        assert port is not None
+        samples = await scraped(port)
+    finally:
+        await running.close()
+    labels = {"gen_ai_evaluation_name": "slow", "gen_ai_agent_id": "scored"}
+    assert value(samples, "agentd_scores_count", **labels) == 1
+    assert value(samples, "agentd_scores_sum", **labels) == 0.7
+    assert value(samples, "agentd_scores_bucket", **labels, le="0.7") == 1
+    assert value(samples, "agentd_scores_dropped_total", gen_ai_agent_id="scored") == 2
 
 
 # ---------------------------------------------------------------- agentd.toml

@@ -58,7 +58,7 @@ class Metrics:
         )
         self._scores = meter.create_histogram(
             "agentd.scores",
-            unit="1",
+            unit="{score}",  # not "1": Prometheus would name it agentd_scores_ratio
             description="Scores live scorers gave runs, by scorer and agent",
             explicit_bucket_boundaries_advisory=_SCORE_BUCKETS,
         )
