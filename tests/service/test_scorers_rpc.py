@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 import pytest
+from agentd_client import AgentdClient
 from google.protobuf import timestamp_pb2
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -676,5 +677,20 @@ async def test_a_scorers_function_that_fails_or_returns_no_scorers_leaves_the_ru
         assert await all_scores(running) == []
         failures = [r.getMessage() for r in caplog.records if "scorers function of scored failed" in r.getMessage()]
         assert len(failures) == 2 and "not Scorer" in failures[1]
+    finally:
+        await running.close()
+
+
+async def test_the_python_client_forces_scoring_and_lists_scores() -> None:
+    running = await start_server([agent(Scorer("rare", constant(0.3), sampling_rate=0.0))])
+    try:
+        async with AgentdClient(running.addr) as client:
+            forced = await client.generate("scored", "hi", scorers="force")
+            await client.generate("scored", "hi")
+            await settled(running)
+            listed = [s async for s in client.list_scores(agent_id="scored", start_time=utcnow() - timedelta(hours=1))]
+            assert [(s.run_id, s.scorer, s.value) for s in listed] == [(forced.run_id, "rare", 0.3)]
+            with pytest.raises(ValueError):
+                await client.generate("scored", "hi", scorers="sometimes")
     finally:
         await running.close()
