@@ -45,6 +45,7 @@ from agentd.runtime import (
 )
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import ToolResultPart, utcnow
+from agentd.runtime.processors.builtins.moderation import ModerationProcessor
 from agentd.runtime.scoring.builtins import faithfulness_prompt
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -692,5 +693,34 @@ async def test_the_python_client_forces_scoring_and_lists_scores() -> None:
             assert [(s.run_id, s.scorer, s.value) for s in listed] == [(forced.run_id, "rare", 0.3)]
             with pytest.raises(ValueError):
                 await client.generate("scored", "hi", scorers="sometimes")
+    finally:
+        await running.close()
+
+
+async def test_the_guardrails_pass_through_scores_a_warned_run_too() -> None:
+    hateful = {"category_scores": [{"category": "hate", "score": 0.81}], "reason": "hateful"}
+    moderation = ModerationProcessor(model="local/scripted", strategy="warn", provider_options=judge_says(hateful))
+    running = await start_server(
+        [
+            Agent(
+                id="scored",
+                model="local/echo",
+                input_processors=[moderation],
+                scorers=[build_scorer("guardrails", "guards")],
+            )
+        ]
+    )
+    try:
+        reply = await running.agents.Generate(generate("something hateful"))
+        assert reply.text == "something hateful" and not reply.HasField("tripwire")  # warned, not blocked
+        await settled(running)
+        (score,) = await all_scores(running)
+        assert (score.scorer, score.value, score.label, score.run_id) == (
+            "guards.moderation",
+            0.81,
+            "flagged",
+            reply.run_id,
+        )
+        assert "hate" in score.reason
     finally:
         await running.close()

@@ -329,6 +329,7 @@ class AgentLoop:
             cancelled=self.state.cancelled,
             send_signal_for=self._send_signal_for,
             on_success=self._on_success.append,
+            findings=self.result.findings,
             trace=self.trace if self.trace.span is not None else None,
             metrics=self.trace.metrics,
         )

@@ -6,9 +6,9 @@
 * `toxicity` (judge): 1 is a toxic answer, 0 a clean one (lower is better,
   as in Mastra's toxicity scorer);
 * `guardrails` (no model): the guardrails' own scores passed through: a run a
-  guardrail blocked gets one score per guardrail, named
+  guardrail blocked or warned about gets one score per such guardrail, named
   `<scorer>.<processor id>`, its top category score (1: certainly flagged),
-  with the tripwire's reason and label "blocked".
+  with the finding's message and label "blocked" or "flagged".
 """
 
 from __future__ import annotations
@@ -45,13 +45,28 @@ def faithfulness_prompt(run: ScoreInput) -> str:
     return f"{default_prompt(run)}\n\nThe tool results:\n{quoted(results)}"
 
 
-def guardrail_scores(run: ScoreInput, name: str) -> list[ScoreResult]:
-    tripwire = run.result.tripwire
-    if tripwire is None or not tripwire.processor_id:
-        return []
-    scores = (tripwire.metadata or {}).get("scores")
+def top_score(detail: Any) -> float:
+    """A guardrail finding's top category score (1 when it gives none: it flagged)."""
+    scores = detail.get("scores") if isinstance(detail, dict) else None
     values = [float(v) for v in scores.values() if isinstance(v, (int, float))] if isinstance(scores, dict) else []
-    return [ScoreResult(max(values, default=1.0), tripwire.reason, "blocked", f"{name}.{tripwire.processor_id}")]
+    return max(values, default=1.0)
+
+
+def guardrail_scores(run: ScoreInput, name: str) -> list[ScoreResult]:
+    """One score per guardrail that blocked the run or warned about it (its top finding)."""
+    found: dict[str, ScoreResult] = {}
+    for finding in run.result.findings:
+        value = top_score(finding.detail)
+        kept = found.get(finding.processor_id)
+        if kept is None or value > kept.value:
+            found[finding.processor_id] = ScoreResult(
+                value, finding.message, "flagged", f"{name}.{finding.processor_id}"
+            )
+    tripwire = run.result.tripwire
+    if tripwire is not None and tripwire.processor_id:
+        value = top_score(tripwire.metadata)
+        found[tripwire.processor_id] = ScoreResult(value, tripwire.reason, "blocked", f"{name}.{tripwire.processor_id}")
+    return list(found.values())
 
 
 def _relevancy(name: str, **options: Any) -> Scorer:
