@@ -4,11 +4,12 @@ store beside the storage (the `[scoring]` table is settings.py's)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agentd.runtime.scoring.builtins import build_scorer
 from agentd.runtime.scoring.scorer import Scorer
 from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
+from agentd.settings import StorageSettings
 
 __all__ = ["ScoringConfigError", "build_score_store", "parse_scorers"]
 
@@ -17,13 +18,6 @@ _SCORER_KEYS = {"name", "kind", "sampling_rate", "model", "rubric", "provider_op
 
 class ScoringConfigError(ValueError):
     """The message names the offending key (config.py raises it as a ConfigError)."""
-
-
-class StorageSettings(Protocol):
-    backend: str
-    path: str
-    redis_url: str | None
-    key_prefix: str
 
 
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:

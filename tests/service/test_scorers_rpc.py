@@ -724,3 +724,15 @@ async def test_the_guardrails_pass_through_scores_a_warned_run_too() -> None:
         assert "hate" in score.reason
     finally:
         await running.close()
+
+
+def test_the_scoring_table_comes_from_the_environment_too(tmp_path: Path) -> None:
+    path = tmp_path / "agentd.toml"
+    path.write_text("[scoring]\nmax_pending = 10\nseed = 1\n")
+    loaded = config.load(path, env={"AGENTD_SCORING__SEED": "5", "AGENTD_SCORING__TIMEOUT_SECONDS": "2.5"})
+    assert (loaded.scoring.max_pending, loaded.scoring.timeout, loaded.scoring.seed) == (10, 2.5, 5)
+    for bad, key in (("max_pending = 0", "max_pending"), ("seed = true", "seed"), ("colour = 1", "colour")):
+        path.write_text(f"[scoring]\n{bad}\n")
+        with pytest.raises(config.ConfigError) as err:
+            config.load(path, env={})
+        assert str(err.value).startswith("scoring") and key in str(err.value), str(err.value)
