@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	agentdv1 "github.com/agentd/agentd/gen/go/agentd/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // runInput sets the input of a run: the WithMessages messages, then input
@@ -177,4 +178,40 @@ func Kind(c *agentdv1.Chunk) string {
 // (A tripwire is followed by a finish.)
 func IsLast(c *agentdv1.Chunk) bool {
 	return c.GetFinish() != nil || c.GetError() != nil || c.GetAbort() != nil
+}
+
+// ListScores lists one page of the live scorers' scores, newest first;
+// filter (agent, thread, run, scorer, time range, page size and token) may be nil.
+func (c *Client) ListScores(ctx context.Context, filter *agentdv1.ListScoresRequest) (*agentdv1.ListScoresResponse, error) {
+	if filter == nil {
+		filter = &agentdv1.ListScoresRequest{}
+	}
+	resp, err := c.agents.ListScores(ctx, filter)
+	return resp, wrap(err)
+}
+
+// Scores yields every score filter matches (all pages), newest first.
+func (c *Client) Scores(ctx context.Context, filter *agentdv1.ListScoresRequest) iter.Seq2[*agentdv1.Score, error] {
+	return func(yield func(*agentdv1.Score, error) bool) {
+		page := &agentdv1.ListScoresRequest{}
+		if filter != nil {
+			page = proto.Clone(filter).(*agentdv1.ListScoresRequest)
+		}
+		for {
+			resp, err := c.ListScores(ctx, page)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, score := range resp.GetScores() {
+				if !yield(score, nil) {
+					return
+				}
+			}
+			if resp.GetNextPageToken() == "" {
+				return
+			}
+			page.PageToken = resp.GetNextPageToken()
+		}
+	}
 }

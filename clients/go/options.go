@@ -145,6 +145,15 @@ func WithRequestContext(values map[string]any) CallOption {
 	}
 }
 
+// WithScoring turns the agent's live scorers off for this run
+// (agentdv1.ScoringMode_SCORING_MODE_OFF) or makes every one score it
+// (agentdv1.ScoringMode_SCORING_MODE_FORCE), whatever its sampling rate.
+func WithScoring(mode agentdv1.ScoringMode) CallOption {
+	return func(c *callConfig) {
+		c.exec().Scorers = &agentdv1.ScorerOptions{Mode: mode}
+	}
+}
+
 // WithMaxSteps caps the number of model steps (the server default is 5).
 func WithMaxSteps(n int) CallOption {
 	return func(c *callConfig) {

@@ -35,10 +35,13 @@ from agentd.runtime.processors.builtins.token_cost_control import Price, parse_p
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.redact import add_secret
+from agentd.runtime.scoring.service import ScoringSettings
+from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy, policy_from_options
+from agentd.scoring_config import ScoringConfigError, build_score_store, parse_scorers
 from agentd.settings import (
     DEFAULT_GRACE,
     DEFAULT_HOST,
@@ -86,6 +89,10 @@ class Config:
     coordination_settings: CoordinationSettings = field(default_factory=CoordinationSettings)
     threads: ThreadSettings = field(default_factory=ThreadSettings)
     attachments: AttachmentSettings = field(default_factory=AttachmentSettings)
+    #: `[scoring]`: the live scorers' bounds and the sampling seed.
+    scoring: ScoringSettings = field(default_factory=ScoringSettings)
+    #: Where scores are kept, built beside the storage.
+    scores: ScoreStore | None = None
     #: Who may call, and each caller's limits.
     auth: AuthSettings = field(default_factory=AuthSettings)
     #: Threads and messages, built from `storage_settings`.
@@ -111,6 +118,16 @@ class Config:
         """The built backends (`load` builds them all)."""
         assert self.storage is not None and self.notification_store is not None and self.coordination is not None
         return self.storage, self.notification_store, self.coordination, self.cluster
+
+    @property
+    def score_store(self) -> ScoreStore:
+        if self.scores is None:
+            self.scores = InMemoryScoreStore()
+        return self.scores
+
+    @property
+    def scoring_settings(self) -> ScoringSettings:
+        return self.scoring
 
     @property
     def thread_settings(self) -> RuntimeThreadSettings:
@@ -205,6 +222,7 @@ _AGENT_KEYS = {
     "signal_delivery",
     "fallback_models",
     "tool_transform",
+    "scorers",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -358,6 +376,13 @@ def build_notification_store(settings: StorageSettings, base: Path | None = None
     return InMemoryNotificationStore()
 
 
+def _scorers(entries: Any, where: str) -> Any:
+    try:
+        return parse_scorers(entries, where)
+    except ScoringConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage | None = None) -> Agent:
     where = f"agents[{index}]"
     if not isinstance(table, dict):
@@ -396,6 +421,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         tool_transform=_tool_transform(table["tool_transform"], f"{where}.tool_transform")
         if "tool_transform" in table
         else None,
+        scorers=_scorers(table.get("scorers", []), f"{where}.scorers"),
     )
 
 
@@ -473,6 +499,9 @@ def load(
         ) from None
     config.coordination = build_coordination(config.coordination_settings)
     config.notification_store = build_notification_store(config.storage_settings, base)
+    config.scores = build_score_store(config.storage_settings, base)
+    scoring = settings.scoring
+    config.scoring = ScoringSettings(scoring.max_pending, scoring.timeout_seconds, scoring.seed)
     config.caches = build_caches(config.cache)
     config.cluster = build_cluster(config.coordination_settings, config.threads)
     registry = with_response_cache(registry, config.caches, config.pricing, config.cache.backend)

@@ -35,6 +35,7 @@ __all__ = [
     "CacheSettings",
     "ConfigError",
     "CoordinationSettings",
+    "ScoringTable",
     "ServerSettings",
     "StorageSettings",
     "ThreadSettings",
@@ -150,6 +151,15 @@ class AttachmentSettings(Table):
     allow_private_networks: Flag = False
 
 
+class ScoringTable(Table):
+    #: Runs being scored at once; a run that ends while that many are is not scored.
+    max_pending: Annotated[Whole, Field(ge=1)] = 256
+    #: Seconds each scorer may take.
+    timeout_seconds: Positive = 60.0
+    #: Seeds the sampling generator (tests); unset: the system's entropy.
+    seed: Whole | None = None
+
+
 class AgentdSettings(BaseSettings):
     """Every table of agentd.toml; `agents` and `pricing` are checked where they are built."""
 
@@ -164,6 +174,8 @@ class AgentdSettings(BaseSettings):
     coordination: CoordinationSettings = Field(default_factory=CoordinationSettings)
     threads: ThreadSettings = Field(default_factory=ThreadSettings)
     attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
+    #: The live scorers' bounds (the scorers themselves are each agent's `scorers`).
+    scoring: ScoringTable = Field(default_factory=ScoringTable)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
     agents: list[Any] = Field(default_factory=list)

@@ -330,6 +330,18 @@ async def step_cache_stats(ctx: Context, step: dict[str, Any]) -> None:
         ctx.stats[step["name"]] = stats
 
 
+async def step_list_scores(ctx: Context, step: dict[str, Any]) -> None:
+    """A thread's scorers, polled for up to five seconds (scoring runs after the run has answered)."""
+    expect = Expect(step, {"scorers"})
+    deadline = time.monotonic() + 5
+    while True:
+        names = sorted([s.scorer async for s in ctx.client.list_scores(thread_id=step["thread"])])
+        if "scorers" not in expect or names == expect.get("scorers") or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    expect.equal("scorers", names)
+
+
 async def step_connect_client_tool(ctx: Context, step: dict[str, Any]) -> None:
     expect = Expect(step, {"tool_result", "text"})
     tool, answer = step["tool"], step["answer"]
@@ -366,6 +378,7 @@ STEPS: dict[str, Callable[[Context, dict[str, Any]], Awaitable[None]]] = {
     "resume": step_resume,
     "cache_stats": step_cache_stats,
     "connect_client_tool": step_connect_client_tool,
+    "list_scores": step_list_scores,
 }
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -20,7 +19,6 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
-from prometheus_client.parser import text_string_to_metric_families
 
 from agentd.runtime import Agent, register_provider
 from agentd.runtime.cache import InMemoryServerCache
@@ -33,6 +31,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.metrics import Samples, scraped, value
 from support.server import ROOT, Running, start_server
 from support_models import HELD, held_model
 
@@ -61,30 +60,6 @@ class Guard(Processor):
     def process_input(self, args: ProcessInputArgs) -> None:
         if any("forbidden" in m.text for m in args.messages):
             args.abort("input mentions forbidden")
-
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def scrape(port: int) -> Samples:
-    """Every sample of the endpoint, by name and labels (the scope labels left out)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        assert reply.status == 200 and reply.headers["Content-Type"].startswith("text/plain")
-        body = reply.read().decode()
-    samples: Samples = {}
-    for family in text_string_to_metric_families(body):
-        for sample in family.samples:
-            labels = frozenset((k, v) for k, v in sample.labels.items() if not k.startswith("otel_scope_"))
-            samples[(sample.name, labels)] = sample.value
-    return samples
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
-
-
-async def scraped(port: int) -> Samples:
-    return await asyncio.to_thread(scrape, port)
 
 
 async def until(port: int, check: Any) -> Samples:
@@ -221,9 +196,11 @@ async def test_the_scrape_endpoint_counts_a_scripted_workload(metered: Running, 
     assert value(done, "rpc_server_call_duration_seconds_bucket", **rpc("AgentService/Generate", "OK"), le="+Inf") == 5
     target = next(labels for (name, labels) in done if name == "target_info")
     assert ("service_name", "agentd") in target
-    # Every metric the README lists is there (the take-overs need replicas: tests/redis counts them).
+    # Every metric the README lists is there (the take-overs need replicas: tests/redis counts them;
+    # the scores need scorers: tests/service/test_scorers_rpc.py scrapes them).
     names = {name for name, _ in done}
-    assert {n for n in readme_metrics() if n != "agentd_lease_takeovers_total"} <= names
+    elsewhere = {"agentd_lease_takeovers_total", "agentd_scores_count", "agentd_scores_dropped_total"}
+    assert readme_metrics() - elsewhere <= names
 
 
 def readme_metrics() -> set[str]:
@@ -234,7 +211,7 @@ def readme_metrics() -> set[str]:
         unit = "_seconds" if cell.endswith("(s)") else ""
         suffix = {"histogram": "_count", "counter": "_total", "gauge": ""}[kind]
         names |= {name.replace(".", "_") + unit + suffix for name in re.findall(r"`([a-z_.]+)`", cell)}
-    assert len(names) == 12, names
+    assert len(names) == 14, names
     return names
 
 

@@ -20,7 +20,7 @@ import grpc
 
 from agentd import config
 from agentd.grpc.server import AgentdServer
-from agentd.runtime import Agent, AgentRegistry
+from agentd.runtime import Agent, AgentRegistry, InMemoryScoreStore, ScoringSettings
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.processors.catalogue import default_registry
@@ -82,6 +82,8 @@ async def start_server(
     storage: Any = None,
     thread_settings: ThreadSettings | None = None,
     prices: dict[str, Any] | None = None,
+    score_store: Any = None,
+    scoring_settings: Any = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -94,6 +96,8 @@ async def start_server(
         storage=storage or InMemoryStorage(),
         thread_settings=thread_settings or ThreadSettings(),
         prices=prices or {},
+        score_store=score_store or InMemoryScoreStore(),
+        scoring_settings=scoring_settings or ScoringSettings(),
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

@@ -15,6 +15,7 @@ from agentd_proto.v1 import (
     agent_service_pb2,
     cache_service_pb2,
     message_pb2,
+    score_pb2,
     signal_pb2,
     signal_service_pb2,
     thread_service_pb2,
@@ -102,6 +103,39 @@ class AgentdClient(Connection):
         request = agent_service_pb2.GetAgentRequest(agent_id=agent_id)
         response = await self._unary("agents", "GetAgent", request, timeout)
         return response.agent  # type: ignore[no-any-return]
+
+    def list_scores(
+        self,
+        *,
+        agent_id: str = "",
+        thread_id: str = "",
+        run_id: str = "",
+        scorer: str = "",
+        start_time: datetime.datetime | None = None,
+        end_time: datetime.datetime | None = None,
+        page_size: int = 0,
+    ) -> Pager[score_pb2.Score]:
+        """The live scorers' scores, newest first, filtered by agent, thread,
+        run, scorer and creation time (`start_time` <= t < `end_time`):
+        `async for score in client.list_scores(agent_id="support")`."""
+
+        async def fetch(token: str) -> tuple[list[score_pb2.Score], str]:
+            request = score_pb2.ListScoresRequest(
+                agent_id=agent_id,
+                thread_id=thread_id,
+                run_id=run_id,
+                scorer=scorer,
+                page_size=page_size,
+                page_token=token,
+            )
+            if start_time is not None:
+                request.start_time.FromDatetime(start_time)
+            if end_time is not None:
+                request.end_time.FromDatetime(end_time)
+            response = await self._unary("agents", "ListScores", request)
+            return list(response.scores), response.next_page_token
+
+        return Pager(fetch)
 
     async def generate(
         self,

@@ -31,6 +31,8 @@ keyword                    maps to
 ``error_processor_defaults`` ``error_processor_defaults``
 ``prepare_step``           ``prepare_step``
 ``persist_partial_on_abort`` ``persist_partial_on_abort``
+``scorers``                ``"off"`` (no live scorer scores the run) or
+                           ``"force"`` (every one does, whatever its rate)
 ``options``                an ``ExecutionOptions`` message the keywords are
                            merged onto
 =========================  ===================================================
@@ -83,6 +85,7 @@ OPTION_KEYWORDS = frozenset(
         "error_processor_defaults",
         "prepare_step",
         "persist_partial_on_abort",
+        "scorers",
         *_MODEL_SETTINGS,
     }
 )
@@ -169,7 +172,14 @@ def execution_options(**kwargs: Any) -> options_pb2.ExecutionOptions:
             pb.prepare_step = str(value)
         elif name == "persist_partial_on_abort":
             pb.persist_partial_on_abort = bool(value)
+        elif name == "scorers":
+            if value not in _SCORING_MODES:
+                raise ValueError(f"scorers must be 'off' or 'force' (got {value!r})")
+            pb.scorers.mode = _SCORING_MODES[value]
     return pb
+
+
+_SCORING_MODES = {"off": options_pb2.SCORING_MODE_OFF, "force": options_pb2.SCORING_MODE_FORCE}
 
 
 def split_options(kwargs: dict[str, Any]) -> dict[str, Any]:

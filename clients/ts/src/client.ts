@@ -200,6 +200,29 @@ export class AgentdClient {
     return res.agent ?? v1.Agent.fromPartial({ id: agentId });
   }
 
+  /** The live scorers' scores, newest first, filtered by agent, thread, run, scorer and creation time. */
+  listScores(
+    opts: CallOptions & Partial<Omit<agentd.v1.ListScoresRequest, "pageToken">> = {},
+  ): Paged<agentd.v1.Score> {
+    return new Paged(async (pageToken) => {
+      const res = await this.unary(
+        this.agents.listScores.bind(this.agents),
+        v1.ListScoresRequest.fromPartial({
+          agentId: opts.agentId,
+          threadId: opts.threadId,
+          runId: opts.runId,
+          scorer: opts.scorer,
+          startTime: opts.startTime,
+          endTime: opts.endTime,
+          pageSize: opts.pageSize ?? 0,
+          pageToken,
+        }),
+        opts,
+      );
+      return { items: res.scores, nextPageToken: res.nextPageToken };
+    });
+  }
+
   /** Runs an agent to completion. A tripwire is not an error: see `tripwire` and finish reason OTHER. */
   generate(agentId: string, input: RunInput, opts: GenerateOptions = {}): Promise<agentd.v1.GenerateResponse> {
     const request = v1.GenerateRequest.fromPartial({ agentId, ...this.input(input), options: this.runOptions(opts) });

@@ -187,6 +187,8 @@ class ScenarioRun {
         return this.cacheStatsStep(step);
       case "connect_client_tool":
         return this.connectClientTool(step);
+      case "list_scores":
+        return this.listScores(step);
       default:
         fail(`unknown step kind ${show(step.kind)}`);
     }
@@ -426,6 +428,20 @@ class ScenarioRun {
         check(stats.hits > before.hits, `cache hits ${stats.hits}, want more than ${before.hits} (at ${show(want)})`);
       },
     });
+  }
+
+  /** A thread's scorers, polled for up to five seconds (scoring runs after the run has answered). */
+  private async listScores(step: Step): Promise<void> {
+    const want = step.expect?.["scorers"];
+    const deadline = Date.now() + 5000;
+    let names: string[] = [];
+    for (;;) {
+      const scores = await this.client.listScores({ threadId: str(step, "thread"), deadlineMs: this.timeoutMs }).all();
+      names = scores.map((s) => s.scorer).sort();
+      if (want === undefined || isDeepStrictEqual(names, want) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expectations(step, { scorers: (w) => eq("scorers", names, w) });
   }
 
   private async connectClientTool(step: Step): Promise<void> {

@@ -77,6 +77,8 @@ export interface RunOptions {
   prepareStep?: string;
   /** An aborted thread-bound run saves the text it streamed so far. */
   persistPartialOnAbort?: boolean;
+  /** "off": no live scorer scores the run; "force": every one does, whatever its rate. */
+  scorers?: "off" | "force";
   /** The raw ExecutionOptions, merged under the fields above. */
   raw?: Partial<agentd.v1.ExecutionOptions>;
 }
@@ -177,6 +179,7 @@ const RUN_OPTION_KEYS: (keyof RunOptions)[] = [
   "errorProcessorDefaults",
   "prepareStep",
   "persistPartialOnAbort",
+  "scorers",
   "raw",
 ];
 
@@ -210,6 +213,9 @@ export function executionOptions(opts: RunOptions = {}): agentd.v1.ExecutionOpti
   if (opts.errorProcessorDefaults !== undefined) out.errorProcessorDefaults = opts.errorProcessorDefaults;
   if (opts.prepareStep !== undefined) out.prepareStep = opts.prepareStep;
   if (opts.persistPartialOnAbort !== undefined) out.persistPartialOnAbort = opts.persistPartialOnAbort;
+  if (opts.scorers !== undefined) {
+    out.scorers = { mode: opts.scorers === "off" ? v1.ScoringMode.SCORING_MODE_OFF : v1.ScoringMode.SCORING_MODE_FORCE };
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@ export * from "./agentd/v1/message";
 export * from "./agentd/v1/usage";
 export * from "./agentd/v1/chunk";
 export * from "./agentd/v1/options";
+export * from "./agentd/v1/score";
 export * from "./agentd/v1/agent_service";
 export * from "./agentd/v1/cache_service";
 export * from "./agentd/v1/signal";

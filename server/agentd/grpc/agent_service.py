@@ -7,10 +7,12 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from agentd.grpc import paging
+from agentd.grpc.authz import caller
 from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.errors import Context
 from agentd.grpc.results import result_to_pb
 from agentd.grpc.runs import run_request
+from agentd.grpc.scores import next_page_token, score_query, score_to_pb
 from agentd.grpc.values import from_struct, to_struct
 from agentd.grpc.violations import Violations
 from agentd.grpc.walk import map_strings
@@ -24,6 +26,7 @@ from agentd.runtime.run import RunResult
 from agentd.runtime.run_requests import start_run
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
+from agentd_proto.v1 import score_pb2 as spb
 
 #: Most chunks one StreamResponse carries, and the byte budget a batch is
 #: split under (the default gRPC receive limit is 4 MiB).
@@ -164,3 +167,14 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         finally:
             if not handle.done and not run.keep_running:
                 handle.abort("CALLER_CANCELLED", "the caller cancelled the call")
+
+    async def ListScores(self, request: spb.ListScoresRequest, context: Context) -> spb.ListScoresResponse:
+        v = Violations()
+        query, kind = score_query(request, v)
+        page = await self.host.score_store.list(query)
+        who = caller()
+        # A caller limited to some resources sees the scores of those alone (a page may come up short).
+        scores = [s for s in page.scores if who.all_resources or who.may_act_for(who.unscoped(s.resource_id))]
+        return spb.ListScoresResponse(
+            scores=[score_to_pb(s) for s in scores], next_page_token=next_page_token(kind, page.next_cursor)
+        )

@@ -26,6 +26,7 @@ ROLES: Final[dict[str, Role]] = {
     "agentd.v1.AgentService/GetAgent": _READER,
     "agentd.v1.AgentService/Generate": _WRITER,
     "agentd.v1.AgentService/Stream": _WRITER,
+    "agentd.v1.AgentService/ListScores": _READER,
     "agentd.v1.ThreadService/CreateThread": _WRITER,
     "agentd.v1.ThreadService/GetThread": _READER,
     # Without a resource id it lists across the tenant's resources: admin (checked by the servicer).

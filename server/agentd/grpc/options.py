@@ -173,6 +173,7 @@ def execution_options(
         max_processor_retries=retries,
         error_processor_defaults=pb.error_processor_defaults if pb.HasField("error_processor_defaults") else None,
         persist_partial_on_abort=(pb.persist_partial_on_abort if pb.HasField("persist_partial_on_abort") else None),
+        scorers=_scoring_mode(pb, f"{path}.scorers.mode", v),
         prepare_step=prepare_step,
     )
 
@@ -354,3 +355,13 @@ def _processor_spec(
         )
         return ()
     return (ro.ProcessorSpec(pb.name, pb.id or None, from_struct(pb.options)),)
+
+
+_SCORING_MODES: dict[int, ro.ScoringMode] = {opb.SCORING_MODE_OFF: "off", opb.SCORING_MODE_FORCE: "force"}
+
+
+def _scoring_mode(pb: opb.ExecutionOptions, path: str, v: Violations) -> ro.ScoringMode | None:
+    mode = pb.scorers.mode
+    if mode != opb.SCORING_MODE_UNSPECIFIED and mode not in _SCORING_MODES:
+        v.add(path, "unknown scoring mode")
+    return _SCORING_MODES.get(mode) if pb.HasField("scorers") else None

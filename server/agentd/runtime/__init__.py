@@ -65,6 +65,11 @@ from agentd.runtime.processors.factory import dataclass_from_options, from_optio
 from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.results import RunResult, StepResult
 from agentd.runtime.run_requests import RunRequest, start_run
+from agentd.runtime.scoring.builtins import build_scorer
+from agentd.runtime.scoring.record import Score, ScorePage, ScoreQuery
+from agentd.runtime.scoring.scorer import ScoreInput, Scorer, ScoreResult, judge_scorer
+from agentd.runtime.scoring.service import Scoring, ScoringSettings
+from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.signals import create_message_signal, create_signal
 from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.storage import InMemoryStorage, Storage, Thread
@@ -93,6 +98,7 @@ __all__ = [
     "FilePart",
     "HookArgs",
     "Host",
+    "InMemoryScoreStore",
     "InMemoryServerCache",
     "InMemoryStorage",
     "InvalidArgument",
@@ -130,6 +136,15 @@ __all__ = [
     "RunRegistry",
     "RunRequest",
     "RunResult",
+    "Score",
+    "ScoreInput",
+    "ScorePage",
+    "ScoreQuery",
+    "ScoreResult",
+    "ScoreStore",
+    "Scorer",
+    "Scoring",
+    "ScoringSettings",
     "ServerCache",
     "Signal",
     "SignalPart",
@@ -158,10 +173,12 @@ __all__ = [
     "Tripwire",
     "Unavailable",
     "Usage",
+    "build_scorer",
     "create_message_signal",
     "create_signal",
     "dataclass_from_options",
     "from_options",
+    "judge_scorer",
     "register_provider",
     "resolve_dynamic",
     "resolve_model",

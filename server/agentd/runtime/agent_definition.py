@@ -16,6 +16,7 @@ from typing import Any, TypeVar, Union
 
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
+from agentd.runtime.scoring.scorer import Scorer
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy
 from agentd.runtime.tools import Tool
@@ -118,6 +119,9 @@ class AgentDefinition:
     #: (the default: into the run), "queue" (a run of its own once the active
     #: one ends), "persist" or "discard". E.g. `{"user": "queue"}`.
     signal_delivery: Mapping[str, ActiveDelivery] = field(default_factory=dict)
+    #: Live scorers (or a function of the request context returning them):
+    #: each scores a sample of the runs that answered, after they did.
+    scorers: Dynamic[Sequence[Scorer]] = ()
     #: Whether the implicit error-lane retry cap was logged for this agent (once per agent).
     retry_cap_warned: bool = field(default=False, init=False, repr=False, compare=False)
 

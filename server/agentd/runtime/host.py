@@ -28,6 +28,8 @@ from agentd.runtime.notifications import (
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
+from agentd.runtime.scoring.service import Scoring, ScoringSettings
+from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.storage import BackgroundTask, InMemoryStorage, Storage
 from agentd.runtime.threads import (
     LeasedOwnership,
@@ -73,6 +75,12 @@ class HostConfig(Protocol):
     @property
     def thread_settings(self) -> ThreadSettings: ...
 
+    @property
+    def score_store(self) -> ScoreStore: ...
+
+    @property
+    def scoring_settings(self) -> ScoringSettings: ...
+
 
 def check_shareable(storage: Storage, *, coordinated: bool) -> None:
     """Replicas (`coordinated`) share threads: ValueError when the storage is each process's own."""
@@ -108,6 +116,11 @@ class Host:
     thread_settings: ThreadSettings = field(default_factory=ThreadSettings)
     #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
     prices: dict[str, Any] = field(default_factory=dict)
+    #: Where the live scorers' scores are kept.
+    score_store: ScoreStore = field(default_factory=InMemoryScoreStore)
+    scoring_settings: ScoringSettings = field(default_factory=ScoringSettings)
+    #: Scores runs after they answered, in the background (bounded; drained on shutdown).
+    scoring: Scoring = field(init=False)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -119,6 +132,8 @@ class Host:
         if self.cache_backend not in self.caches:
             raise ValueError(f"no {self.cache_backend!r} cache is configured")
         check_shareable(self.storage, coordinated=self.coordination.shared)
+        self.scoring = Scoring(self.score_store, self.scoring_settings)
+        self.runs.telemetry.scoring = self.scoring
         settings = self.thread_settings
         if self.cluster is not None:
             ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
@@ -168,6 +183,8 @@ class Host:
             coordination=coordination,
             cluster=cluster,
             thread_settings=config.thread_settings,
+            score_store=config.score_store,
+            scoring_settings=config.scoring_settings,
         )
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
@@ -201,6 +218,7 @@ class Host:
         background work a stopped process left; how many signals it replayed."""
         await self.storage.open()
         await self.notification_store.open()
+        await self.score_store.open()
         replayed = await self.threads.open()
         await self.background.recover()
         if self.coordination.shared:  # a dead replica's work is found by the others
@@ -234,12 +252,15 @@ class Host:
     async def drain(self, grace: float) -> None:
         """Refuses new runs, lets runs finish within `grace` seconds (the rest
         are aborted, SERVER_SHUTDOWN), stops the background work (its records
-        stay, reported failed at the next start), then ends the subscriptions."""
+        stay, reported failed at the next start), ends the subscriptions, then
+        gives the runs' pending scores up to `grace` seconds more (the rest are
+        not scored)."""
         await self.runs.shutdown(grace)
         if self._background_sweeper is not None:
             self._background_sweeper.cancel()
         await self.background.close()
         await self.threads.shutdown()
+        await self.scoring.drain(grace)
 
     async def close(self) -> None:
         """Closes every backend (after `drain`, and after the transport stopped)."""
@@ -247,6 +268,7 @@ class Host:
             await cache.close()
         await self.storage.close()
         await self.notification_store.close()
+        await self.score_store.close()
         await self.coordination.close()
         if self.cluster is not None:
             await self.cluster.close()

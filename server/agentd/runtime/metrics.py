@@ -3,7 +3,7 @@
 Model calls follow the GenAI conventions (`gen_ai.client.operation.duration`,
 `gen_ai.client.token.usage`); the rest is agentd's own (`agentd.*`). Every
 label is bounded by configuration: agent ids, processor ids as their classes
-declare them, models, cache backends, finish reasons; never a thread, run,
+declare them, scorer names, models, cache backends, finish reasons; never a thread, run,
 resource or tenant id.
 
 Until the server enables metrics the instruments are the API's no-op ones, so
@@ -26,6 +26,7 @@ __all__ = ["OFF", "Metrics", "processor_label"]
 #: The bucket boundaries the GenAI conventions advise.
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 _TOKEN_BUCKETS = tuple(4**n for n in range(14))  # 1, 4, 16, ... 67,108,864
+_SCORE_BUCKETS = tuple(n / 10 for n in range(1, 11))  # 0.1, 0.2, ... 1.0
 
 
 def processor_label(processor: Any) -> str:
@@ -55,6 +56,17 @@ class Metrics:
             unit="{thread}",
             description="Threads this replica took over from a lease another replica left",
         )
+        self._scores = meter.create_histogram(
+            "agentd.scores",
+            unit="{score}",  # not "1": Prometheus would name it agentd_scores_ratio
+            description="Scores live scorers gave runs, by scorer and agent",
+            explicit_bucket_boundaries_advisory=_SCORE_BUCKETS,
+        )
+        self._scores_dropped = meter.create_counter(
+            "agentd.scores.dropped",
+            unit="{run}",
+            description="Runs not scored because scoring was behind, by agent",
+        )
         self._operation_duration = meter.create_histogram(
             "gen_ai.client.operation.duration",
             unit="s",
@@ -78,6 +90,12 @@ class Metrics:
 
     def tripwire(self, processor: str) -> None:
         self._tripwires.add(1, {"agentd.processor.id": processor})
+
+    def score(self, scorer: str, agent_id: str, value: float) -> None:
+        self._scores.record(value, {"gen_ai.evaluation.name": scorer, "gen_ai.agent.id": agent_id})
+
+    def score_dropped(self, agent_id: str) -> None:
+        self._scores_dropped.add(1, {"gen_ai.agent.id": agent_id})
 
     def lease_takeover(self) -> None:
         self._takeovers.add(1)

@@ -83,6 +83,9 @@ class MemoryOptions:
 #: Marker for an explicitly unscoped response-cache entry (scope: null).
 NO_SCOPE: Literal["<no-scope>"] = "<no-scope>"
 
+#: Per-call scoring (ExecutionOptions.scorers).
+ScoringMode = Literal["off", "force"]
+
 
 @dataclass(frozen=True, slots=True)
 class ResponseCacheOptions:
@@ -165,6 +168,9 @@ class ExecutionOptions:
     #: An aborted thread-bound run saves its input and the assistant text
     #: streamed so far (nothing when there is none); a no-op without memory.
     persist_partial_on_abort: bool | None = None
+    #: Per-call scoring: "off" (no scorer scores the run) or "force" (every
+    #: scorer does, whatever its sampling rate); None: each scorer samples.
+    scorers: ScoringMode | None = None
     hooks: ToolHooks | None = None
 
     def merged_over(self, defaults: ExecutionOptions | None) -> ExecutionOptions:

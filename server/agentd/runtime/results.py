@@ -53,6 +53,8 @@ class RunResult:
     error: Error | None = None
     #: Set when the run was aborted (the stream's abort chunk).
     aborted: Abort | None = None
+    #: What processors flagged without blocking (processors.base.ProcessorViolation).
+    findings: list[Any] = field(default_factory=list)
 
     @property
     def tool_calls(self) -> list[ToolCallPart]:

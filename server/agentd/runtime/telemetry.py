@@ -20,7 +20,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
@@ -34,11 +34,20 @@ from agentd.runtime.redact import redact
 LINK_TO: ContextVar[SpanContext | None] = ContextVar("agentd_link_to", default=None)
 
 
+class Scorekeeper(Protocol):
+    """Where an ended run goes to be scored (scoring.Scoring): True when it
+    took the run's span, to end it once the scores are on it."""
+
+    def submit(self, run: Any) -> bool: ...
+
+
 @dataclass
 class Telemetry:
     tracer: Tracer | None = None
     capture_content: bool = False
     metrics: Metrics = OFF
+    #: Scores the runs that answered (the seed's "evaluation and telemetry at run time"); None: no scoring.
+    scoring: Scorekeeper | None = None
 
     def enable(self, provider: Any, *, capture_content: bool = False) -> None:
         self.tracer = provider.get_tracer("agentd")
@@ -111,6 +120,8 @@ class RunTrace:
         self.agent_id = agent_id
         self.phase = "input"
         self._processors: dict[str, _ProcessorSpan] = {}
+        #: The run's end time while scoring holds its span open (`end(hold=True)`).
+        self._held: int | None = None
 
     def _child(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Span | None:
         if self.tracer is None or self.span is None:
@@ -202,7 +213,10 @@ class RunTrace:
         error: Any = None,
         aborted: Any = None,
         text: str = "",
+        hold: bool = False,
     ) -> None:
+        """Ends the run's span; `hold`: not yet, scoring adds its events first
+        and `release` ends it (at this end time)."""
         if self.metrics is not None:  # how it ended: a tripped or aborted run's reason says less
             ended = "aborted" if aborted is not None else "tripwire" if tripwire is not None else finish_reason
             self.metrics.run_finished(self.agent_id, ended)
@@ -238,7 +252,29 @@ class RunTrace:
         elif aborted is not None:
             span.set_attribute("error.type", aborted.reason)
             span.set_status(Status(StatusCode.ERROR, aborted.message or aborted.reason))
+        if hold:
+            self._held = time.time_ns()
+            return
         span.end()
+
+    def evaluation(self, name: str, value: float, *, label: str = "", explanation: str = "") -> None:
+        """A score of the run: a `gen_ai.evaluation.result` event on its span
+        (the explanation only with capture_content: a judge's reason may quote the answer)."""
+        self.event(
+            "gen_ai.evaluation.result",
+            **{
+                "gen_ai.evaluation.name": name,
+                "gen_ai.evaluation.score.value": value,
+                "gen_ai.evaluation.score.label": label or None,
+                "gen_ai.evaluation.explanation": redact(explanation) if self.capture_content and explanation else None,
+            },
+        )
+
+    def release(self) -> None:
+        """Ends a span `end(hold=True)` kept open, with the run's end time."""
+        held, self._held = self._held, None
+        if self.span is not None and held is not None:
+            self.span.end(end_time=held)
 
 
 class ChatTrace:

@@ -129,6 +129,8 @@ func (r *runner) step(kind string, s step) error {
 		err = r.cacheStats(s, e)
 	case "connect_client_tool":
 		err = r.connectClientTool(s, e)
+	case "list_scores":
+		err = r.listScores(s, e)
 	default:
 		return fmt.Errorf("unknown step kind %q", kind)
 	}
@@ -647,6 +649,34 @@ func (r *runner) cacheStats(s step, e *expectation) error {
 		r.stats[name] = cacheStats{hits: stats.GetHits()}
 	}
 	return nil
+}
+
+// listScores polls a thread's scores until the expected scorers are there
+// (scoring runs after the run has answered), for at most five seconds.
+func (r *runner) listScores(s step, e *expectation) error {
+	thread, err := s.str("thread")
+	if err != nil {
+		return err
+	}
+	want, check := e.get("scorers")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var names []string
+		for score, err := range r.client.Scores(r.ctx, &agentdv1.ListScoresRequest{ThreadId: thread}) {
+			if err != nil {
+				return err
+			}
+			names = append(names, score.GetScorer())
+		}
+		sort.Strings(names)
+		if !check || slices.Equal(names, strings_(want)) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("scorers %q, want %q", names, strings_(want))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (r *runner) connectClientTool(s step, e *expectation) error {

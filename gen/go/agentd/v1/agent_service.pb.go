@@ -908,7 +908,7 @@ var File_agentd_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dagentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x15agentd/v1/chunk.proto\x1a\x17agentd/v1/message.proto\x1a\x17agentd/v1/options.proto\x1a\x15agentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n" +
+	"\x1dagentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x15agentd/v1/chunk.proto\x1a\x17agentd/v1/message.proto\x1a\x17agentd/v1/options.proto\x1a\x15agentd/v1/score.proto\x1a\x15agentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -987,13 +987,15 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\aoptions\x18\x04 \x01(\v2\x1b.agentd.v1.ExecutionOptionsR\aoptions\x12!\n" +
 	"\fkeep_running\x18\x05 \x01(\bR\vkeepRunning\":\n" +
 	"\x0eStreamResponse\x12(\n" +
-	"\x06chunks\x18\x01 \x03(\v2\x10.agentd.v1.ChunkR\x06chunks2\xa4\x02\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x10.agentd.v1.ChunkR\x06chunks2\xef\x02\n" +
 	"\fAgentService\x12I\n" +
 	"\n" +
 	"ListAgents\x12\x1c.agentd.v1.ListAgentsRequest\x1a\x1d.agentd.v1.ListAgentsResponse\x12C\n" +
 	"\bGetAgent\x12\x1a.agentd.v1.GetAgentRequest\x1a\x1b.agentd.v1.GetAgentResponse\x12C\n" +
 	"\bGenerate\x12\x1a.agentd.v1.GenerateRequest\x1a\x1b.agentd.v1.GenerateResponse\x12?\n" +
-	"\x06Stream\x12\x18.agentd.v1.StreamRequest\x1a\x19.agentd.v1.StreamResponse0\x01B4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
+	"\x06Stream\x12\x18.agentd.v1.StreamRequest\x1a\x19.agentd.v1.StreamResponse0\x01\x12I\n" +
+	"\n" +
+	"ListScores\x12\x1c.agentd.v1.ListScoresRequest\x1a\x1d.agentd.v1.ListScoresResponseB4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
 
 var (
 	file_agentd_v1_agent_service_proto_rawDescOnce sync.Once
@@ -1030,6 +1032,8 @@ var file_agentd_v1_agent_service_proto_goTypes = []any{
 	(*Tripwire)(nil),           // 18: agentd.v1.Tripwire
 	(*structpb.Value)(nil),     // 19: google.protobuf.Value
 	(*Chunk)(nil),              // 20: agentd.v1.Chunk
+	(*ListScoresRequest)(nil),  // 21: agentd.v1.ListScoresRequest
+	(*ListScoresResponse)(nil), // 22: agentd.v1.ListScoresResponse
 }
 var file_agentd_v1_agent_service_proto_depIdxs = []int32{
 	11, // 0: agentd.v1.ListAgentsRequest.metadata_filter:type_name -> google.protobuf.Struct
@@ -1061,12 +1065,14 @@ var file_agentd_v1_agent_service_proto_depIdxs = []int32{
 	2,  // 26: agentd.v1.AgentService.GetAgent:input_type -> agentd.v1.GetAgentRequest
 	6,  // 27: agentd.v1.AgentService.Generate:input_type -> agentd.v1.GenerateRequest
 	9,  // 28: agentd.v1.AgentService.Stream:input_type -> agentd.v1.StreamRequest
-	1,  // 29: agentd.v1.AgentService.ListAgents:output_type -> agentd.v1.ListAgentsResponse
-	3,  // 30: agentd.v1.AgentService.GetAgent:output_type -> agentd.v1.GetAgentResponse
-	8,  // 31: agentd.v1.AgentService.Generate:output_type -> agentd.v1.GenerateResponse
-	10, // 32: agentd.v1.AgentService.Stream:output_type -> agentd.v1.StreamResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
+	21, // 29: agentd.v1.AgentService.ListScores:input_type -> agentd.v1.ListScoresRequest
+	1,  // 30: agentd.v1.AgentService.ListAgents:output_type -> agentd.v1.ListAgentsResponse
+	3,  // 31: agentd.v1.AgentService.GetAgent:output_type -> agentd.v1.GetAgentResponse
+	8,  // 32: agentd.v1.AgentService.Generate:output_type -> agentd.v1.GenerateResponse
+	10, // 33: agentd.v1.AgentService.Stream:output_type -> agentd.v1.StreamResponse
+	22, // 34: agentd.v1.AgentService.ListScores:output_type -> agentd.v1.ListScoresResponse
+	30, // [30:35] is the sub-list for method output_type
+	25, // [25:30] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -1080,6 +1086,7 @@ func file_agentd_v1_agent_service_proto_init() {
 	file_agentd_v1_chunk_proto_init()
 	file_agentd_v1_message_proto_init()
 	file_agentd_v1_options_proto_init()
+	file_agentd_v1_score_proto_init()
 	file_agentd_v1_usage_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

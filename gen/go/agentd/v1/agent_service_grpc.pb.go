@@ -23,6 +23,7 @@ const (
 	AgentService_GetAgent_FullMethodName   = "/agentd.v1.AgentService/GetAgent"
 	AgentService_Generate_FullMethodName   = "/agentd.v1.AgentService/Generate"
 	AgentService_Stream_FullMethodName     = "/agentd.v1.AgentService/Stream"
+	AgentService_ListScores_FullMethodName = "/agentd.v1.AgentService/ListScores"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -55,6 +56,9 @@ type AgentServiceClient interface {
 	//   - On server shutdown a run that does not finish within the grace period
 	//     ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamResponse], error)
+	// Lists the scores the agents' live scorers gave runs of the caller's
+	// tenant, newest first, filtered by agent, thread, run, scorer or time.
+	ListScores(ctx context.Context, in *ListScoresRequest, opts ...grpc.CallOption) (*ListScoresResponse, error)
 }
 
 type agentServiceClient struct {
@@ -114,6 +118,16 @@ func (c *agentServiceClient) Stream(ctx context.Context, in *StreamRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_StreamClient = grpc.ServerStreamingClient[StreamResponse]
 
+func (c *agentServiceClient) ListScores(ctx context.Context, in *ListScoresRequest, opts ...grpc.CallOption) (*ListScoresResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListScoresResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListScores_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -144,6 +158,9 @@ type AgentServiceServer interface {
 	//   - On server shutdown a run that does not finish within the grace period
 	//     ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
 	Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error
+	// Lists the scores the agents' live scorers gave runs of the caller's
+	// tenant, newest first, filtered by agent, thread, run, scorer or time.
+	ListScores(context.Context, *ListScoresRequest) (*ListScoresResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -165,6 +182,9 @@ func (UnimplementedAgentServiceServer) Generate(context.Context, *GenerateReques
 }
 func (UnimplementedAgentServiceServer) Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedAgentServiceServer) ListScores(context.Context, *ListScoresRequest) (*ListScoresResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListScores not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -252,6 +272,24 @@ func _AgentService_Stream_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_StreamServer = grpc.ServerStreamingServer[StreamResponse]
 
+func _AgentService_ListScores_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListScoresRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListScores(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListScores_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListScores(ctx, req.(*ListScoresRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -270,6 +308,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Generate",
 			Handler:    _AgentService_Generate_Handler,
+		},
+		{
+			MethodName: "ListScores",
+			Handler:    _AgentService_ListScores_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -23,6 +23,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ScoringMode int32
+
+const (
+	// Each scorer samples at its configured rate.
+	ScoringMode_SCORING_MODE_UNSPECIFIED ScoringMode = 0
+	// No scorer scores this run.
+	ScoringMode_SCORING_MODE_OFF ScoringMode = 1
+	// Every scorer of the agent scores this run, whatever its rate.
+	ScoringMode_SCORING_MODE_FORCE ScoringMode = 2
+)
+
+// Enum value maps for ScoringMode.
+var (
+	ScoringMode_name = map[int32]string{
+		0: "SCORING_MODE_UNSPECIFIED",
+		1: "SCORING_MODE_OFF",
+		2: "SCORING_MODE_FORCE",
+	}
+	ScoringMode_value = map[string]int32{
+		"SCORING_MODE_UNSPECIFIED": 0,
+		"SCORING_MODE_OFF":         1,
+		"SCORING_MODE_FORCE":       2,
+	}
+)
+
+func (x ScoringMode) Enum() *ScoringMode {
+	p := new(ScoringMode)
+	*p = x
+	return p
+}
+
+func (x ScoringMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScoringMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentd_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (ScoringMode) Type() protoreflect.EnumType {
+	return &file_agentd_v1_options_proto_enumTypes[0]
+}
+
+func (x ScoringMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScoringMode.Descriptor instead.
+func (ScoringMode) EnumDescriptor() ([]byte, []int) {
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
 type ToolChoiceMode int32
 
 const (
@@ -60,11 +112,11 @@ func (x ToolChoiceMode) String() string {
 }
 
 func (ToolChoiceMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentd_v1_options_proto_enumTypes[0].Descriptor()
+	return file_agentd_v1_options_proto_enumTypes[1].Descriptor()
 }
 
 func (ToolChoiceMode) Type() protoreflect.EnumType {
-	return &file_agentd_v1_options_proto_enumTypes[0]
+	return &file_agentd_v1_options_proto_enumTypes[1]
 }
 
 func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
@@ -73,7 +125,7 @@ func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolChoiceMode.Descriptor instead.
 func (ToolChoiceMode) EnumDescriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{0}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{1}
 }
 
 // What a run does with a structured-output answer that is not valid JSON for
@@ -119,11 +171,11 @@ func (x StructuredOutputErrorStrategy) String() string {
 }
 
 func (StructuredOutputErrorStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentd_v1_options_proto_enumTypes[1].Descriptor()
+	return file_agentd_v1_options_proto_enumTypes[2].Descriptor()
 }
 
 func (StructuredOutputErrorStrategy) Type() protoreflect.EnumType {
-	return &file_agentd_v1_options_proto_enumTypes[1]
+	return &file_agentd_v1_options_proto_enumTypes[2]
 }
 
 func (x StructuredOutputErrorStrategy) Number() protoreflect.EnumNumber {
@@ -132,7 +184,7 @@ func (x StructuredOutputErrorStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use StructuredOutputErrorStrategy.Descriptor instead.
 func (StructuredOutputErrorStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{1}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
 // Options of one run, shared by AgentService.Generate, AgentService.Stream and
@@ -180,8 +232,11 @@ type ExecutionOptions struct {
 	// when no text was streamed. Without memory or a thread it does nothing.
 	// Unset or false: an aborted run saves nothing.
 	PersistPartialOnAbort *bool `protobuf:"varint,17,opt,name=persist_partial_on_abort,json=persistPartialOnAbort,proto3,oneof" json:"persist_partial_on_abort,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Whether the agent's live scorers score this run. Unset: each scorer
+	// samples at its configured rate.
+	Scorers       *ScorerOptions `protobuf:"bytes,18,opt,name=scorers,proto3" json:"scorers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecutionOptions) Reset() {
@@ -333,6 +388,58 @@ func (x *ExecutionOptions) GetPersistPartialOnAbort() bool {
 	return false
 }
 
+func (x *ExecutionOptions) GetScorers() *ScorerOptions {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
+// Per-call scoring (ExecutionOptions.scorers).
+type ScorerOptions struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          ScoringMode            `protobuf:"varint,1,opt,name=mode,proto3,enum=agentd.v1.ScoringMode" json:"mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScorerOptions) Reset() {
+	*x = ScorerOptions{}
+	mi := &file_agentd_v1_options_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScorerOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScorerOptions) ProtoMessage() {}
+
+func (x *ScorerOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_agentd_v1_options_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScorerOptions.ProtoReflect.Descriptor instead.
+func (*ScorerOptions) Descriptor() ([]byte, []int) {
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ScorerOptions) GetMode() ScoringMode {
+	if x != nil {
+		return x.Mode
+	}
+	return ScoringMode_SCORING_MODE_UNSPECIFIED
+}
+
 // How the model may use tools.
 type ToolChoice struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -347,7 +454,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_agentd_v1_options_proto_msgTypes[1]
+	mi := &file_agentd_v1_options_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +466,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[1]
+	mi := &file_agentd_v1_options_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +479,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{1}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -427,7 +534,7 @@ type ToolNames struct {
 
 func (x *ToolNames) Reset() {
 	*x = ToolNames{}
-	mi := &file_agentd_v1_options_proto_msgTypes[2]
+	mi := &file_agentd_v1_options_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +546,7 @@ func (x *ToolNames) String() string {
 func (*ToolNames) ProtoMessage() {}
 
 func (x *ToolNames) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[2]
+	mi := &file_agentd_v1_options_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +559,7 @@ func (x *ToolNames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
 func (*ToolNames) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{2}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolNames) GetNames() []string {
@@ -478,7 +585,7 @@ type ModelSettings struct {
 
 func (x *ModelSettings) Reset() {
 	*x = ModelSettings{}
-	mi := &file_agentd_v1_options_proto_msgTypes[3]
+	mi := &file_agentd_v1_options_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +597,7 @@ func (x *ModelSettings) String() string {
 func (*ModelSettings) ProtoMessage() {}
 
 func (x *ModelSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[3]
+	mi := &file_agentd_v1_options_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +610,7 @@ func (x *ModelSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelSettings.ProtoReflect.Descriptor instead.
 func (*ModelSettings) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{3}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ModelSettings) GetTemperature() float64 {
@@ -589,7 +696,7 @@ type StructuredOutput struct {
 
 func (x *StructuredOutput) Reset() {
 	*x = StructuredOutput{}
-	mi := &file_agentd_v1_options_proto_msgTypes[4]
+	mi := &file_agentd_v1_options_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +708,7 @@ func (x *StructuredOutput) String() string {
 func (*StructuredOutput) ProtoMessage() {}
 
 func (x *StructuredOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[4]
+	mi := &file_agentd_v1_options_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +721,7 @@ func (x *StructuredOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StructuredOutput.ProtoReflect.Descriptor instead.
 func (*StructuredOutput) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{4}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StructuredOutput) GetSchema() *structpb.Struct {
@@ -679,7 +786,7 @@ type ClientTool struct {
 
 func (x *ClientTool) Reset() {
 	*x = ClientTool{}
-	mi := &file_agentd_v1_options_proto_msgTypes[5]
+	mi := &file_agentd_v1_options_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +798,7 @@ func (x *ClientTool) String() string {
 func (*ClientTool) ProtoMessage() {}
 
 func (x *ClientTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[5]
+	mi := &file_agentd_v1_options_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +811,7 @@ func (x *ClientTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientTool.ProtoReflect.Descriptor instead.
 func (*ClientTool) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{5}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClientTool) GetName() string {
@@ -747,7 +854,7 @@ type MemoryOptions struct {
 
 func (x *MemoryOptions) Reset() {
 	*x = MemoryOptions{}
-	mi := &file_agentd_v1_options_proto_msgTypes[6]
+	mi := &file_agentd_v1_options_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +866,7 @@ func (x *MemoryOptions) String() string {
 func (*MemoryOptions) ProtoMessage() {}
 
 func (x *MemoryOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[6]
+	mi := &file_agentd_v1_options_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +879,7 @@ func (x *MemoryOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryOptions.ProtoReflect.Descriptor instead.
 func (*MemoryOptions) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{6}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MemoryOptions) GetResource() string {
@@ -836,7 +943,7 @@ type ThreadInput struct {
 
 func (x *ThreadInput) Reset() {
 	*x = ThreadInput{}
-	mi := &file_agentd_v1_options_proto_msgTypes[7]
+	mi := &file_agentd_v1_options_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +955,7 @@ func (x *ThreadInput) String() string {
 func (*ThreadInput) ProtoMessage() {}
 
 func (x *ThreadInput) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[7]
+	mi := &file_agentd_v1_options_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +968,7 @@ func (x *ThreadInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadInput.ProtoReflect.Descriptor instead.
 func (*ThreadInput) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{7}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ThreadInput) GetId() string {
@@ -904,7 +1011,7 @@ type ResponseCacheOptions struct {
 
 func (x *ResponseCacheOptions) Reset() {
 	*x = ResponseCacheOptions{}
-	mi := &file_agentd_v1_options_proto_msgTypes[8]
+	mi := &file_agentd_v1_options_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1023,7 @@ func (x *ResponseCacheOptions) String() string {
 func (*ResponseCacheOptions) ProtoMessage() {}
 
 func (x *ResponseCacheOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[8]
+	mi := &file_agentd_v1_options_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1036,7 @@ func (x *ResponseCacheOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponseCacheOptions.ProtoReflect.Descriptor instead.
 func (*ResponseCacheOptions) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{8}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ResponseCacheOptions) GetKey() string {
@@ -999,7 +1106,7 @@ type ProcessorList struct {
 
 func (x *ProcessorList) Reset() {
 	*x = ProcessorList{}
-	mi := &file_agentd_v1_options_proto_msgTypes[9]
+	mi := &file_agentd_v1_options_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1118,7 @@ func (x *ProcessorList) String() string {
 func (*ProcessorList) ProtoMessage() {}
 
 func (x *ProcessorList) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[9]
+	mi := &file_agentd_v1_options_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1131,7 @@ func (x *ProcessorList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorList.ProtoReflect.Descriptor instead.
 func (*ProcessorList) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{9}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ProcessorList) GetProcessors() []*ProcessorRef {
@@ -1048,7 +1155,7 @@ type ProcessorRef struct {
 
 func (x *ProcessorRef) Reset() {
 	*x = ProcessorRef{}
-	mi := &file_agentd_v1_options_proto_msgTypes[10]
+	mi := &file_agentd_v1_options_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1167,7 @@ func (x *ProcessorRef) String() string {
 func (*ProcessorRef) ProtoMessage() {}
 
 func (x *ProcessorRef) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[10]
+	mi := &file_agentd_v1_options_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1180,7 @@ func (x *ProcessorRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorRef.ProtoReflect.Descriptor instead.
 func (*ProcessorRef) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{10}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ProcessorRef) GetKind() isProcessorRef_Kind {
@@ -1133,7 +1240,7 @@ type ProcessorSpec struct {
 
 func (x *ProcessorSpec) Reset() {
 	*x = ProcessorSpec{}
-	mi := &file_agentd_v1_options_proto_msgTypes[11]
+	mi := &file_agentd_v1_options_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1252,7 @@ func (x *ProcessorSpec) String() string {
 func (*ProcessorSpec) ProtoMessage() {}
 
 func (x *ProcessorSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[11]
+	mi := &file_agentd_v1_options_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1265,7 @@ func (x *ProcessorSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorSpec.ProtoReflect.Descriptor instead.
 func (*ProcessorSpec) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{11}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProcessorSpec) GetName() string {
@@ -1195,7 +1302,7 @@ type ProcessorWorkflow struct {
 
 func (x *ProcessorWorkflow) Reset() {
 	*x = ProcessorWorkflow{}
-	mi := &file_agentd_v1_options_proto_msgTypes[12]
+	mi := &file_agentd_v1_options_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1314,7 @@ func (x *ProcessorWorkflow) String() string {
 func (*ProcessorWorkflow) ProtoMessage() {}
 
 func (x *ProcessorWorkflow) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[12]
+	mi := &file_agentd_v1_options_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1327,7 @@ func (x *ProcessorWorkflow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessorWorkflow.ProtoReflect.Descriptor instead.
 func (*ProcessorWorkflow) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{12}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProcessorWorkflow) GetId() string {
@@ -1251,7 +1358,7 @@ type WorkflowStep struct {
 
 func (x *WorkflowStep) Reset() {
 	*x = WorkflowStep{}
-	mi := &file_agentd_v1_options_proto_msgTypes[13]
+	mi := &file_agentd_v1_options_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1370,7 @@ func (x *WorkflowStep) String() string {
 func (*WorkflowStep) ProtoMessage() {}
 
 func (x *WorkflowStep) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[13]
+	mi := &file_agentd_v1_options_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1383,7 @@ func (x *WorkflowStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkflowStep.ProtoReflect.Descriptor instead.
 func (*WorkflowStep) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{13}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WorkflowStep) GetStep() isWorkflowStep_Step {
@@ -1344,7 +1451,7 @@ type ParallelStep struct {
 
 func (x *ParallelStep) Reset() {
 	*x = ParallelStep{}
-	mi := &file_agentd_v1_options_proto_msgTypes[14]
+	mi := &file_agentd_v1_options_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1463,7 @@ func (x *ParallelStep) String() string {
 func (*ParallelStep) ProtoMessage() {}
 
 func (x *ParallelStep) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[14]
+	mi := &file_agentd_v1_options_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1476,7 @@ func (x *ParallelStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParallelStep.ProtoReflect.Descriptor instead.
 func (*ParallelStep) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{14}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ParallelStep) GetBranches() []*ProcessorSpec {
@@ -1389,7 +1496,7 @@ type MapStep struct {
 
 func (x *MapStep) Reset() {
 	*x = MapStep{}
-	mi := &file_agentd_v1_options_proto_msgTypes[15]
+	mi := &file_agentd_v1_options_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1508,7 @@ func (x *MapStep) String() string {
 func (*MapStep) ProtoMessage() {}
 
 func (x *MapStep) ProtoReflect() protoreflect.Message {
-	mi := &file_agentd_v1_options_proto_msgTypes[15]
+	mi := &file_agentd_v1_options_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1521,7 @@ func (x *MapStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapStep.ProtoReflect.Descriptor instead.
 func (*MapStep) Descriptor() ([]byte, []int) {
-	return file_agentd_v1_options_proto_rawDescGZIP(), []int{15}
+	return file_agentd_v1_options_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MapStep) GetSelect() string {
@@ -1428,7 +1535,7 @@ var File_agentd_v1_options_proto protoreflect.FileDescriptor
 
 const file_agentd_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x17agentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xf6\b\n" +
+	"\x17agentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xaa\t\n" +
 	"\x10ExecutionOptions\x12 \n" +
 	"\tmax_steps\x18\x01 \x01(\x05H\x00R\bmaxSteps\x88\x01\x01\x126\n" +
 	"\vtool_choice\x18\x02 \x01(\v2\x15.agentd.v1.ToolChoiceR\n" +
@@ -1448,12 +1555,15 @@ const file_agentd_v1_options_proto_rawDesc = "" +
 	"\x15max_processor_retries\x18\x0e \x01(\x05H\x01R\x13maxProcessorRetries\x88\x01\x01\x12=\n" +
 	"\x18error_processor_defaults\x18\x0f \x01(\bH\x02R\x16errorProcessorDefaults\x88\x01\x01\x12!\n" +
 	"\fprepare_step\x18\x10 \x01(\tR\vprepareStep\x12<\n" +
-	"\x18persist_partial_on_abort\x18\x11 \x01(\bH\x03R\x15persistPartialOnAbort\x88\x01\x01B\f\n" +
+	"\x18persist_partial_on_abort\x18\x11 \x01(\bH\x03R\x15persistPartialOnAbort\x88\x01\x01\x122\n" +
+	"\ascorers\x18\x12 \x01(\v2\x18.agentd.v1.ScorerOptionsR\ascorersB\f\n" +
 	"\n" +
 	"_max_stepsB\x18\n" +
 	"\x16_max_processor_retriesB\x1b\n" +
 	"\x19_error_processor_defaultsB\x1b\n" +
-	"\x19_persist_partial_on_abort\"f\n" +
+	"\x19_persist_partial_on_abort\";\n" +
+	"\rScorerOptions\x12*\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x16.agentd.v1.ScoringModeR\x04mode\"f\n" +
 	"\n" +
 	"ToolChoice\x12/\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x19.agentd.v1.ToolChoiceModeH\x00R\x04mode\x12\x1d\n" +
@@ -1529,7 +1639,11 @@ const file_agentd_v1_options_proto_rawDesc = "" +
 	"\fParallelStep\x124\n" +
 	"\bbranches\x18\x01 \x03(\v2\x18.agentd.v1.ProcessorSpecR\bbranches\"!\n" +
 	"\aMapStep\x12\x16\n" +
-	"\x06select\x18\x01 \x01(\tR\x06select*\x87\x01\n" +
+	"\x06select\x18\x01 \x01(\tR\x06select*Y\n" +
+	"\vScoringMode\x12\x1c\n" +
+	"\x18SCORING_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10SCORING_MODE_OFF\x10\x01\x12\x16\n" +
+	"\x12SCORING_MODE_FORCE\x10\x02*\x87\x01\n" +
 	"\x0eToolChoiceMode\x12 \n" +
 	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +
@@ -1553,66 +1667,70 @@ func file_agentd_v1_options_proto_rawDescGZIP() []byte {
 	return file_agentd_v1_options_proto_rawDescData
 }
 
-var file_agentd_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentd_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_agentd_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agentd_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_agentd_v1_options_proto_goTypes = []any{
-	(ToolChoiceMode)(0),                // 0: agentd.v1.ToolChoiceMode
-	(StructuredOutputErrorStrategy)(0), // 1: agentd.v1.StructuredOutputErrorStrategy
-	(*ExecutionOptions)(nil),           // 2: agentd.v1.ExecutionOptions
-	(*ToolChoice)(nil),                 // 3: agentd.v1.ToolChoice
-	(*ToolNames)(nil),                  // 4: agentd.v1.ToolNames
-	(*ModelSettings)(nil),              // 5: agentd.v1.ModelSettings
-	(*StructuredOutput)(nil),           // 6: agentd.v1.StructuredOutput
-	(*ClientTool)(nil),                 // 7: agentd.v1.ClientTool
-	(*MemoryOptions)(nil),              // 8: agentd.v1.MemoryOptions
-	(*ThreadInput)(nil),                // 9: agentd.v1.ThreadInput
-	(*ResponseCacheOptions)(nil),       // 10: agentd.v1.ResponseCacheOptions
-	(*ProcessorList)(nil),              // 11: agentd.v1.ProcessorList
-	(*ProcessorRef)(nil),               // 12: agentd.v1.ProcessorRef
-	(*ProcessorSpec)(nil),              // 13: agentd.v1.ProcessorSpec
-	(*ProcessorWorkflow)(nil),          // 14: agentd.v1.ProcessorWorkflow
-	(*WorkflowStep)(nil),               // 15: agentd.v1.WorkflowStep
-	(*ParallelStep)(nil),               // 16: agentd.v1.ParallelStep
-	(*MapStep)(nil),                    // 17: agentd.v1.MapStep
-	(*structpb.Struct)(nil),            // 18: google.protobuf.Struct
-	(*structpb.Value)(nil),             // 19: google.protobuf.Value
-	(*emptypb.Empty)(nil),              // 20: google.protobuf.Empty
+	(ScoringMode)(0),                   // 0: agentd.v1.ScoringMode
+	(ToolChoiceMode)(0),                // 1: agentd.v1.ToolChoiceMode
+	(StructuredOutputErrorStrategy)(0), // 2: agentd.v1.StructuredOutputErrorStrategy
+	(*ExecutionOptions)(nil),           // 3: agentd.v1.ExecutionOptions
+	(*ScorerOptions)(nil),              // 4: agentd.v1.ScorerOptions
+	(*ToolChoice)(nil),                 // 5: agentd.v1.ToolChoice
+	(*ToolNames)(nil),                  // 6: agentd.v1.ToolNames
+	(*ModelSettings)(nil),              // 7: agentd.v1.ModelSettings
+	(*StructuredOutput)(nil),           // 8: agentd.v1.StructuredOutput
+	(*ClientTool)(nil),                 // 9: agentd.v1.ClientTool
+	(*MemoryOptions)(nil),              // 10: agentd.v1.MemoryOptions
+	(*ThreadInput)(nil),                // 11: agentd.v1.ThreadInput
+	(*ResponseCacheOptions)(nil),       // 12: agentd.v1.ResponseCacheOptions
+	(*ProcessorList)(nil),              // 13: agentd.v1.ProcessorList
+	(*ProcessorRef)(nil),               // 14: agentd.v1.ProcessorRef
+	(*ProcessorSpec)(nil),              // 15: agentd.v1.ProcessorSpec
+	(*ProcessorWorkflow)(nil),          // 16: agentd.v1.ProcessorWorkflow
+	(*WorkflowStep)(nil),               // 17: agentd.v1.WorkflowStep
+	(*ParallelStep)(nil),               // 18: agentd.v1.ParallelStep
+	(*MapStep)(nil),                    // 19: agentd.v1.MapStep
+	(*structpb.Struct)(nil),            // 20: google.protobuf.Struct
+	(*structpb.Value)(nil),             // 21: google.protobuf.Value
+	(*emptypb.Empty)(nil),              // 22: google.protobuf.Empty
 }
 var file_agentd_v1_options_proto_depIdxs = []int32{
-	3,  // 0: agentd.v1.ExecutionOptions.tool_choice:type_name -> agentd.v1.ToolChoice
-	4,  // 1: agentd.v1.ExecutionOptions.active_tools:type_name -> agentd.v1.ToolNames
-	5,  // 2: agentd.v1.ExecutionOptions.model_settings:type_name -> agentd.v1.ModelSettings
-	18, // 3: agentd.v1.ExecutionOptions.provider_options:type_name -> google.protobuf.Struct
-	6,  // 4: agentd.v1.ExecutionOptions.structured_output:type_name -> agentd.v1.StructuredOutput
-	7,  // 5: agentd.v1.ExecutionOptions.client_tools:type_name -> agentd.v1.ClientTool
-	18, // 6: agentd.v1.ExecutionOptions.request_context:type_name -> google.protobuf.Struct
-	8,  // 7: agentd.v1.ExecutionOptions.memory:type_name -> agentd.v1.MemoryOptions
-	10, // 8: agentd.v1.ExecutionOptions.response_cache:type_name -> agentd.v1.ResponseCacheOptions
-	11, // 9: agentd.v1.ExecutionOptions.input_processors:type_name -> agentd.v1.ProcessorList
-	11, // 10: agentd.v1.ExecutionOptions.output_processors:type_name -> agentd.v1.ProcessorList
-	11, // 11: agentd.v1.ExecutionOptions.error_processors:type_name -> agentd.v1.ProcessorList
-	0,  // 12: agentd.v1.ToolChoice.mode:type_name -> agentd.v1.ToolChoiceMode
-	18, // 13: agentd.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
-	1,  // 14: agentd.v1.StructuredOutput.error_strategy:type_name -> agentd.v1.StructuredOutputErrorStrategy
-	19, // 15: agentd.v1.StructuredOutput.fallback_value:type_name -> google.protobuf.Value
-	18, // 16: agentd.v1.ClientTool.input_schema:type_name -> google.protobuf.Struct
-	9,  // 17: agentd.v1.MemoryOptions.thread_object:type_name -> agentd.v1.ThreadInput
-	18, // 18: agentd.v1.ThreadInput.metadata:type_name -> google.protobuf.Struct
-	20, // 19: agentd.v1.ResponseCacheOptions.no_scope:type_name -> google.protobuf.Empty
-	12, // 20: agentd.v1.ProcessorList.processors:type_name -> agentd.v1.ProcessorRef
-	13, // 21: agentd.v1.ProcessorRef.processor:type_name -> agentd.v1.ProcessorSpec
-	14, // 22: agentd.v1.ProcessorRef.workflow:type_name -> agentd.v1.ProcessorWorkflow
-	18, // 23: agentd.v1.ProcessorSpec.options:type_name -> google.protobuf.Struct
-	15, // 24: agentd.v1.ProcessorWorkflow.steps:type_name -> agentd.v1.WorkflowStep
-	13, // 25: agentd.v1.WorkflowStep.processor:type_name -> agentd.v1.ProcessorSpec
-	16, // 26: agentd.v1.WorkflowStep.parallel:type_name -> agentd.v1.ParallelStep
-	17, // 27: agentd.v1.WorkflowStep.map:type_name -> agentd.v1.MapStep
-	13, // 28: agentd.v1.ParallelStep.branches:type_name -> agentd.v1.ProcessorSpec
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	5,  // 0: agentd.v1.ExecutionOptions.tool_choice:type_name -> agentd.v1.ToolChoice
+	6,  // 1: agentd.v1.ExecutionOptions.active_tools:type_name -> agentd.v1.ToolNames
+	7,  // 2: agentd.v1.ExecutionOptions.model_settings:type_name -> agentd.v1.ModelSettings
+	20, // 3: agentd.v1.ExecutionOptions.provider_options:type_name -> google.protobuf.Struct
+	8,  // 4: agentd.v1.ExecutionOptions.structured_output:type_name -> agentd.v1.StructuredOutput
+	9,  // 5: agentd.v1.ExecutionOptions.client_tools:type_name -> agentd.v1.ClientTool
+	20, // 6: agentd.v1.ExecutionOptions.request_context:type_name -> google.protobuf.Struct
+	10, // 7: agentd.v1.ExecutionOptions.memory:type_name -> agentd.v1.MemoryOptions
+	12, // 8: agentd.v1.ExecutionOptions.response_cache:type_name -> agentd.v1.ResponseCacheOptions
+	13, // 9: agentd.v1.ExecutionOptions.input_processors:type_name -> agentd.v1.ProcessorList
+	13, // 10: agentd.v1.ExecutionOptions.output_processors:type_name -> agentd.v1.ProcessorList
+	13, // 11: agentd.v1.ExecutionOptions.error_processors:type_name -> agentd.v1.ProcessorList
+	4,  // 12: agentd.v1.ExecutionOptions.scorers:type_name -> agentd.v1.ScorerOptions
+	0,  // 13: agentd.v1.ScorerOptions.mode:type_name -> agentd.v1.ScoringMode
+	1,  // 14: agentd.v1.ToolChoice.mode:type_name -> agentd.v1.ToolChoiceMode
+	20, // 15: agentd.v1.StructuredOutput.schema:type_name -> google.protobuf.Struct
+	2,  // 16: agentd.v1.StructuredOutput.error_strategy:type_name -> agentd.v1.StructuredOutputErrorStrategy
+	21, // 17: agentd.v1.StructuredOutput.fallback_value:type_name -> google.protobuf.Value
+	20, // 18: agentd.v1.ClientTool.input_schema:type_name -> google.protobuf.Struct
+	11, // 19: agentd.v1.MemoryOptions.thread_object:type_name -> agentd.v1.ThreadInput
+	20, // 20: agentd.v1.ThreadInput.metadata:type_name -> google.protobuf.Struct
+	22, // 21: agentd.v1.ResponseCacheOptions.no_scope:type_name -> google.protobuf.Empty
+	14, // 22: agentd.v1.ProcessorList.processors:type_name -> agentd.v1.ProcessorRef
+	15, // 23: agentd.v1.ProcessorRef.processor:type_name -> agentd.v1.ProcessorSpec
+	16, // 24: agentd.v1.ProcessorRef.workflow:type_name -> agentd.v1.ProcessorWorkflow
+	20, // 25: agentd.v1.ProcessorSpec.options:type_name -> google.protobuf.Struct
+	17, // 26: agentd.v1.ProcessorWorkflow.steps:type_name -> agentd.v1.WorkflowStep
+	15, // 27: agentd.v1.WorkflowStep.processor:type_name -> agentd.v1.ProcessorSpec
+	18, // 28: agentd.v1.WorkflowStep.parallel:type_name -> agentd.v1.ParallelStep
+	19, // 29: agentd.v1.WorkflowStep.map:type_name -> agentd.v1.MapStep
+	15, // 30: agentd.v1.ParallelStep.branches:type_name -> agentd.v1.ProcessorSpec
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_agentd_v1_options_proto_init() }
@@ -1621,24 +1739,24 @@ func file_agentd_v1_options_proto_init() {
 		return
 	}
 	file_agentd_v1_options_proto_msgTypes[0].OneofWrappers = []any{}
-	file_agentd_v1_options_proto_msgTypes[1].OneofWrappers = []any{
+	file_agentd_v1_options_proto_msgTypes[2].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_ToolName)(nil),
 	}
-	file_agentd_v1_options_proto_msgTypes[3].OneofWrappers = []any{}
-	file_agentd_v1_options_proto_msgTypes[6].OneofWrappers = []any{
+	file_agentd_v1_options_proto_msgTypes[4].OneofWrappers = []any{}
+	file_agentd_v1_options_proto_msgTypes[7].OneofWrappers = []any{
 		(*MemoryOptions_ThreadId)(nil),
 		(*MemoryOptions_ThreadObject)(nil),
 	}
-	file_agentd_v1_options_proto_msgTypes[8].OneofWrappers = []any{
+	file_agentd_v1_options_proto_msgTypes[9].OneofWrappers = []any{
 		(*ResponseCacheOptions_Scope)(nil),
 		(*ResponseCacheOptions_NoScope)(nil),
 	}
-	file_agentd_v1_options_proto_msgTypes[10].OneofWrappers = []any{
+	file_agentd_v1_options_proto_msgTypes[11].OneofWrappers = []any{
 		(*ProcessorRef_Processor)(nil),
 		(*ProcessorRef_Workflow)(nil),
 	}
-	file_agentd_v1_options_proto_msgTypes[13].OneofWrappers = []any{
+	file_agentd_v1_options_proto_msgTypes[14].OneofWrappers = []any{
 		(*WorkflowStep_Processor)(nil),
 		(*WorkflowStep_Parallel)(nil),
 		(*WorkflowStep_Map)(nil),
@@ -1648,8 +1766,8 @@ func file_agentd_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentd_v1_options_proto_rawDesc), len(file_agentd_v1_options_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   16,
+			NumEnums:      3,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,6 +1,7 @@
 from agentd_proto.v1 import chunk_pb2 as _chunk_pb2
 from agentd_proto.v1 import message_pb2 as _message_pb2
 from agentd_proto.v1 import options_pb2 as _options_pb2
+from agentd_proto.v1 import score_pb2 as _score_pb2
 from agentd_proto.v1 import usage_pb2 as _usage_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers

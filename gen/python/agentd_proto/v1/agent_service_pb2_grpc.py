@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from agentd_proto.v1 import agent_service_pb2 as agentd_dot_v1_dot_agent__service__pb2
+from agentd_proto.v1 import score_pb2 as agentd_dot_v1_dot_score__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -55,6 +56,11 @@ class AgentServiceStub:
                 request_serializer=agentd_dot_v1_dot_agent__service__pb2.StreamRequest.SerializeToString,
                 response_deserializer=agentd_dot_v1_dot_agent__service__pb2.StreamResponse.FromString,
                 _registered_method=True)
+        self.ListScores = channel.unary_unary(
+                '/agentd.v1.AgentService/ListScores',
+                request_serializer=agentd_dot_v1_dot_score__pb2.ListScoresRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_score__pb2.ListScoresResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -105,6 +111,14 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListScores(self, request, context):
+        """Lists the scores the agents' live scorers gave runs of the caller's
+        tenant, newest first, filtered by agent, thread, run, scorer or time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -127,6 +141,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Stream,
                     request_deserializer=agentd_dot_v1_dot_agent__service__pb2.StreamRequest.FromString,
                     response_serializer=agentd_dot_v1_dot_agent__service__pb2.StreamResponse.SerializeToString,
+            ),
+            'ListScores': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListScores,
+                    request_deserializer=agentd_dot_v1_dot_score__pb2.ListScoresRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_score__pb2.ListScoresResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -238,6 +257,33 @@ class AgentService:
             '/agentd.v1.AgentService/Stream',
             agentd_dot_v1_dot_agent__service__pb2.StreamRequest.SerializeToString,
             agentd_dot_v1_dot_agent__service__pb2.StreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListScores(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/ListScores',
+            agentd_dot_v1_dot_score__pb2.ListScoresRequest.SerializeToString,
+            agentd_dot_v1_dot_score__pb2.ListScoresResponse.FromString,
             options,
             channel_credentials,
             insecure,

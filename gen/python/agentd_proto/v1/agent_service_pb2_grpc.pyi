@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from agentd_proto.v1 import agent_service_pb2 as _agent_service_pb2
+from agentd_proto.v1 import score_pb2 as _score_pb2
 from collections import abc as _abc
 from grpc import aio as _aio
 import abc as _abc_1
@@ -59,6 +60,10 @@ class AgentServiceStub:
     - On server shutdown a run that does not finish within the grace period
       ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
     """
+    ListScores: _grpc.UnaryUnaryMultiCallable[_score_pb2.ListScoresRequest, _score_pb2.ListScoresResponse]
+    """Lists the scores the agents' live scorers gave runs of the caller's
+    tenant, newest first, filtered by agent, thread, run, scorer or time.
+    """
 
 @_typing.type_check_only
 class AgentServiceAsyncStub(AgentServiceStub):
@@ -90,6 +95,10 @@ class AgentServiceAsyncStub(AgentServiceStub):
       on and stays readable through ThreadService.Subscribe.
     - On server shutdown a run that does not finish within the grace period
       ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
+    """
+    ListScores: _aio.UnaryUnaryMultiCallable[_score_pb2.ListScoresRequest, _score_pb2.ListScoresResponse]  # type: ignore[assignment]
+    """Lists the scores the agents' live scorers gave runs of the caller's
+    tenant, newest first, filtered by agent, thread, run, scorer or time.
     """
 
 class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -143,6 +152,16 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
           on and stays readable through ThreadService.Subscribe.
         - On server shutdown a run that does not finish within the grace period
           ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
+        """
+
+    @_abc_1.abstractmethod
+    def ListScores(
+        self,
+        request: _score_pb2.ListScoresRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_score_pb2.ListScoresResponse, _abc.Awaitable[_score_pb2.ListScoresResponse]]:
+        """Lists the scores the agents' live scorers gave runs of the caller's
+        tenant, newest first, filtered by agent, thread, run, scorer or time.
         """
 
 def add_AgentServiceServicer_to_server(servicer: AgentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

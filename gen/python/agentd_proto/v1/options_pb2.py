@@ -26,7 +26,7 @@ from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xe8\x06\n\x10\x45xecutionOptions\x12\x16\n\tmax_steps\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12*\n\x0btool_choice\x18\x02 \x01(\x0b\x32\x15.agentd.v1.ToolChoice\x12*\n\x0c\x61\x63tive_tools\x18\x03 \x01(\x0b\x32\x14.agentd.v1.ToolNames\x12\x30\n\x0emodel_settings\x18\x04 \x01(\x0b\x32\x18.agentd.v1.ModelSettings\x12\x31\n\x10provider_options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x36\n\x11structured_output\x18\x06 \x01(\x0b\x32\x1b.agentd.v1.StructuredOutput\x12+\n\x0c\x63lient_tools\x18\x07 \x03(\x0b\x32\x15.agentd.v1.ClientTool\x12\x30\n\x0frequest_context\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\x12(\n\x06memory\x18\t \x01(\x0b\x32\x18.agentd.v1.MemoryOptions\x12\x37\n\x0eresponse_cache\x18\n \x01(\x0b\x32\x1f.agentd.v1.ResponseCacheOptions\x12\x32\n\x10input_processors\x18\x0b \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\x33\n\x11output_processors\x18\x0c \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\x32\n\x10\x65rror_processors\x18\r \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\"\n\x15max_processor_retries\x18\x0e \x01(\x05H\x01\x88\x01\x01\x12%\n\x18\x65rror_processor_defaults\x18\x0f \x01(\x08H\x02\x88\x01\x01\x12\x14\n\x0cprepare_step\x18\x10 \x01(\t\x12%\n\x18persist_partial_on_abort\x18\x11 \x01(\x08H\x03\x88\x01\x01\x42\x0c\n\n_max_stepsB\x18\n\x16_max_processor_retriesB\x1b\n\x19_error_processor_defaultsB\x1b\n\x19_persist_partial_on_abort\"V\n\nToolChoice\x12)\n\x04mode\x18\x01 \x01(\x0e\x32\x19.agentd.v1.ToolChoiceModeH\x00\x12\x13\n\ttool_name\x18\x02 \x01(\tH\x00\x42\x08\n\x06\x63hoice\"\x1a\n\tToolNames\x12\r\n\x05names\x18\x01 \x03(\t\"\xc9\x02\n\rModelSettings\x12\x18\n\x0btemperature\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x02\x88\x01\x01\x12\x1e\n\x11max_output_tokens\x18\x04 \x01(\x05H\x03\x88\x01\x01\x12\x1d\n\x10presence_penalty\x18\x05 \x01(\x01H\x04\x88\x01\x01\x12\x1e\n\x11\x66requency_penalty\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x16\n\x0estop_sequences\x18\x07 \x03(\t\x12\x11\n\x04seed\x18\x08 \x01(\x03H\x06\x88\x01\x01\x42\x0e\n\x0c_temperatureB\x08\n\x06_top_pB\x08\n\x06_top_kB\x14\n\x12_max_output_tokensB\x13\n\x11_presence_penaltyB\x14\n\x12_frequency_penaltyB\x07\n\x05_seed\"\xf5\x01\n\x10StructuredOutput\x12\'\n\x06schema\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12@\n\x0e\x65rror_strategy\x18\x04 \x01(\x0e\x32(.agentd.v1.StructuredOutputErrorStrategy\x12.\n\x0e\x66\x61llback_value\x18\x05 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05model\x18\x06 \x01(\t\x12\x14\n\x0cinstructions\x18\x07 \x01(\t\"^\n\nClientTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12-\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"q\n\rMemoryOptions\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x13\n\tthread_id\x18\x02 \x01(\tH\x00\x12/\n\rthread_object\x18\x03 \x01(\x0b\x32\x16.agentd.v1.ThreadInputH\x00\x42\x08\n\x06thread\"S\n\x0bThreadInput\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x8d\x01\n\x14ResponseCacheOptions\x12\x10\n\x03key\x18\x01 \x01(\tH\x01\x88\x01\x01\x12\x0f\n\x05scope\x18\x02 \x01(\tH\x00\x12*\n\x08no_scope\x18\x03 \x01(\x0b\x32\x16.google.protobuf.EmptyH\x00\x12\x0c\n\x04\x62ust\x18\x04 \x01(\x08\x42\x10\n\x0escope_overrideB\x06\n\x04_key\"<\n\rProcessorList\x12+\n\nprocessors\x18\x01 \x03(\x0b\x32\x17.agentd.v1.ProcessorRef\"w\n\x0cProcessorRef\x12-\n\tprocessor\x18\x01 \x01(\x0b\x32\x18.agentd.v1.ProcessorSpecH\x00\x12\x30\n\x08workflow\x18\x02 \x01(\x0b\x32\x1c.agentd.v1.ProcessorWorkflowH\x00\x42\x06\n\x04kind\"S\n\rProcessorSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"G\n\x11ProcessorWorkflow\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x05steps\x18\x02 \x03(\x0b\x32\x17.agentd.v1.WorkflowStep\"\x95\x01\n\x0cWorkflowStep\x12-\n\tprocessor\x18\x01 \x01(\x0b\x32\x18.agentd.v1.ProcessorSpecH\x00\x12+\n\x08parallel\x18\x02 \x01(\x0b\x32\x17.agentd.v1.ParallelStepH\x00\x12!\n\x03map\x18\x03 \x01(\x0b\x32\x12.agentd.v1.MapStepH\x00\x42\x06\n\x04step\":\n\x0cParallelStep\x12*\n\x08\x62ranches\x18\x01 \x03(\x0b\x32\x18.agentd.v1.ProcessorSpec\"\x19\n\x07MapStep\x12\x0e\n\x06select\x18\x01 \x01(\t*\x87\x01\n\x0eToolChoiceMode\x12 \n\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03*\xd8\x01\n\x1dStructuredOutputErrorStrategy\x12\x30\n,STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED\x10\x00\x12+\n\'STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT\x10\x01\x12)\n%STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN\x10\x02\x12-\n)STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK\x10\x03\x42\x34Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentd/v1/options.proto\x12\tagentd.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x93\x07\n\x10\x45xecutionOptions\x12\x16\n\tmax_steps\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12*\n\x0btool_choice\x18\x02 \x01(\x0b\x32\x15.agentd.v1.ToolChoice\x12*\n\x0c\x61\x63tive_tools\x18\x03 \x01(\x0b\x32\x14.agentd.v1.ToolNames\x12\x30\n\x0emodel_settings\x18\x04 \x01(\x0b\x32\x18.agentd.v1.ModelSettings\x12\x31\n\x10provider_options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x36\n\x11structured_output\x18\x06 \x01(\x0b\x32\x1b.agentd.v1.StructuredOutput\x12+\n\x0c\x63lient_tools\x18\x07 \x03(\x0b\x32\x15.agentd.v1.ClientTool\x12\x30\n\x0frequest_context\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\x12(\n\x06memory\x18\t \x01(\x0b\x32\x18.agentd.v1.MemoryOptions\x12\x37\n\x0eresponse_cache\x18\n \x01(\x0b\x32\x1f.agentd.v1.ResponseCacheOptions\x12\x32\n\x10input_processors\x18\x0b \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\x33\n\x11output_processors\x18\x0c \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\x32\n\x10\x65rror_processors\x18\r \x01(\x0b\x32\x18.agentd.v1.ProcessorList\x12\"\n\x15max_processor_retries\x18\x0e \x01(\x05H\x01\x88\x01\x01\x12%\n\x18\x65rror_processor_defaults\x18\x0f \x01(\x08H\x02\x88\x01\x01\x12\x14\n\x0cprepare_step\x18\x10 \x01(\t\x12%\n\x18persist_partial_on_abort\x18\x11 \x01(\x08H\x03\x88\x01\x01\x12)\n\x07scorers\x18\x12 \x01(\x0b\x32\x18.agentd.v1.ScorerOptionsB\x0c\n\n_max_stepsB\x18\n\x16_max_processor_retriesB\x1b\n\x19_error_processor_defaultsB\x1b\n\x19_persist_partial_on_abort\"5\n\rScorerOptions\x12$\n\x04mode\x18\x01 \x01(\x0e\x32\x16.agentd.v1.ScoringMode\"V\n\nToolChoice\x12)\n\x04mode\x18\x01 \x01(\x0e\x32\x19.agentd.v1.ToolChoiceModeH\x00\x12\x13\n\ttool_name\x18\x02 \x01(\tH\x00\x42\x08\n\x06\x63hoice\"\x1a\n\tToolNames\x12\r\n\x05names\x18\x01 \x03(\t\"\xc9\x02\n\rModelSettings\x12\x18\n\x0btemperature\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x12\n\x05top_k\x18\x03 \x01(\x05H\x02\x88\x01\x01\x12\x1e\n\x11max_output_tokens\x18\x04 \x01(\x05H\x03\x88\x01\x01\x12\x1d\n\x10presence_penalty\x18\x05 \x01(\x01H\x04\x88\x01\x01\x12\x1e\n\x11\x66requency_penalty\x18\x06 \x01(\x01H\x05\x88\x01\x01\x12\x16\n\x0estop_sequences\x18\x07 \x03(\t\x12\x11\n\x04seed\x18\x08 \x01(\x03H\x06\x88\x01\x01\x42\x0e\n\x0c_temperatureB\x08\n\x06_top_pB\x08\n\x06_top_kB\x14\n\x12_max_output_tokensB\x13\n\x11_presence_penaltyB\x14\n\x12_frequency_penaltyB\x07\n\x05_seed\"\xf5\x01\n\x10StructuredOutput\x12\'\n\x06schema\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12@\n\x0e\x65rror_strategy\x18\x04 \x01(\x0e\x32(.agentd.v1.StructuredOutputErrorStrategy\x12.\n\x0e\x66\x61llback_value\x18\x05 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05model\x18\x06 \x01(\t\x12\x14\n\x0cinstructions\x18\x07 \x01(\t\"^\n\nClientTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12-\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"q\n\rMemoryOptions\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x13\n\tthread_id\x18\x02 \x01(\tH\x00\x12/\n\rthread_object\x18\x03 \x01(\x0b\x32\x16.agentd.v1.ThreadInputH\x00\x42\x08\n\x06thread\"S\n\x0bThreadInput\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12)\n\x08metadata\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x8d\x01\n\x14ResponseCacheOptions\x12\x10\n\x03key\x18\x01 \x01(\tH\x01\x88\x01\x01\x12\x0f\n\x05scope\x18\x02 \x01(\tH\x00\x12*\n\x08no_scope\x18\x03 \x01(\x0b\x32\x16.google.protobuf.EmptyH\x00\x12\x0c\n\x04\x62ust\x18\x04 \x01(\x08\x42\x10\n\x0escope_overrideB\x06\n\x04_key\"<\n\rProcessorList\x12+\n\nprocessors\x18\x01 \x03(\x0b\x32\x17.agentd.v1.ProcessorRef\"w\n\x0cProcessorRef\x12-\n\tprocessor\x18\x01 \x01(\x0b\x32\x18.agentd.v1.ProcessorSpecH\x00\x12\x30\n\x08workflow\x18\x02 \x01(\x0b\x32\x1c.agentd.v1.ProcessorWorkflowH\x00\x42\x06\n\x04kind\"S\n\rProcessorSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"G\n\x11ProcessorWorkflow\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x05steps\x18\x02 \x03(\x0b\x32\x17.agentd.v1.WorkflowStep\"\x95\x01\n\x0cWorkflowStep\x12-\n\tprocessor\x18\x01 \x01(\x0b\x32\x18.agentd.v1.ProcessorSpecH\x00\x12+\n\x08parallel\x18\x02 \x01(\x0b\x32\x17.agentd.v1.ParallelStepH\x00\x12!\n\x03map\x18\x03 \x01(\x0b\x32\x12.agentd.v1.MapStepH\x00\x42\x06\n\x04step\":\n\x0cParallelStep\x12*\n\x08\x62ranches\x18\x01 \x03(\x0b\x32\x18.agentd.v1.ProcessorSpec\"\x19\n\x07MapStep\x12\x0e\n\x06select\x18\x01 \x01(\t*Y\n\x0bScoringMode\x12\x1c\n\x18SCORING_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10SCORING_MODE_OFF\x10\x01\x12\x16\n\x12SCORING_MODE_FORCE\x10\x02*\x87\x01\n\x0eToolChoiceMode\x12 \n\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03*\xd8\x01\n\x1dStructuredOutputErrorStrategy\x12\x30\n,STRUCTURED_OUTPUT_ERROR_STRATEGY_UNSPECIFIED\x10\x00\x12+\n\'STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT\x10\x01\x12)\n%STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN\x10\x02\x12-\n)STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK\x10\x03\x42\x34Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,40 +34,44 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentd_proto.v1.options_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1'
-  _globals['_TOOLCHOICEMODE']._serialized_start=2689
-  _globals['_TOOLCHOICEMODE']._serialized_end=2824
-  _globals['_STRUCTUREDOUTPUTERRORSTRATEGY']._serialized_start=2827
-  _globals['_STRUCTUREDOUTPUTERRORSTRATEGY']._serialized_end=3043
+  _globals['_SCORINGMODE']._serialized_start=2786
+  _globals['_SCORINGMODE']._serialized_end=2875
+  _globals['_TOOLCHOICEMODE']._serialized_start=2878
+  _globals['_TOOLCHOICEMODE']._serialized_end=3013
+  _globals['_STRUCTUREDOUTPUTERRORSTRATEGY']._serialized_start=3016
+  _globals['_STRUCTUREDOUTPUTERRORSTRATEGY']._serialized_end=3232
   _globals['_EXECUTIONOPTIONS']._serialized_start=98
-  _globals['_EXECUTIONOPTIONS']._serialized_end=970
-  _globals['_TOOLCHOICE']._serialized_start=972
-  _globals['_TOOLCHOICE']._serialized_end=1058
-  _globals['_TOOLNAMES']._serialized_start=1060
-  _globals['_TOOLNAMES']._serialized_end=1086
-  _globals['_MODELSETTINGS']._serialized_start=1089
-  _globals['_MODELSETTINGS']._serialized_end=1418
-  _globals['_STRUCTUREDOUTPUT']._serialized_start=1421
-  _globals['_STRUCTUREDOUTPUT']._serialized_end=1666
-  _globals['_CLIENTTOOL']._serialized_start=1668
-  _globals['_CLIENTTOOL']._serialized_end=1762
-  _globals['_MEMORYOPTIONS']._serialized_start=1764
-  _globals['_MEMORYOPTIONS']._serialized_end=1877
-  _globals['_THREADINPUT']._serialized_start=1879
-  _globals['_THREADINPUT']._serialized_end=1962
-  _globals['_RESPONSECACHEOPTIONS']._serialized_start=1965
-  _globals['_RESPONSECACHEOPTIONS']._serialized_end=2106
-  _globals['_PROCESSORLIST']._serialized_start=2108
-  _globals['_PROCESSORLIST']._serialized_end=2168
-  _globals['_PROCESSORREF']._serialized_start=2170
-  _globals['_PROCESSORREF']._serialized_end=2289
-  _globals['_PROCESSORSPEC']._serialized_start=2291
-  _globals['_PROCESSORSPEC']._serialized_end=2374
-  _globals['_PROCESSORWORKFLOW']._serialized_start=2376
-  _globals['_PROCESSORWORKFLOW']._serialized_end=2447
-  _globals['_WORKFLOWSTEP']._serialized_start=2450
-  _globals['_WORKFLOWSTEP']._serialized_end=2599
-  _globals['_PARALLELSTEP']._serialized_start=2601
-  _globals['_PARALLELSTEP']._serialized_end=2659
-  _globals['_MAPSTEP']._serialized_start=2661
-  _globals['_MAPSTEP']._serialized_end=2686
+  _globals['_EXECUTIONOPTIONS']._serialized_end=1013
+  _globals['_SCOREROPTIONS']._serialized_start=1015
+  _globals['_SCOREROPTIONS']._serialized_end=1068
+  _globals['_TOOLCHOICE']._serialized_start=1070
+  _globals['_TOOLCHOICE']._serialized_end=1156
+  _globals['_TOOLNAMES']._serialized_start=1158
+  _globals['_TOOLNAMES']._serialized_end=1184
+  _globals['_MODELSETTINGS']._serialized_start=1187
+  _globals['_MODELSETTINGS']._serialized_end=1516
+  _globals['_STRUCTUREDOUTPUT']._serialized_start=1519
+  _globals['_STRUCTUREDOUTPUT']._serialized_end=1764
+  _globals['_CLIENTTOOL']._serialized_start=1766
+  _globals['_CLIENTTOOL']._serialized_end=1860
+  _globals['_MEMORYOPTIONS']._serialized_start=1862
+  _globals['_MEMORYOPTIONS']._serialized_end=1975
+  _globals['_THREADINPUT']._serialized_start=1977
+  _globals['_THREADINPUT']._serialized_end=2060
+  _globals['_RESPONSECACHEOPTIONS']._serialized_start=2063
+  _globals['_RESPONSECACHEOPTIONS']._serialized_end=2204
+  _globals['_PROCESSORLIST']._serialized_start=2206
+  _globals['_PROCESSORLIST']._serialized_end=2266
+  _globals['_PROCESSORREF']._serialized_start=2268
+  _globals['_PROCESSORREF']._serialized_end=2387
+  _globals['_PROCESSORSPEC']._serialized_start=2389
+  _globals['_PROCESSORSPEC']._serialized_end=2472
+  _globals['_PROCESSORWORKFLOW']._serialized_start=2474
+  _globals['_PROCESSORWORKFLOW']._serialized_end=2545
+  _globals['_WORKFLOWSTEP']._serialized_start=2548
+  _globals['_WORKFLOWSTEP']._serialized_end=2697
+  _globals['_PARALLELSTEP']._serialized_start=2699
+  _globals['_PARALLELSTEP']._serialized_end=2757
+  _globals['_MAPSTEP']._serialized_start=2759
+  _globals['_MAPSTEP']._serialized_end=2784
 # @@protoc_insertion_point(module_scope)

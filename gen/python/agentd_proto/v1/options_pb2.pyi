@@ -9,6 +9,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ScoringMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCORING_MODE_UNSPECIFIED: _ClassVar[ScoringMode]
+    SCORING_MODE_OFF: _ClassVar[ScoringMode]
+    SCORING_MODE_FORCE: _ClassVar[ScoringMode]
+
 class ToolChoiceMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TOOL_CHOICE_MODE_UNSPECIFIED: _ClassVar[ToolChoiceMode]
@@ -22,6 +28,9 @@ class StructuredOutputErrorStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWr
     STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT: _ClassVar[StructuredOutputErrorStrategy]
     STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: _ClassVar[StructuredOutputErrorStrategy]
     STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: _ClassVar[StructuredOutputErrorStrategy]
+SCORING_MODE_UNSPECIFIED: ScoringMode
+SCORING_MODE_OFF: ScoringMode
+SCORING_MODE_FORCE: ScoringMode
 TOOL_CHOICE_MODE_UNSPECIFIED: ToolChoiceMode
 TOOL_CHOICE_MODE_AUTO: ToolChoiceMode
 TOOL_CHOICE_MODE_NONE: ToolChoiceMode
@@ -32,7 +41,7 @@ STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN: StructuredOutputErrorStrategy
 STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK: StructuredOutputErrorStrategy
 
 class ExecutionOptions(_message.Message):
-    __slots__ = ("max_steps", "tool_choice", "active_tools", "model_settings", "provider_options", "structured_output", "client_tools", "request_context", "memory", "response_cache", "input_processors", "output_processors", "error_processors", "max_processor_retries", "error_processor_defaults", "prepare_step", "persist_partial_on_abort")
+    __slots__ = ("max_steps", "tool_choice", "active_tools", "model_settings", "provider_options", "structured_output", "client_tools", "request_context", "memory", "response_cache", "input_processors", "output_processors", "error_processors", "max_processor_retries", "error_processor_defaults", "prepare_step", "persist_partial_on_abort", "scorers")
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_TOOLS_FIELD_NUMBER: _ClassVar[int]
@@ -50,6 +59,7 @@ class ExecutionOptions(_message.Message):
     ERROR_PROCESSOR_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     PREPARE_STEP_FIELD_NUMBER: _ClassVar[int]
     PERSIST_PARTIAL_ON_ABORT_FIELD_NUMBER: _ClassVar[int]
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
     max_steps: int
     tool_choice: ToolChoice
     active_tools: ToolNames
@@ -67,7 +77,14 @@ class ExecutionOptions(_message.Message):
     error_processor_defaults: bool
     prepare_step: str
     persist_partial_on_abort: bool
-    def __init__(self, max_steps: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ToolNames, _Mapping]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., response_cache: _Optional[_Union[ResponseCacheOptions, _Mapping]] = ..., input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_processor_retries: _Optional[int] = ..., error_processor_defaults: _Optional[bool] = ..., prepare_step: _Optional[str] = ..., persist_partial_on_abort: _Optional[bool] = ...) -> None: ...
+    scorers: ScorerOptions
+    def __init__(self, max_steps: _Optional[int] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., active_tools: _Optional[_Union[ToolNames, _Mapping]] = ..., model_settings: _Optional[_Union[ModelSettings, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., structured_output: _Optional[_Union[StructuredOutput, _Mapping]] = ..., client_tools: _Optional[_Iterable[_Union[ClientTool, _Mapping]]] = ..., request_context: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., memory: _Optional[_Union[MemoryOptions, _Mapping]] = ..., response_cache: _Optional[_Union[ResponseCacheOptions, _Mapping]] = ..., input_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., output_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., error_processors: _Optional[_Union[ProcessorList, _Mapping]] = ..., max_processor_retries: _Optional[int] = ..., error_processor_defaults: _Optional[bool] = ..., prepare_step: _Optional[str] = ..., persist_partial_on_abort: _Optional[bool] = ..., scorers: _Optional[_Union[ScorerOptions, _Mapping]] = ...) -> None: ...
+
+class ScorerOptions(_message.Message):
+    __slots__ = ("mode",)
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    mode: ScoringMode
+    def __init__(self, mode: _Optional[_Union[ScoringMode, str]] = ...) -> None: ...
 
 class ToolChoice(_message.Message):
     __slots__ = ("mode", "tool_name")

@@ -53,6 +53,7 @@ from agentd.runtime.processors.phases import ProcessorRunError, StepInput
 from agentd.runtime.processors.runner import ProcessorRunner, RunnerContext, is_intermediate_step_finish
 from agentd.runtime.redact import redact, redact_mapping
 from agentd.runtime.results import RunResult, StepResult
+from agentd.runtime.scoring.service import EndedRun
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
@@ -163,6 +164,9 @@ class AgentLoop:
             self.state.set_ready()
             self.state.buffer.close()
             result = self.result
+            scoring = self.telemetry.scoring
+            ended = EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
+            held = scoring is not None and scoring.submit(ended)
             self.trace.end(
                 thread_id=result.thread_id,
                 finish_reason=result.finish_reason,
@@ -173,6 +177,7 @@ class AgentLoop:
                 error=result.error,
                 aborted=result.aborted,
                 text=result.text,
+                hold=held,
             )
         return self.result
 
@@ -325,6 +330,7 @@ class AgentLoop:
             cancelled=self.state.cancelled,
             send_signal_for=self._send_signal_for,
             on_success=self._on_success.append,
+            findings=self.result.findings,
             trace=self.trace if self.trace.span is not None else None,
             metrics=self.trace.metrics,
         )

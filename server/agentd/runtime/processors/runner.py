@@ -83,6 +83,8 @@ class RunnerContext:
     trace: Any = None
     #: The host's metrics (tripwires are counted by processor).
     metrics: Metrics | None = None
+    #: Where the run records what processors reported without stopping it (HookArgs.report).
+    findings: list[ProcessorViolation] | None = None
 
 
 @dataclass
@@ -204,6 +206,8 @@ class ProcessorRunner:
     async def _tell_reported(self) -> None:
         reported, self._reported = self._reported, []
         for processor, violation in reported:
+            if self.ctx.findings is not None:  # the run's record (the guardrails' pass-through scorer reads it)
+                self.ctx.findings.append(violation)
             await await_violation(processor, violation)
 
     def send_signal(self, processor: Any) -> Any:

@@ -24,6 +24,7 @@ import { Struct, Value } from "../../google/protobuf/struct";
 import { Chunk, Tripwire } from "./chunk";
 import { Message, ToolCall, ToolResult } from "./message";
 import { ExecutionOptions } from "./options";
+import { ListScoresRequest, ListScoresResponse } from "./score";
 import { FinishReason, finishReasonFromJSON, finishReasonToJSON, Usage } from "./usage";
 
 export interface ListAgentsRequest {
@@ -1691,6 +1692,19 @@ export const AgentServiceService = {
     responseSerialize: (value: StreamResponse): Buffer => Buffer.from(StreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): StreamResponse => StreamResponse.decode(value),
   },
+  /**
+   * Lists the scores the agents' live scorers gave runs of the caller's
+   * tenant, newest first, filtered by agent, thread, run, scorer or time.
+   */
+  listScores: {
+    path: "/agentd.v1.AgentService/ListScores",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: ListScoresRequest): Buffer => Buffer.from(ListScoresRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListScoresRequest => ListScoresRequest.decode(value),
+    responseSerialize: (value: ListScoresResponse): Buffer => Buffer.from(ListScoresResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListScoresResponse => ListScoresResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -1722,6 +1736,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    *   ends with an `abort` chunk (reason SERVER_SHUTDOWN) and status OK.
    */
   stream: handleServerStreamingCall<StreamRequest, StreamResponse>;
+  /**
+   * Lists the scores the agents' live scorers gave runs of the caller's
+   * tenant, newest first, filtered by agent, thread, run, scorer or time.
+   */
+  listScores: handleUnaryCall<ListScoresRequest, ListScoresResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -1800,6 +1819,25 @@ export interface AgentServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<StreamResponse>;
+  /**
+   * Lists the scores the agents' live scorers gave runs of the caller's
+   * tenant, newest first, filtered by agent, thread, run, scorer or time.
+   */
+  listScores(
+    request: ListScoresRequest,
+    callback: (error: ServiceError | null, response: ListScoresResponse) => void,
+  ): ClientUnaryCall;
+  listScores(
+    request: ListScoresRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListScoresResponse) => void,
+  ): ClientUnaryCall;
+  listScores(
+    request: ListScoresRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListScoresResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(

@@ -9,6 +9,48 @@ import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Empty } from "../../google/protobuf/empty";
 import { Struct, Value } from "../../google/protobuf/struct";
 
+export enum ScoringMode {
+  /** SCORING_MODE_UNSPECIFIED - Each scorer samples at its configured rate. */
+  SCORING_MODE_UNSPECIFIED = 0,
+  /** SCORING_MODE_OFF - No scorer scores this run. */
+  SCORING_MODE_OFF = 1,
+  /** SCORING_MODE_FORCE - Every scorer of the agent scores this run, whatever its rate. */
+  SCORING_MODE_FORCE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function scoringModeFromJSON(object: any): ScoringMode {
+  switch (object) {
+    case 0:
+    case "SCORING_MODE_UNSPECIFIED":
+      return ScoringMode.SCORING_MODE_UNSPECIFIED;
+    case 1:
+    case "SCORING_MODE_OFF":
+      return ScoringMode.SCORING_MODE_OFF;
+    case 2:
+    case "SCORING_MODE_FORCE":
+      return ScoringMode.SCORING_MODE_FORCE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ScoringMode.UNRECOGNIZED;
+  }
+}
+
+export function scoringModeToJSON(object: ScoringMode): string {
+  switch (object) {
+    case ScoringMode.SCORING_MODE_UNSPECIFIED:
+      return "SCORING_MODE_UNSPECIFIED";
+    case ScoringMode.SCORING_MODE_OFF:
+      return "SCORING_MODE_OFF";
+    case ScoringMode.SCORING_MODE_FORCE:
+      return "SCORING_MODE_FORCE";
+    case ScoringMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum ToolChoiceMode {
   TOOL_CHOICE_MODE_UNSPECIFIED = 0,
   TOOL_CHOICE_MODE_AUTO = 1,
@@ -186,7 +228,19 @@ export interface ExecutionOptions {
    * when no text was streamed. Without memory or a thread it does nothing.
    * Unset or false: an aborted run saves nothing.
    */
-  persistPartialOnAbort?: boolean | undefined;
+  persistPartialOnAbort?:
+    | boolean
+    | undefined;
+  /**
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   */
+  scorers?: ScorerOptions | undefined;
+}
+
+/** Per-call scoring (ExecutionOptions.scorers). */
+export interface ScorerOptions {
+  mode: ScoringMode;
 }
 
 /** How the model may use tools. */
@@ -369,6 +423,7 @@ function createBaseExecutionOptions(): ExecutionOptions {
     errorProcessorDefaults: undefined,
     prepareStep: "",
     persistPartialOnAbort: undefined,
+    scorers: undefined,
   };
 }
 
@@ -424,6 +479,9 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     }
     if (message.persistPartialOnAbort !== undefined) {
       writer.uint32(136).bool(message.persistPartialOnAbort);
+    }
+    if (message.scorers !== undefined) {
+      ScorerOptions.encode(message.scorers, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -571,6 +629,14 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
           message.persistPartialOnAbort = reader.bool();
           continue;
         }
+        case 18: {
+          if (tag !== 146) {
+            break;
+          }
+
+          message.scorers = ScorerOptions.decode(reader, reader.uint32());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -607,6 +673,7 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
       persistPartialOnAbort: isSet(object.persistPartialOnAbort)
         ? globalThis.Boolean(object.persistPartialOnAbort)
         : undefined,
+      scorers: isSet(object.scorers) ? ScorerOptions.fromJSON(object.scorers) : undefined,
     };
   },
 
@@ -663,6 +730,9 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     if (message.persistPartialOnAbort !== undefined) {
       obj.persistPartialOnAbort = message.persistPartialOnAbort;
     }
+    if (message.scorers !== undefined) {
+      obj.scorers = ScorerOptions.toJSON(message.scorers);
+    }
     return obj;
   },
 
@@ -706,6 +776,67 @@ export const ExecutionOptions: MessageFns<ExecutionOptions> = {
     message.errorProcessorDefaults = object.errorProcessorDefaults ?? undefined;
     message.prepareStep = object.prepareStep ?? "";
     message.persistPartialOnAbort = object.persistPartialOnAbort ?? undefined;
+    message.scorers = (object.scorers !== undefined && object.scorers !== null)
+      ? ScorerOptions.fromPartial(object.scorers)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseScorerOptions(): ScorerOptions {
+  return { mode: 0 };
+}
+
+export const ScorerOptions: MessageFns<ScorerOptions> = {
+  encode(message: ScorerOptions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.mode !== 0) {
+      writer.uint32(8).int32(message.mode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScorerOptions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const end = length === undefined ? reader.len : reader.pos + length;
+    const message = createBaseScorerOptions();
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      switch (tag >>> 3) {
+        case 1: {
+          if (tag !== 8) {
+            break;
+          }
+
+          message.mode = reader.int32() as any;
+          continue;
+        }
+      }
+      if ((tag & 7) === 4 || tag === 0) {
+        break;
+      }
+      reader.skip(tag & 7);
+    }
+    return message;
+  },
+
+  fromJSON(object: any): ScorerOptions {
+    return { mode: isSet(object.mode) ? scoringModeFromJSON(object.mode) : 0 };
+  },
+
+  toJSON(message: ScorerOptions): unknown {
+    const obj: any = {};
+    if (message.mode !== 0) {
+      obj.mode = scoringModeToJSON(message.mode);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScorerOptions>, I>>(base?: I): ScorerOptions {
+    return ScorerOptions.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScorerOptions>, I>>(object: I): ScorerOptions {
+    const message = createBaseScorerOptions();
+    message.mode = object.mode ?? 0;
     return message;
   },
 };
