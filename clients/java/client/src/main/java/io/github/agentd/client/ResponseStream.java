@@ -114,15 +114,15 @@ public class ResponseStream<T> implements Iterable<T>, AutoCloseable {
   }
 
   /**
-   * The stream as a Flow publisher for one subscriber, read on the common pool: items are
-   * submitted as the subscriber requests them; a failure is its onError; cancelling the
-   * subscription cancels the call.
+   * The stream as a Flow publisher for one subscriber, delivering on the common pool: the call is
+   * read on a thread of its own as the subscriber's demand allows (a full buffer holds the
+   * reading back); a failure is onError; cancelling the subscription cancels the call.
    */
   public Flow.Publisher<T> publisher() {
     return publisher(ForkJoinPool.commonPool());
   }
 
-  /** {@link #publisher()} reading on an executor of the caller's. */
+  /** {@link #publisher()} delivering on an executor of the caller's. */
   public Flow.Publisher<T> publisher(Executor executor) {
     return subscriber -> {
       SubmissionPublisher<T> out = new SubmissionPublisher<>(executor, Flow.defaultBufferSize());
@@ -158,7 +158,8 @@ public class ResponseStream<T> implements Iterable<T>, AutoCloseable {
           subscriber.onComplete();
         }
       });
-      executor.execute(() -> {
+      // Not on the executor: a read waiting for the network would hold a delivery thread.
+      java.lang.Thread reader = new java.lang.Thread(() -> {
         try {
           for (T item : this) {
             if (out.isClosed()) {
@@ -170,7 +171,9 @@ public class ResponseStream<T> implements Iterable<T>, AutoCloseable {
         } catch (RuntimeException e) {
           out.closeExceptionally(e);
         }
-      });
+      }, "agentd-stream-publisher");
+      reader.setDaemon(true);
+      reader.start();
     };
   }
 }
