@@ -323,12 +323,18 @@ public final class Session implements AutoCloseable {
       return answer;
     }
     pending.put(id, answer);
+    Connection c = current;
     try {
-      current.send(req.setRequestId(id).build());
+      c.send(req.setRequestId(id).build());
     } catch (RuntimeException e) {
       pending.remove(id);
       answer.completeExceptionally(AgentdException.of(Status.Code.UNAVAILABLE,
           "the session stream is broken: " + e.getMessage(), null, e));
+    }
+    if (c.ended.isDone() && pending.remove(id) != null) {
+      // the stream ended around the send: nothing will answer it on this one
+      answer.completeExceptionally(AgentdException.of(Status.Code.UNAVAILABLE,
+          "the session is reconnecting; retry the send", null, null));
     }
     return answer.thenApply(resp -> {
       AgentdException e = AgentdException.fromStatus(resp.hasError() ? resp.getError() : null);
