@@ -24,7 +24,7 @@ setup:
 setup-run:
 	@VENV=$(VENV) tools/setup-venv.sh run
 
-# redis-server (installed when root with apt), Go and Node: before any set-up.
+# redis-server, Java and Maven (installed when root with apt), Go and Node: before any set-up.
 check-system:
 	@tools/check-system.sh
 
@@ -49,6 +49,8 @@ tools/ts-gen/node_modules/.stamp: tools/ts-gen/package-lock.json
 run: setup-run
 	$(VENV)/bin/agentd serve --config agentd.toml
 
+# Java's stubs come through Maven (gen/java/pom.xml's `generate` profile pins protoc
+# and protoc-gen-grpc-java), so `make gen` needs mvn (tools/check-system.sh).
 gen: setup tools
 	$(PY) tools/gen.py --go-plugins $(GOBIN) --ts-plugin tools/ts-gen/node_modules/.bin/protoc-gen-ts_proto
 
@@ -91,4 +93,5 @@ bench-load: setup tools
 	$(PY) bench/load.py $(LOAD_ARGS)
 
 clean:
-	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build
+	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build \
+	  gen/java/target clients/java/target clients/java/*/target

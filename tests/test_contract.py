@@ -1,5 +1,6 @@
 """The contract: Buf lint clean, no breaking change against the baseline, and
-the committed stubs under gen/ exactly what `make gen` produces."""
+the committed stubs under gen/ exactly what `make gen` produces (Java's
+through Maven, so this needs mvn on PATH)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUF = Path(sys.prefix) / "bin" / "buf"
 GO_PLUGINS = ROOT / ".tools" / "bin"
 TS_PLUGIN = ROOT / "tools" / "ts-gen" / "node_modules" / ".bin" / "protoc-gen-ts_proto"
-GENERATED = ("python/agentd_proto/v1", "go/agentd", "ts/src")
+GENERATED = ("python/agentd_proto/v1", "go/agentd", "ts/src", "java/src/main/java")
 
 
 def run(*cmd: str | Path) -> subprocess.CompletedProcess[str]:

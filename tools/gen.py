@@ -1,8 +1,10 @@
 """Regenerate every committed stub under gen/ from protos/ (run by `make gen`).
 
-One protoc (the one bundled in the pinned grpcio-tools) drives all three
-languages; the Go and TypeScript plugins are pinned in the Makefile and
-tools/ts-gen/package-lock.json. Python output is moved into the `agentd_proto`
+One protoc (the one bundled in the pinned grpcio-tools) drives Python, Go and
+TypeScript; the Go and TypeScript plugins are pinned in the Makefile and
+tools/ts-gen/package-lock.json. Java is generated through Maven (gen/java's
+`generate` profile pins protoc and protoc-gen-grpc-java as Maven artifacts, and
+protoc must match the protobuf-java runtime it pins). Python output is moved into the `agentd_proto`
 namespace (protoc derives import paths from proto paths, and `agentd` is the
 server's package), the way temporalio/sdk-python fixes its generated imports.
 The `_pb2_grpc.pyi` stubs come from mypy-protobuf (pinned in the dev extra):
@@ -89,16 +91,53 @@ def ts_out(out: Path, plugin: Path) -> None:
     )
 
 
+#: Java file options, added to a copy of the protos the way Buf's managed mode
+#: does: putting them in protos/ would be a breaking change under `buf breaking`
+#: (FILE), and without them every message nests in an `*OuterClass`.
+JAVA_PACKAGE = "io.github.agentd.proto.v1"
+GO_PACKAGE_LINE = re.compile(r"^option go_package = .*;$", re.MULTILINE)
+
+
+def java_protos(dest: Path) -> None:
+    for rel in OWN + VENDORED:
+        text = (PROTOS / rel).read_text()
+        if rel in OWN:
+            outer = "".join(word.capitalize() for word in Path(rel).stem.split("_")) + "Proto"
+            options = (
+                f'option java_package = "{JAVA_PACKAGE}";\n'
+                "option java_multiple_files = true;\n"
+                f'option java_outer_classname = "{outer}";'
+            )
+            line = GO_PACKAGE_LINE.search(text)
+            if line is None:
+                raise SystemExit(f"{rel}: no `option go_package` line to add the Java options after")
+            text = text[: line.end()] + "\n" + options + text[line.end() :]
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_text(text)
+
+
+def java_out(out: Path, mvn: str) -> None:
+    project = ROOT / "gen/java"
+    dest = (out / "java/src/main/java").resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        java_protos(Path(tmp))
+        cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(project / "pom.xml"), "-Pgenerate"]
+        cmd += [f"-Dagentd.protos={tmp}", f"-Dagentd.java.out={dest}", "generate-sources"]
+        subprocess.run(cmd, check=True, cwd=ROOT)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--go-plugins", type=Path, required=True)
     parser.add_argument("--ts-plugin", type=Path, required=True)
+    parser.add_argument("--mvn", default=shutil.which("mvn") or "mvn", help="Maven, for the Java stubs")
     parser.add_argument("--out", type=Path, default=ROOT / "gen", help="output root (the drift test uses a copy)")
     args = parser.parse_args()
     python_out(args.out)
     go_out(args.out, args.go_plugins.resolve())
     ts_out(args.out, args.ts_plugin.resolve())
-    print(f"generated {len(OWN)} protos (+{len(VENDORED)} vendored imports) for python, go, ts")
+    java_out(args.out, args.mvn)
+    print(f"generated {len(OWN)} protos (+{len(VENDORED)} vendored imports) for python, go, ts, java")
 
 
 if __name__ == "__main__":

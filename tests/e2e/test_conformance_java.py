@@ -1,0 +1,200 @@
+"""The Java client (clients/java, agentd-client) against the shared conformance scenarios.
+
+Builds the Maven reactor of clients/java (gen/java's stubs, the client, the
+conformance runner and the examples) with `mvn -B -q package`, starts the
+conformance server (tests/conformance/agentd.toml with --app
+tests.conformance.app) and checks that the runner
+(`java -jar conformance/target/agentd-conformance.jar`) passes every scenario of
+tests/conformance/scenarios.json, also on a replica, with `[auth] mode =
+"token"` over TLS (--token, --cacert) and with mutual TLS (--cert, --key
+alone). Also runs the client's JUnit tests (errors, credentials, trace context,
+streams against an in-process gRPC server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .secure import secure_conformance_server
+from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
+
+JAVA_CLIENT_DIR = REPO_ROOT / "clients" / "java"
+CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
+SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
+JAVA_HINT = "Java 17 or newer and Maven 3.8 or newer (Debian packages openjdk-17-jdk-headless and maven)"
+
+# The first build on a new machine fetches the dependencies from Maven Central.
+BUILD_TIMEOUT_S = 600
+RUN_TIMEOUT_S = 300
+STARTUP_TIMEOUT_S = 30.0
+SHUTDOWN_TIMEOUT_S = 20.0
+
+SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
+
+
+def _text(out: str | bytes | None) -> str:
+    """Output captured by TimeoutExpired is bytes even in text mode."""
+    if isinstance(out, bytes):
+        return out.decode("utf-8", errors="replace")
+    return out or ""
+
+
+def _mvn(*args: str) -> subprocess.CompletedProcess[str]:
+    """`mvn -B -q <args>` in clients/java; fails the test with its output when it fails."""
+    require_tool("java", JAVA_HINT)
+    cmd = [require_tool("mvn", JAVA_HINT), "-B", "-q", "-Dstyle.color=never", *args]
+    try:
+        result = subprocess.run(
+            cmd, cwd=JAVA_CLIENT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"`{' '.join(cmd)}` timed out after {BUILD_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}")
+    if result.returncode != 0:
+        pytest.fail(
+            f"`{' '.join(cmd)}` in {JAVA_CLIENT_DIR} exited with {result.returncode}:\n"
+            f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+        )
+    return result
+
+
+def scenario_count() -> int:
+    scenarios = json.loads(SCENARIOS.read_text(encoding="utf-8"))["scenarios"]
+    assert scenarios, f"{SCENARIOS} holds no scenario"
+    return len(scenarios)
+
+
+@pytest.fixture(scope="module")
+def conformance_runner() -> Path:
+    """The runnable jar of the Java conformance runner (its dependencies in target/lib)."""
+    _mvn("package", "-DskipTests")
+    jar = JAVA_CLIENT_DIR / "conformance" / "target" / "agentd-conformance.jar"
+    assert jar.is_file(), f"the build made no {jar}"
+    return jar
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_server(
+        config=CONFORMANCE_DIR / "agentd.toml",
+        extra_args=["--app", "tests.conformance.app"],
+        log_dir=tmp_path_factory.mktemp("agentd-conformance-java"),
+    )
+    try:
+        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
+    except ServerNotServingError as err:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        pytest.fail(str(err), pytrace=False)
+    except BaseException:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        raise
+    yield server
+    _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
+    if killed:
+        pytest.fail(
+            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
+            pytrace=False,
+        )
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_client_passes_every_conformance_scenario(
+    conformance_runner: Path, conformance_server: ServerProcess
+) -> None:
+    run_conformance(conformance_runner, conformance_server)
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_client_passes_every_conformance_scenario_on_a_replica(
+    conformance_runner: Path, conformance_replicas: list[ServerProcess]
+) -> None:
+    """The same scenarios against one of three replicas on Redis."""
+    run_conformance(conformance_runner, conformance_replicas[0])
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_client_passes_every_conformance_scenario_with_a_token_over_tls(
+    conformance_runner: Path, tmp_path: Path
+) -> None:
+    with secure_conformance_server(tmp_path) as (server, pki, caller):
+        run_conformance(conformance_runner, server, "--token", caller.token, "--cacert", str(pki.ca))
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_client_passes_every_conformance_scenario_over_mutual_tls(
+    conformance_runner: Path, tmp_path: Path
+) -> None:
+    with secure_conformance_server(tmp_path, mtls=True) as (server, pki, _):
+        certificate = ["--cert", str(pki.client_cert), "--key", str(pki.client_key)]
+        run_conformance(conformance_runner, server, "--cacert", str(pki.ca), *certificate)
+
+
+def run_conformance(jar: Path, server: ServerProcess, *options: str) -> None:
+    java = require_tool("java", JAVA_HINT)
+    args = [java, "-jar", str(jar), "--addr", server.addr, "--scenarios", str(SCENARIOS), *options]
+    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}  # only the token a test gives
+    try:
+        result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(
+            f"{args} timed out after {RUN_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}\n" + server.log_tail()
+        )
+    output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{server.log_tail()}"
+    lines = result.stdout.splitlines()
+    summary = SUMMARY.match(lines[-1]) if lines else None
+    assert summary is not None, f"the runner's last line is not `conformance: N passed, M failed`\n{output}"
+    passed, failed = int(summary[1]), int(summary[2])
+    assert result.returncode == 0, f"{args} exited with {result.returncode}\n{output}"
+    assert failed == 0, f"{failed} scenario(s) failed\n{output}"
+    assert passed == scenario_count(), f"{passed} passed, want every one of {scenario_count()} scenarios\n{output}"
+
+
+EXAMPLES_JAR = JAVA_CLIENT_DIR / "examples" / "target" / "agentd-examples.jar"
+
+
+def _run(args: list[str], server: ServerProcess) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+    result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env)
+    assert result.returncode == 0, f"{args} exited with {result.returncode}\n{result.stdout}\n{result.stderr}\n" + (
+        server.log_tail()
+    )
+    return result.stdout
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_the_chat_example_runs_with_its_readme_command(
+    conformance_runner: Path, conformance_server: ServerProcess
+) -> None:
+    java = require_tool("java", JAVA_HINT)
+    args = [java, "-jar", str(EXAMPLES_JAR), "--addr", conformance_server.addr, "--say", "hello java"]
+    out = _run([*args, "--thread", "java-example", "--resource", "java-user"], conformance_server)
+    assert out == "hello java\n--- thread java-example\nuser: hello java\nassistant: hello java\n"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_the_secure_example_calls_with_a_token_over_tls(conformance_runner: Path, tmp_path: Path) -> None:
+    java = require_tool("java", JAVA_HINT)
+    with secure_conformance_server(tmp_path) as (server, pki, caller):
+        args = [java, "-cp", str(EXAMPLES_JAR), "io.github.agentd.examples.Secure", "--addr", server.addr]
+        out = _run([*args, "--token", caller.token, "--cacert", str(pki.ca)], server)
+        assert out == "hello over TLS\n"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S)
+def test_java_client_unit_tests() -> None:
+    """The JUnit tests of clients/java/client (Surefire), run through the reactor."""
+    folder = JAVA_CLIENT_DIR / "client" / "target" / "surefire-reports"
+    shutil.rmtree(folder, ignore_errors=True)  # only this run's reports count
+    result = _mvn("test", "-pl", "client", "-am")
+    reports = sorted(folder.glob("TEST-*.xml"))
+    assert reports, f"Surefire wrote no report: no JUnit test ran\n{result.stdout}\n{result.stderr}"
+    ran = sum(int(m) for r in reports for m in re.findall(r'<testsuite[^>]* tests="(\d+)"', r.read_text()))
+    skipped = sum(int(m) for r in reports for m in re.findall(r'<testsuite[^>]* skipped="(\d+)"', r.read_text()))
+    assert ran > 0 and skipped == 0, f"{ran} JUnit tests ran, {skipped} skipped\n{result.stdout}"
