@@ -70,6 +70,7 @@ from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, 
 from agentd.runtime.storage import InMemoryStorage, Storage, Thread
 from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
 from agentd.runtime.tools import Tool, ToolContext, tool
+from agentd.runtime.workflows import Branch, FieldTest, Parallel, Sequential, Step, Workflow, WorkflowLimits
 
 __all__ = [
     "APIErrorResult",
@@ -77,12 +78,14 @@ __all__ = [
     "AgentRegistry",
     "AgentdError",
     "App",
+    "Branch",
     "CachedLLMResponse",
     "Chunk",
     "ChunkBuffer",
     "DataPart",
     "ExecutionOptions",
     "FailedPrecondition",
+    "FieldTest",
     "FieldViolation",
     "FilePart",
     "HookArgs",
@@ -103,6 +106,7 @@ __all__ = [
     "ModelSettings",
     "NotFound",
     "OutputResult",
+    "Parallel",
     "ProcessAPIErrorArgs",
     "ProcessInputArgs",
     "ProcessInputStepArgs",
@@ -123,11 +127,13 @@ __all__ = [
     "RunRegistry",
     "RunRequest",
     "RunResult",
+    "Sequential",
     "ServerCache",
     "Signal",
     "SignalPart",
     "StateSignalRequest",
     "StateSignalResult",
+    "Step",
     "StepOverrides",
     "StepResult",
     "Storage",
@@ -148,6 +154,8 @@ __all__ = [
     "Tripwire",
     "Unavailable",
     "Usage",
+    "Workflow",
+    "WorkflowLimits",
     "create_message_signal",
     "create_signal",
     "dataclass_from_options",
