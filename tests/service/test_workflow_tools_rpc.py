@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from agentd import config
-from agentd.runtime import Agent, Branch, Tool, Workflow
+from agentd.runtime import Agent, Branch, ExecutionOptions, Tool, Workflow
 from agentd.runtime.host import App
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
@@ -126,7 +126,17 @@ def python_agents(box: Toolbox) -> list[Agent]:
         [Branch([(lambda out: out["text"].startswith("a"), tools["upper"]), (lambda out: True, tools["exclaim"])])],
         input_schema={"type": "object", "required": ["text"]},
     )
-    return [Agent(id="py-desk", model="local/scripted", workflows=[pick])]
+    # An agent step whose agent calls a tool that never ends.
+    sleeper = Agent(
+        id="sleeper",
+        model="local/scripted",
+        tools=[tools["stall"]],
+        default_options=ExecutionOptions(
+            provider_options={"local": {"script": [{"toolCalls": [{"id": "s1", "name": "stall", "args": {}}]}]}}
+        ),
+    )
+    nap = Workflow("nap", [sleeper, tools["record"]])
+    return [Agent(id="py-desk", model="local/scripted", workflows=[pick, nap]), sleeper]
 
 
 @pytest.fixture
@@ -286,6 +296,23 @@ async def test_an_abort_mid_workflow_stops_it_and_the_run_ends_aborted(running: 
     assert not any(kind == "step-start" and d["stepId"] == "record" for kind, d in events)
 
 
+async def test_an_abort_stops_an_agent_steps_run_too(running: Running, box: Toolbox) -> None:
+    call = running.agents.Stream(apb.StreamRequest(agent_id="py-desk", text="go", options=calling("nap", {})))
+    first = (await call.read()).chunks[0]
+    await asyncio.wait_for(box.stalled.wait(), 10)  # the nested agent's tool is running
+    assert (await running.threads.AbortRun(tpb.AbortRunRequest(run_id=first.run_id))).aborted
+    chunks: list[cpb.Chunk] = []
+    while (message := await call.read()) is not grpc.aio.EOF:
+        chunks.extend(message.chunks)
+    assert chunks[-1].abort.reason == "ABORTED" and chunks[-1].run_id == first.run_id
+    # The nested run was aborted with its caller, rather than left running unseen.
+    for _ in range(2000):
+        if box.stall_cancelled:
+            break
+        await asyncio.sleep(0.005)
+    assert box.stall_cancelled and box.recorded == []
+
+
 async def test_a_subscriber_sees_the_nested_chunks_as_the_caller_does(running: Running) -> None:
     subscription = running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1"))
     assert (await subscription.read()).HasField("snapshot")
@@ -312,7 +339,7 @@ async def test_list_and_get_agent_show_the_workflow_tools(running: Running) -> N
     assert tools["shout"].description == "Upper-cases a text, then exclaims"
     assert json_format.MessageToDict(tools["shout"].input_schema)["required"] == ["text"]
     listed = {a.id: a for a in (await running.agents.ListAgents(apb.ListAgentsRequest())).agents}
-    assert [t.name for t in listed["py-desk"].tools] == ["pick"]
+    assert [t.name for t in listed["py-desk"].tools] == ["pick", "nap"]
 
 
 def only(spans: tuple[ReadableSpan, ...], name: str) -> ReadableSpan:
