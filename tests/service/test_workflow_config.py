@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from agentd import cli, config
+from agentd.runtime.host import Host
 
-APP = '''
+APP = """
 from agentd.runtime import Agent, Tool, Workflow, Step
 
 tools = [Tool("noop", "Does nothing", lambda a: a)]
-'''
+"""
 
 BASE = """
 [[agents]]
@@ -26,13 +27,13 @@ model = "local/echo"
 """
 
 
-def build(tmp_path: Path, toml: str, app: str = APP) -> None:
+def build(tmp_path: Path, toml: str, app: str = APP) -> Host:
     (tmp_path / "agentd.toml").write_text(BASE + textwrap.dedent(toml))
     module = f"wf_app_{abs(hash((toml, app)))}"
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(app))
     sys.path.insert(0, str(tmp_path))
     try:
-        cli.build_host(str(tmp_path / "agentd.toml"), module)
+        return cli.build_host(str(tmp_path / "agentd.toml"), module)[1]
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop(module, None)
@@ -44,38 +45,66 @@ def refused(tmp_path: Path, toml: str, app: str = APP) -> str:
     return str(info.value)
 
 
-def test_a_valid_declaration_loads(tmp_path: Path) -> None:
-    build(tmp_path, """
+def test_a_valid_declaration_loads_and_links_the_app_modules_workflows(tmp_path: Path) -> None:
+    app = (
+        APP
+        + """
+workflows = [Workflow("py-flow", [tools[0]])]
+agents = [Agent(id="py", workflows=["ok"])]
+"""
+    )
+    host = build(
+        tmp_path,
+        """
+        [[agents]]
+        id = "runner"
+        workflows = ["ok", "py-flow"]
         [[workflows]]
         id = "ok"
-        steps = [ { tool = "noop" }, { parallel = [ { tool = "noop", id = "a" }, { agent = "desk" } ] } ]
-    """)
+        steps = [
+          { tool = "noop" },
+          { parallel = [ { tool = "noop", id = "a" }, { agent = "desk" } ] },
+          { workflow = "py-flow" },
+        ]
+    """,
+        app,
+    )
+    runner, py = host.agents.get("runner"), host.agents.get("py")
+    assert [w.id for w in runner.workflows] == ["ok", "py-flow"]
+    assert py.workflows == [runner.workflows[0]]  # named by id in Python, linked to agentd.toml's
 
 
 def test_a_workflow_that_runs_itself_is_refused(tmp_path: Path) -> None:
-    message = refused(tmp_path, """
+    message = refused(
+        tmp_path,
+        """
         [[workflows]]
         id = "loop"
         steps = [ { tool = "noop" }, { workflow = "loop" } ]
-    """)
+    """,
+    )
     assert message == (
-        "workflow 'loop' runs itself (workflow 'loop' → workflow 'loop'): "
-        "a workflow cannot take part in its own steps"
+        "workflow 'loop' runs itself (workflow 'loop' → workflow 'loop'): a workflow cannot take part in its own steps"
     )
 
 
 def test_a_cycle_through_another_workflow_or_an_agent_is_refused(tmp_path: Path) -> None:
-    through_workflow = refused(tmp_path, """
+    through_workflow = refused(
+        tmp_path,
+        """
         [[workflows]]
         id = "a"
         steps = [ { workflow = "b" } ]
         [[workflows]]
         id = "b"
         steps = [ { branch = [ { when = { field = "x", exists = true }, step = { workflow = "a" } } ] } ]
-    """)
+    """,
+    )
     assert "workflow 'a' runs itself (workflow 'a' → workflow 'b' → workflow 'a')" in through_workflow
     (tmp_path / "agentd.toml").unlink()
-    through_agent = refused(tmp_path, """
+    through_agent = refused(
+        tmp_path,
+        """
         [[agents]]
         id = "runner"
         model = "local/echo"
@@ -83,22 +112,28 @@ def test_a_cycle_through_another_workflow_or_an_agent_is_refused(tmp_path: Path)
         [[workflows]]
         id = "w"
         steps = [ { agent = "runner" } ]
-    """)
+    """,
+    )
     assert "workflow 'w' runs itself (workflow 'w' → agent 'runner' → workflow 'w')" in through_agent
 
 
 def test_a_cycle_declared_in_python_is_refused(tmp_path: Path) -> None:
-    app = APP + '''
+    app = (
+        APP
+        + """
 w = Workflow("w")
 agent = Agent(id="py", workflows=[w])
 w.steps = [Step(agent)]
 agents = [agent]
-'''
+"""
+    )
     assert "workflow 'w' runs itself (workflow 'w' → agent 'py' → workflow 'w')" in refused(tmp_path, "", app)
 
 
 def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
-    deep = refused(tmp_path, """
+    deep = refused(
+        tmp_path,
+        """
         [workflow_limits]
         max_depth = 2
         [[workflows]]
@@ -110,15 +145,21 @@ def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
         [[workflows]]
         id = "bottom"
         steps = [ { tool = "noop" } ]
-    """)
+    """,
+    )
     assert deep == "workflow 'top' nests 3 workflows deep, over workflow_limits.max_depth = 2"
-    wide = refused(tmp_path, """
+    wide = refused(
+        tmp_path,
+        """
         [workflow_limits]
         max_parallel = 2
         [[workflows]]
         id = "wide"
-        steps = [ { parallel = [ { tool = "noop", id = "a" }, { tool = "noop", id = "b" }, { tool = "noop", id = "c" } ] } ]
-    """)
+        steps = [ { parallel = [
+          { tool = "noop", id = "a" }, { tool = "noop", id = "b" }, { tool = "noop", id = "c" },
+        ] } ]
+    """,
+    )
     assert wide == "workflow 'wide' steps[0]: 3 steps side by side, over workflow_limits.max_parallel = 2"
     assert refused(tmp_path, "[workflow_limits]\nmax_depth = 0\n") == (
         "workflow_limits.max_depth: 0 is not a whole number of at least 1"
@@ -137,7 +178,8 @@ def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
             "workflows[0].steps[0].agent: no agent 'ghost' in the hosted agents (known: desk)",
         ),
         (
-            '[[workflows]]\nid = "w"\nsteps = [ { branch = [ { when = { field = "x", like = 1 }, step = { tool = "noop" } } ] } ]\n',
+            '[[workflows]]\nid = "w"\n'
+            'steps = [ { branch = [ { when = { field = "x", like = 1 }, step = { tool = "noop" } } ] } ]\n',
             "workflows[0].steps[0].branch[0].when: unknown key(s) like",
         ),
         (
@@ -145,7 +187,10 @@ def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
             "workflow 'w' steps[0]: step ids ['noop'] appear twice in one parallel step",
         ),
         ('[[workflows]]\nid = "w"\nsteps = []\n', "workflows[0].steps: a non-empty list of steps"),
-        ('[[workflows]]\nid = "w"\nsteps = [ { tool = "noop", agent = "desk" } ]\n', "workflows[0].steps[0]: exactly one of"),
+        (
+            '[[workflows]]\nid = "w"\nsteps = [ { tool = "noop", agent = "desk" } ]\n',
+            "workflows[0].steps[0]: exactly one of",
+        ),
         ('[[agents]]\nid = "x"\nworkflows = ["missing"]\n', "agents[1].workflows: no workflow 'missing' (known: none)"),
         (
             '[[workflows]]\nid = "w"\ninput_schema = { type = "thing" }\nsteps = [ { tool = "noop" } ]\n',

@@ -28,6 +28,8 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.server import Running, start_server
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+
 CONFIG = """
 [storage]
 backend = "memory"
@@ -257,15 +259,24 @@ async def test_a_workflow_step_and_an_agent_step_nest_their_runs(running: Runnin
     events = workflow_events(chunks)
     outer_flow = next(c.run_id for c in chunks if c.source == cpb.CHUNK_SOURCE_WORKFLOW)
     starts = {d["stepId"]: d for kind, d in workflow_events(chunks, outer_flow) if kind == "step-start"}
-    assert [(s, d["type"]) for s, d in starts.items()] == [("shout", "workflow"), ("as-prompt", "tool"), ("echoer", "agent")]
+    assert [(s, d["type"]) for s, d in starts.items()] == [
+        ("shout", "workflow"),
+        ("as-prompt", "tool"),
+        ("echoer", "agent"),
+    ]
     inner_flow, agent_run = starts["shout"]["runId"], starts["echoer"]["runId"]
     inner = [c for c in chunks if c.run_id == inner_flow]
     assert inner and {c.parent_run_id for c in inner} == {outer_flow}
-    assert workflow_events(chunks, inner_flow)[-1] == ("finish", {"workflowId": "shout", "status": "success", "output": {"text": "HI THERE!"}})
+    assert workflow_events(chunks, inner_flow)[-1] == (
+        "finish",
+        {"workflowId": "shout", "status": "success", "output": {"text": "HI THERE!"}},
+    )
     nested_agent = [c for c in chunks if c.run_id == agent_run]
     assert nested_agent[0].start.agent_id == "echoer" and nested_agent[-1].HasField("finish")
     assert {c.parent_run_id for c in nested_agent} == {outer_flow}
-    assert {c.parent_run_id for c in chunks if c.source == cpb.CHUNK_SOURCE_WORKFLOW and c.run_id == outer_flow} == {outer_run}
+    assert {c.parent_run_id for c in chunks if c.source == cpb.CHUNK_SOURCE_WORKFLOW and c.run_id == outer_flow} == {
+        outer_run
+    }
     assert events[-1][1]["status"] == "success"
 
 
@@ -276,7 +287,10 @@ async def test_a_failing_step_is_the_tools_error_and_no_later_step_runs(running:
     assert box.recorded == []
     events = workflow_events(chunks)
     assert ("step-result", {"stepId": "explode", "type": "tool", "status": "failed", "error": "kaboom"}) in events
-    assert events[-1] == ("finish", {"workflowId": "fragile", "status": "failed", "error": "step 'explode' failed: kaboom"})
+    assert events[-1] == (
+        "finish",
+        {"workflowId": "fragile", "status": "failed", "error": "step 'explode' failed: kaboom"},
+    )
     assert chunks[-1].HasField("finish")  # the run goes on: the model saw the error and answered
 
 
@@ -318,7 +332,9 @@ async def test_a_subscriber_sees_the_nested_chunks_as_the_caller_does(running: R
     assert (await subscription.read()).HasField("snapshot")
     options = calling("outer", {"text": "hey"}, resource="u1", thread_id="t1")
     streamed = [
-        c async for m in running.agents.Stream(apb.StreamRequest(agent_id="desk", text="go", options=options)) for c in m.chunks
+        c
+        async for m in running.agents.Stream(apb.StreamRequest(agent_id="desk", text="go", options=options))
+        for c in m.chunks
     ]
     seen: list[cpb.Chunk] = []
     while not any(c.HasField("finish") and c.run_id == streamed[0].run_id for c in seen):
@@ -378,3 +394,32 @@ async def test_workflow_spans_nest_under_the_tool_calls_span(tmp_path: Path, box
     fragile = only(spans, "workflow fragile")
     assert fragile.status.status_code == StatusCode.ERROR
     assert only(spans, "execute_tool explode").status.status_code == StatusCode.ERROR
+
+
+async def test_the_readmes_example_runs(tmp_path: Path) -> None:
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("\n## Workflows as tools\n", 1)[1].split("\n## ", 1)[0]
+    toml = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    # The example's models are real providers': the desk follows a script, the summarizer echoes.
+    toml = toml.replace('model = "openai/gpt-4o-mini"', 'model = "local/scripted"', 1)
+    toml = toml.replace('model = "openai/gpt-4o-mini"', 'model = "local/echo"')
+    (tmp_path / "agentd.toml").write_text(toml)
+    tools = [
+        Tool("classify", "Classifies", lambda a: {"priority": 4 if "fire" in a["text"] else 1, "text": a["text"]}),
+        Tool("lookup", "Looks up", lambda a: a),
+        Tool("archive", "Archives", lambda a: "archived"),
+        Tool("page-on-call", "Pages", lambda a: "paged"),
+    ]
+    cfg = config.load(tmp_path / "agentd.toml", env={}, app=App(tools=tools))
+    served = await start_server(cfg.agents)
+    try:
+        chunks = await stream(served, "triage", {"text": "printer on fire"})
+        assert result_of(chunks) == ({"escalate": "paged"}, False)
+        summary = next(
+            d for kind, d in workflow_events(chunks) if kind == "step-result" and d["stepId"] == "summarizer"
+        )
+        assert summary["output"] == '{"priority": 4, "text": "printer on fire"}'  # the echo agent's text
+        chunks = await stream(served, "triage", {"text": "printer jammed"})
+        assert result_of(chunks) == ({"archive": "archived"}, False)
+    finally:
+        await served.close()
