@@ -130,6 +130,16 @@ agents = [agent]
     assert "workflow 'w' runs itself (workflow 'w' → agent 'py' → workflow 'w')" in refused(tmp_path, "", app)
 
 
+def test_a_workflow_cannot_take_a_name_its_agent_uses_for_a_tool(tmp_path: Path) -> None:
+    app = (
+        APP
+        + """
+agents = [Agent(id="py", tools=tools, workflows=[Workflow("noop", [tools[0]])])]
+"""
+    )
+    assert "agent 'py': workflow tool name(s) ['noop'] are taken by another of its tools" in refused(tmp_path, "", app)
+
+
 def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
     deep = refused(
         tmp_path,

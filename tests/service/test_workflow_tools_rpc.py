@@ -423,3 +423,25 @@ async def test_the_readmes_example_runs(tmp_path: Path) -> None:
         assert result_of(chunks) == ({"archive": "archived"}, False)
     finally:
         await served.close()
+
+
+async def test_workflows_resolved_per_request_run_and_a_cyclic_one_is_refused(box: Toolbox) -> None:
+    tools = {t.name: t for t in box.tools()}
+    looping = Workflow("looping")
+    looping.steps = [looping]
+
+    def per_request(context: dict[str, Any]) -> list[Workflow]:
+        return [looping] if context.get("broken") else [Workflow("shout", [tools["upper"]])]
+
+    agent = Agent(id="dyn", model="local/scripted", workflows=per_request)
+    served = await start_server([agent])
+    try:
+        assert result_of(await stream(served, "shout", {"text": "a"}, agent="dyn")) == ({"text": "A"}, False)
+        options = calling("looping", {})
+        options.request_context.update({"broken": True})
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await served.agents.Generate(apb.GenerateRequest(agent_id="dyn", text="go", options=options))
+        assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "workflow 'looping' runs itself" in (info.value.details() or "")
+    finally:
+        await served.close()

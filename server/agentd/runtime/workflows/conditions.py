@@ -48,9 +48,9 @@ def _compile(spec: Any, where: str) -> Callable[[Any], bool]:
         raise ValueError(f'{where}: a table such as {{ field = "score", gte = 50 }}, or all / any / not')
     combinators = COMBINATORS & set(spec)
     if combinators:
+        name = sorted(combinators)[0]
         if len(spec) != 1:
-            raise ValueError(f"{where}: {sorted(spec)[0]} stands alone in its table")
-        (name,) = combinators
+            raise ValueError(f"{where}: {name} stands alone in its table")
         if name == "not":
             inner = _compile(spec["not"], f"{where}.not")
             return lambda output: not inner(output)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import jsonschema
+from jsonschema.exceptions import best_match
 
 from agentd.runtime.agent_definition import AgentDefinition
 from agentd.runtime.buffer import ChunkBuffer
@@ -93,13 +94,11 @@ class WorkflowRun:
         self.emit("start", {"workflowId": workflow.id, "input": _json(args)})
         try:
             with trace.active():
-                problems = sorted(
-                    jsonschema.Draft202012Validator(workflow.input_schema).iter_errors(args), key=lambda e: e.path
-                )
-                if problems:
-                    where = "".join(f"[{p!r}]" for p in problems[0].absolute_path) or "input"
+                problem = best_match(jsonschema.Draft202012Validator(workflow.input_schema).iter_errors(args))
+                if problem is not None:
+                    where = "".join(f"[{p!r}]" for p in problem.absolute_path) or "input"
                     raise StepFailed(
-                        f"the input does not match the workflow's input schema: {where}: {problems[0].message}"
+                        f"the input does not match the workflow's input schema: {where}: {problem.message}"
                     )
                 output = await self.node(workflow.root, args)
         except asyncio.CancelledError:
