@@ -130,6 +130,16 @@ agents = [agent]
     assert "workflow 'w' runs itself (workflow 'w' → agent 'py' → workflow 'w')" in refused(tmp_path, "", app)
 
 
+def test_a_python_step_that_runs_nothing_is_refused(tmp_path: Path) -> None:
+    app = (
+        APP
+        + """
+workflows = [Workflow("w", [Step("noop")])]
+"""
+    )
+    assert "workflow 'w' steps[0]: a step runs a Tool, an Agent or a Workflow, not 'noop'" in refused(tmp_path, "", app)
+
+
 def test_a_workflow_cannot_take_a_name_its_agent_uses_for_a_tool(tmp_path: Path) -> None:
     app = (
         APP

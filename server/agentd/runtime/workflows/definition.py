@@ -206,6 +206,10 @@ class _Checker:
         """The depth of the workflows below `node`."""
         if isinstance(node, Step):
             target = node.target
+            if not isinstance(target, Tool | AgentDefinition | Workflow):
+                raise ValueError(
+                    f"workflow {workflow.id!r} {where}: a step runs a Tool, an Agent or a Workflow, not {target!r}"
+                )
             if isinstance(target, Workflow):
                 return self.workflow(target)
             if isinstance(target, AgentDefinition):
