@@ -181,9 +181,15 @@ def test_nesting_and_width_are_bounded(tmp_path: Path) -> None:
     """,
     )
     assert wide == "workflow 'wide' steps[0]: 3 steps side by side, over workflow_limits.max_parallel = 2"
-    assert refused(tmp_path, "[workflow_limits]\nmax_depth = 0\n") == (
-        "workflow_limits.max_depth: 0 is not a whole number of at least 1"
-    )
+    assert refused(tmp_path, "[workflow_limits]\nmax_depth = 0\n") == "workflow_limits.max_depth: 0 is under 1"
+
+
+def test_the_limits_come_from_the_environment_too() -> None:
+    loaded = config.load(None, env={"AGENTD_WORKFLOW_LIMITS__MAX_PARALLEL": "3"})
+    assert (loaded.workflow_limits.max_depth, loaded.workflow_limits.max_parallel) == (8, 3)
+    with pytest.raises(config.ConfigError) as info:
+        config.load(None, env={"AGENTD_WORKFLOW_LIMITS__MAX_DEPTH": "0"})
+    assert str(info.value) == "workflow_limits.max_depth (from AGENTD_WORKFLOW_LIMITS__MAX_DEPTH): '0' is under 1"
 
 
 @pytest.mark.parametrize(
