@@ -28,6 +28,8 @@ from agentd.runtime.host import App, Host
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.redact import install_log_redaction, redact
 from agentd.runtime.storage import StorageError
+from agentd.runtime.tools import Tool
+from agentd.runtime.workflows import Workflow
 from agentd.tokens import new_token
 
 log = logging.getLogger("agentd")
@@ -37,8 +39,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 def load_app(module_name: str | None) -> App:
     """What a `--app` module contributes: `agents` (a list, or a function
     returning one), `processors` (name → factory taking the options dict),
-    `step_functions` (name → prepare_step callable) and `setup(host)`, which
-    returns agents built on the host's backends (its storage, its caches)."""
+    `step_functions` (name → prepare_step callable), the `tools` and
+    `workflows` agentd.toml's `[[workflows]]` may name, and `setup(host)`,
+    which returns agents built on the host's backends (its storage, its caches)."""
     if not module_name:
         return App()
     if os.getcwd() not in sys.path:  # like other app servers: the app lives beside you, not beside agentd
@@ -54,7 +57,20 @@ def load_app(module_name: str | None) -> App:
     setup = getattr(module, "setup", None)
     if setup is not None and not callable(setup):
         raise config_mod.ConfigError(f"--app {module_name}: `setup` must be a function taking the host")
-    return App(list(agents), processors, step_functions, _checked(module_name, setup) if setup else None)
+    tools = list(getattr(module, "tools", []))
+    if not all(isinstance(t, Tool) for t in tools):
+        raise config_mod.ConfigError(f"--app {module_name}: `tools` must be a list of agentd.runtime.Tool")
+    workflows = list(getattr(module, "workflows", []))
+    if not all(isinstance(w, Workflow) for w in workflows):
+        raise config_mod.ConfigError(f"--app {module_name}: `workflows` must be a list of agentd.runtime.Workflow")
+    return App(
+        list(agents),
+        processors,
+        step_functions,
+        tools=tools,
+        workflows=workflows,
+        setup=_checked(module_name, setup) if setup else None,
+    )
 
 
 def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host], list[Agent]]:
@@ -73,8 +89,11 @@ def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host],
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
     app = load_app(app_module)
     registry = default_registry().extended(app.processors)
-    cfg = config_mod.load(config_path, registry=registry)
-    host = Host.from_config(cfg, app, registry)
+    cfg = config_mod.load(config_path, registry=registry, app=app)
+    try:
+        host = Host.from_config(cfg, app, registry)
+    except ValueError as exc:  # what only the whole host shows: a workflow cycle, one nested too deep
+        raise config_mod.ConfigError(str(exc)) from None
     attachments.ALLOW_PRIVATE_NETWORKS = cfg.attachments.allow_private_networks  # process-wide, like the limits
     return cfg, host
 

@@ -18,7 +18,7 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
-from agentd.runtime.host import check_shareable
+from agentd.runtime.host import App, check_shareable
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -41,11 +41,13 @@ from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy, policy_from_options
+from agentd.runtime.workflows import Workflow, WorkflowLimits, check_workflows
 from agentd.scoring_config import ScoringConfigError, build_score_store, parse_scorers
 from agentd.settings import (
     DEFAULT_GRACE,
     DEFAULT_HOST,
     DEFAULT_PORT,
+    AgentdSettings,
     AttachmentSettings,
     CacheSettings,
     ConfigError,
@@ -55,6 +57,7 @@ from agentd.settings import (
     ThreadSettings,
     read_settings,
 )
+from agentd.workflow_config import Linker, WorkflowConfigError
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -103,6 +106,9 @@ class Config:
     #: Shared chunk logs and replica requests (redis coordination only).
     cluster: Cluster | None = None
     agents: list[Agent] = field(default_factory=list)
+    #: `[[workflows]]`, linked to the tools, agents and workflows they name.
+    workflows: list[Workflow] = field(default_factory=list)
+    workflow_limits: WorkflowLimits = field(default_factory=WorkflowLimits)
     #: The server caches by backend, built from `cache`.
     caches: dict[str, ServerCache] = field(default_factory=dict)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
@@ -223,6 +229,7 @@ _AGENT_KEYS = {
     "fallback_models",
     "tool_transform",
     "scorers",
+    "workflows",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -425,6 +432,22 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
     )
 
 
+def _link_workflows(config: Config, settings: AgentdSettings, app: App) -> None:
+    limits = settings.workflow_limits
+    config.workflow_limits = WorkflowLimits(max_depth=limits.max_depth, max_parallel=limits.max_parallel)
+    try:
+        linker = Linker(config.agents, app)
+        config.workflows = linker.workflows_of(settings.workflows)
+        for i, table in enumerate(settings.agents):
+            if "workflows" in table:
+                config.agents[i].workflows = linker.agent_workflows(table["workflows"], f"agents[{i}].workflows")
+        linker.link_app_agents()
+        # Declared workflows are checked even when no agent runs them (agents' are, again, by the host).
+        check_workflows([*config.workflows, *app.workflows], limits=config.workflow_limits)
+    except (WorkflowConfigError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text())
@@ -455,11 +478,16 @@ def _tool_transform(table: Any, where: str) -> ToolPayloadTransformPolicy:
 
 
 def load(
-    path: str | Path | None, env: Mapping[str, str] | None = None, registry: ProcessorRegistry | None = None
+    path: str | Path | None,
+    env: Mapping[str, str] | None = None,
+    registry: ProcessorRegistry | None = None,
+    app: App | None = None,
 ) -> Config:
     """The file at `path` (else $AGENTD_CONFIG, else ./agentd.toml if there is
     one) under the AGENTD_* variables of `env` (default: the process's);
-    `registry` resolves processor names (default: the built-ins)."""
+    `registry` resolves processor names (default: the built-ins); `app` (the
+    `--app` module's) offers the tools, agents and workflows `[[workflows]]`
+    may name."""
     env = os.environ if env is None else env
     registry = registry or default_registry()
     config = Config()
@@ -512,4 +540,5 @@ def load(
             raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
         ids.add(agent.id)
         config.agents.append(agent)
+    _link_workflows(config, settings, app or App())
     return config

@@ -4,8 +4,8 @@ joined by a double underscore, in any case: `[storage] backend` is
 AGENTD_STORAGE__BACKEND, `[auth.limits] burst` AGENTD_AUTH__LIMITS__BURST.
 A list or a table of free keys (`[pricing]`) is given as JSON.
 AGENTD_HOST and AGENTD_PORT are short for AGENTD_SERVER__HOST and
-AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]` are the
-file's alone."""
+AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]` and
+`[[workflows]]` are the file's alone."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from agentd.auth_config import AuthTable, TLSTable
 from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
+from agentd.runtime.workflows.definition import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
 from agentd.schema import Flag, Loc, NonNegative, Number, Positive, Table, Whole, describe, from_env, merge
 
 __all__ = [
@@ -158,6 +159,15 @@ class ScoringTable(Table):
     timeout_seconds: Positive = 60.0
     #: Seeds the sampling generator (tests); unset: the system's entropy.
     seed: Whole | None = None
+class WorkflowLimitsSettings(Table):
+    #: How deep workflows may nest (a workflow in a workflow, or run by an agent step's agent).
+    max_depth: Annotated[Whole, Field(ge=1)] = DEFAULT_MAX_DEPTH
+    #: The most steps one parallel or branch step may hold.
+    max_parallel: Annotated[Whole, Field(ge=1)] = DEFAULT_MAX_PARALLEL
+
+
+#: Lists of tables only the file gives (each is checked where it is built).
+FILE_ONLY = ("agents", "workflows")
 
 
 class AgentdSettings(BaseSettings):
@@ -179,6 +189,9 @@ class AgentdSettings(BaseSettings):
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
     agents: list[Any] = Field(default_factory=list)
+    #: `[[workflows]]`, linked to what they name in workflow_config.py.
+    workflows: list[Any] = Field(default_factory=list)
+    workflow_limits: WorkflowLimitsSettings = Field(default_factory=WorkflowLimitsSettings)
 
     @field_validator("coordination", mode="before")
     @classmethod
@@ -223,7 +236,8 @@ class _Environment(EnvSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         values = super().__call__()
-        values.pop("agents", None)
+        for name in FILE_ONLY:
+            values.pop(name, None)
         return dict(from_env(values))
 
 
@@ -242,8 +256,8 @@ def _check_tables(variables: Mapping[str, str], environ: Mapping[str, str]) -> N
     for name in variables:
         if name.startswith(prefix) and NESTING in name[len(prefix) :]:
             table = name[len(prefix) :].split(NESTING, 1)[0]
-            if table not in AgentdSettings.model_fields or table == "agents":
-                tables = ", ".join(t for t in AgentdSettings.model_fields if t != "agents")
+            if table not in AgentdSettings.model_fields or table in FILE_ONLY:
+                tables = ", ".join(t for t in AgentdSettings.model_fields if t not in FILE_ONLY)
                 raise ConfigError(f"{_spelled(name, environ)}: agentd has no [{table}] table (tables: {tables})")
 
 

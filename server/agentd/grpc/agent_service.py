@@ -24,6 +24,7 @@ from agentd.runtime.lanes import resolve_error_processors
 from agentd.runtime.redact import redact
 from agentd.runtime.run import RunResult
 from agentd.runtime.run_requests import start_run
+from agentd.runtime.workflows import static_workflows
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import score_pb2 as spb
@@ -44,6 +45,10 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         tools=[
             apb.ToolInfo(name=t.name, description=t.description, input_schema=to_struct(t.input_schema))
             for t in agent.static_tools()
+        ]
+        + [  # each workflow the agent runs is a tool named by its id
+            apb.ToolInfo(name=w.id, description=w.description, input_schema=to_struct(w.input_schema))
+            for w in static_workflows(agent)
         ],
         input_processor_ids=agent.static_processor_ids("input"),
         output_processor_ids=agent.static_processor_ids("output"),

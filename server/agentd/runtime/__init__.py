@@ -81,6 +81,7 @@ from agentd.runtime.tool_payloads import (
     ToolPayloadTransformPolicy,
 )
 from agentd.runtime.tools import Tool, ToolContext, tool
+from agentd.runtime.workflows import Branch, FieldTest, Parallel, Sequential, Step, Workflow, WorkflowLimits
 
 __all__ = [
     "APIErrorResult",
@@ -88,12 +89,14 @@ __all__ = [
     "AgentRegistry",
     "AgentdError",
     "App",
+    "Branch",
     "CachedLLMResponse",
     "Chunk",
     "ChunkBuffer",
     "DataPart",
     "ExecutionOptions",
     "FailedPrecondition",
+    "FieldTest",
     "FieldViolation",
     "FilePart",
     "HookArgs",
@@ -115,6 +118,7 @@ __all__ = [
     "ModelSettings",
     "NotFound",
     "OutputResult",
+    "Parallel",
     "PayloadRule",
     "ProcessAPIErrorArgs",
     "ProcessInputArgs",
@@ -145,11 +149,13 @@ __all__ = [
     "Scorer",
     "Scoring",
     "ScoringSettings",
+    "Sequential",
     "ServerCache",
     "Signal",
     "SignalPart",
     "StateSignalRequest",
     "StateSignalResult",
+    "Step",
     "StepOverrides",
     "StepResult",
     "Storage",
@@ -173,6 +179,8 @@ __all__ = [
     "Tripwire",
     "Unavailable",
     "Usage",
+    "Workflow",
+    "WorkflowLimits",
     "build_scorer",
     "create_message_signal",
     "create_signal",

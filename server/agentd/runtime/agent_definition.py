@@ -106,6 +106,9 @@ class AgentDefinition:
     request_context_schema: dict[str, Any] | None = None
     #: Other agents offered to this one as tools, by tool name.
     agents: Dynamic[dict[str, AgentDefinition]] = field(default_factory=dict)
+    #: Workflows the agent can run, each a tool named by its id (workflows.Workflow
+    #: objects: typed loosely, as the workflows' module imports this one).
+    workflows: Dynamic[Sequence[Any]] = ()
     #: Models tried in order when the error processors give up on the model
     #: ("provider/model" strings); the run records which model answered.
     fallback_models: Sequence[str] = ()

@@ -40,6 +40,8 @@ from agentd.runtime.threads import (
     ThreadRuntime,
     ThreadSettings,
 )
+from agentd.runtime.tools import Tool
+from agentd.runtime.workflows import Workflow, WorkflowLimits, check_workflows
 
 __all__ = ["App", "Host", "HostConfig", "check_shareable"]
 
@@ -47,14 +49,16 @@ __all__ = ["App", "Host", "HostConfig", "check_shareable"]
 @dataclass
 class App:
     """What a `--app` module contributes: agents, processors (name → factory
-    taking the options dict), `prepare_step` functions by name, and `setup`:
-    called with the host once its backends are built (before they open), it
-    returns agents built on them (memory in `host.storage`, a response cache
-    on `host.cache`)."""
+    taking the options dict), `prepare_step` functions by name, the tools and
+    workflows agentd.toml's workflows may name, and `setup`: called with the
+    host once its backends are built (before they open), it returns agents
+    built on them (memory in `host.storage`, a response cache on `host.cache`)."""
 
     agents: list[Agent] = field(default_factory=list)
     processors: dict[str, Any] = field(default_factory=dict)
     step_functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    tools: list[Tool] = field(default_factory=list)
+    workflows: list[Workflow] = field(default_factory=list)
     setup: Callable[[Host], Iterable[Agent] | None] | None = None
 
 
@@ -65,6 +69,7 @@ class HostConfig(Protocol):
     agents: list[Agent]
     caches: dict[str, ServerCache]
     pricing: dict[str, Any]
+    workflow_limits: WorkflowLimits
 
     @property
     def cache_backend(self) -> str: ...
@@ -121,6 +126,8 @@ class Host:
     scoring_settings: ScoringSettings = field(default_factory=ScoringSettings)
     #: Scores runs after they answered, in the background (bounded; drained on shutdown).
     scoring: Scoring = field(init=False)
+    #: How deep workflows may nest and how wide they may run (agentd.toml `[workflow_limits]`).
+    workflow_limits: WorkflowLimits = field(default_factory=WorkflowLimits)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -134,6 +141,8 @@ class Host:
         check_shareable(self.storage, coordinated=self.coordination.shared)
         self.scoring = Scoring(self.score_store, self.scoring_settings)
         self.runs.telemetry.scoring = self.scoring
+        # Cycles, depth and width once, for every agent's workflows (however they were declared).
+        check_workflows([], self.agents.list(), self.workflow_limits)
         settings = self.thread_settings
         if self.cluster is not None:
             ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
@@ -178,6 +187,7 @@ class Host:
             caches=config.caches,
             cache_backend=config.cache_backend,
             prices=dict(config.pricing),
+            workflow_limits=config.workflow_limits,
             storage=storage,
             notification_store=notification_store,
             coordination=coordination,
@@ -191,7 +201,9 @@ class Host:
         return host
 
     def add_agent(self, agent: Agent) -> None:
-        """Hosts one more agent (AlreadyExists when its id is taken)."""
+        """Hosts one more agent (AlreadyExists when its id is taken; ValueError
+        when its workflows cannot run)."""
+        check_workflows([], [agent], self.workflow_limits)
         self.agents.add(agent)
         if agent.delivery_policy is not None:
             self.notifications.set_policy(agent.id, agent.delivery_policy)

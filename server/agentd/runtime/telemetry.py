@@ -3,7 +3,9 @@
 One `invoke_agent {agent}` span per run, a `chat {model}` span per model call
 (each retry or fallback its own), an `execute_tool {tool}` span per tool call,
 and one `processor {id}` span per processor per phase (the input phase, each
-step, the result phase), however many chunks its stream hook saw.
+step, the result phase), however many chunks its stream hook saw. A workflow
+run as a tool has a `workflow {id}` span under its execute_tool span, and its
+steps' spans (execute_tool, invoke_agent, workflow) under that.
 
 Spans are built only when the host's Telemetry has a tracer (the server gives
 it one when tracing is on); otherwise every span method here returns at its
@@ -57,6 +59,29 @@ class Telemetry:
         """Records into `provider` (a MeterProvider) from here on."""
         self.metrics = Metrics(provider)
         return self.metrics
+
+    def workflow(self, workflow_id: str, run_id: str, tool_call_id: str) -> NestedTrace:
+        """A workflow run's span, under the current one (the tool call's, or the step's that runs it)."""
+        if self.tracer is None:
+            return NestedTrace(None)
+        attributes = {
+            "agentd.workflow.id": workflow_id,
+            "agentd.workflow.run.id": run_id,
+            "gen_ai.tool.call.id": tool_call_id,
+        }
+        return NestedTrace(
+            self.tracer.start_span(f"workflow {workflow_id}", kind=SpanKind.INTERNAL, attributes=attributes)
+        )
+
+    def step_tool(self, tool_name: str, tool_call_id: str, args: Any, step_id: str) -> ToolTrace:
+        """A workflow's tool step: an execute_tool span under the workflow's."""
+        if self.tracer is None:
+            return ToolTrace(None, False)
+        attributes = {**_tool_attributes(tool_name, tool_call_id), "agentd.workflow.step.id": step_id}
+        span = self.tracer.start_span(f"execute_tool {tool_name}", kind=SpanKind.INTERNAL, attributes=attributes)
+        if self.capture_content:
+            span.set_attribute("gen_ai.tool.call.arguments", _json(args))
+        return ToolTrace(span, self.capture_content)
 
     def run(self, *, agent_id: str, agent_name: str, run_id: str) -> RunTrace:
         self.metrics.run_started(agent_id)
@@ -149,15 +174,7 @@ class RunTrace:
         return ChatTrace(span, self.capture_content, None if replayed else self.metrics, model)
 
     def tool(self, tool_name: str, tool_call_id: str, args: Any) -> ToolTrace:
-        span = self._child(
-            f"execute_tool {tool_name}",
-            SpanKind.INTERNAL,
-            {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": tool_name,
-                "gen_ai.tool.call.id": tool_call_id,
-            },
-        )
+        span = self._child(f"execute_tool {tool_name}", SpanKind.INTERNAL, _tool_attributes(tool_name, tool_call_id))
         if span is not None and self.capture_content:
             span.set_attribute("gen_ai.tool.call.arguments", _json(args))
         return ToolTrace(span, self.capture_content)
@@ -338,28 +355,47 @@ class ChatTrace:
         span.end()
 
 
-class ToolTrace:
-    def __init__(self, span: Span | None, capture_content: bool) -> None:
+class NestedTrace:
+    """A span that the work it covers runs under (`active()`)."""
+
+    def __init__(self, span: Span | None) -> None:
         self.span = span
-        self.capture_content = capture_content
 
     def active(self) -> AbstractContextManager[Any]:
-        """The tool span as the current one while the tool runs: a sub-agent's run nests under it."""
+        """The span as the current one while its work runs: what that starts nests under it."""
         if self.span is None:
             return nullcontext()
         return trace.use_span(self.span, record_exception=False, set_status_on_exception=False)
+
+    def finish(self, *, error_type: str | None = None, message: str = "") -> None:
+        span = self.span
+        if span is None:
+            return
+        self.span = None
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR, redact(message)[:200]))
+        span.end()
+
+
+class ToolTrace(NestedTrace):
+    """An execute_tool span: a sub-agent's run or a workflow nests under it."""
+
+    def __init__(self, span: Span | None, capture_content: bool) -> None:
+        super().__init__(span)
+        self.capture_content = capture_content
 
     def end(self, *, result: Any = None, is_error: bool = False) -> None:
         span = self.span
         if span is None:
             return
-        self.span = None
         if self.capture_content:
             span.set_attribute("gen_ai.tool.call.result", _json(result))
-        if is_error:
-            span.set_attribute("error.type", "tool_error")
-            span.set_status(Status(StatusCode.ERROR, redact(str(result))[:200]))
-        span.end()
+        self.finish(error_type="tool_error" if is_error else None, message=str(result))
+
+
+def _tool_attributes(tool_name: str, tool_call_id: str) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool_name, "gen_ai.tool.call.id": tool_call_id}
 
 
 def _error_type(error: BaseException) -> str:

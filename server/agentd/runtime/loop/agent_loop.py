@@ -36,7 +36,7 @@ from agentd.runtime.chunks import (
     TripwireChunk,
     Usage,
 )
-from agentd.runtime.errors import AgentdError, FieldViolation, InvalidArgument, storage_unavailable
+from agentd.runtime.errors import AgentdError, FailedPrecondition, FieldViolation, InvalidArgument, storage_unavailable
 from agentd.runtime.lanes import error_retry_cap, resolve_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
@@ -58,6 +58,7 @@ from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext
+from agentd.runtime.workflows import WorkflowHost, check_workflows, workflow_tool
 
 log = logging.getLogger("agentd.run")
 
@@ -262,6 +263,15 @@ class AgentLoop:
         tools: dict[str, Tool] = {t.name: t for t in await resolve_dynamic(agent.tools, context)}
         for name, sub in (await resolve_dynamic(agent.agents, context)).items():
             tools[name] = self._sub_agent_tool(name, sub, context)
+        workflows = await resolve_dynamic(agent.workflows, context)
+        if callable(agent.workflows):  # static lists were checked when the host was built
+            try:
+                check_workflows(workflows)
+            except ValueError as exc:
+                raise FailedPrecondition(f"agent {agent.id!r}: {exc}", "WORKFLOW_INVALID") from None
+        lent = WorkflowHost(self.state.buffer, self._run_nested, self.telemetry)
+        for workflow in workflows:
+            tools[workflow.id] = workflow_tool(workflow, lent, self.state.run_id)
         client_names = {t.name for t in options.client_tools or ()}
         for client_tool in options.client_tools or ():
 
@@ -497,25 +507,39 @@ class AgentLoop:
     def _sub_agent_tool(self, name: str, sub: AgentDefinition, context: dict[str, Any]) -> Tool:
         async def delegate(args: Any) -> Any:
             prompt = args.get("prompt") if isinstance(args, dict) else str(args)
-            child = RunState(new_id())
-            task = launch(
-                child,
-                sub,
-                [Message.user(str(prompt or ""))],
-                ExecutionOptions(request_context=context),
-                parent_run_id=self.state.run_id,
-                telemetry=self.telemetry,
-            )
-            async for batch in child.buffer.batches():  # nested in this run's stream, in order
-                for chunk in batch:
-                    self.state.buffer.append(chunk)
-            outcome = await asyncio.shield(task)
-            if outcome.error is not None:
-                raise RuntimeError(outcome.error.message)
-            return outcome.text
+            return await self._run_nested(sub, str(prompt or ""), context, new_id(), self.state.run_id)
 
         schema = {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
         return Tool(name, sub.description or f"Delegate to the {sub.name} agent", delegate, schema)
+
+    async def _run_nested(
+        self, sub: AgentDefinition, prompt: str, context: dict[str, Any], run_id: str, parent_run_id: str
+    ) -> str:
+        """Runs `sub` nested in this run's stream (a sub-agent's, or a workflow's
+        agent step); its text, or RuntimeError with its error."""
+        child = RunState(run_id)
+        task = launch(
+            child,
+            sub,
+            [Message.user(prompt)],
+            ExecutionOptions(request_context=context),
+            parent_run_id=parent_run_id,
+            telemetry=self.telemetry,
+        )
+        try:
+            async for batch in child.buffer.batches():  # nested in this run's stream, in order
+                for chunk in batch:
+                    self.state.buffer.append(chunk)
+        except asyncio.CancelledError:
+            # This run was aborted: so is the nested one, which would go on calling its model unseen.
+            child.abort_reason = Abort("ABORTED", "the calling run was aborted")
+            child.cancelled.set()
+            task.cancel()
+            raise
+        outcome = await asyncio.shield(task)
+        if outcome.error is not None:
+            raise RuntimeError(outcome.error.message)
+        return outcome.text
 
     # ------------------------------------------------------------ signals from outside
 

@@ -15,12 +15,12 @@ input, a stream chunk) and how a hook's result is applied is the runner's
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, cast
 
+from agentd.runtime.concurrency import run_all
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import Hook, Processor, TripWire, check_hooks, implements
 
@@ -150,12 +150,10 @@ async def _parallel(workflow_id: str, step: ParallelStep, select: str, phase: Ph
         own = phase.fork(value)
         return await phase.call(processor, own) if implements(processor, phase.hook) else own
 
-    outcomes = await asyncio.gather(*(branch(b) for b in step.branches), return_exceptions=True)
-    failures = [(b, o) for b, o in zip(step.branches, outcomes, strict=True) if isinstance(o, BaseException)]
-    if failures:
-        for processor, error in failures[1:]:
-            if isinstance(error, Exception) and not isinstance(error, TripWire):
-                log.error("workflow %r: branch %r also failed", workflow_id, processor.id, exc_info=error)
-        raise failures[0][1]
+    def also_failed(index: int, error: BaseException) -> None:
+        if isinstance(error, Exception) and not isinstance(error, TripWire):
+            log.error("workflow %r: branch %r also failed", workflow_id, step.branches[index].id, exc_info=error)
+
+    outcomes = await run_all([branch(b) for b in step.branches], also_failed)
     chosen = next(i for i, b in enumerate(step.branches) if branch_key(b) == select)
-    return phase.join(value, before, cast(list[V], outcomes), chosen)
+    return phase.join(value, before, outcomes, chosen)
