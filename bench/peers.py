@@ -23,40 +23,39 @@ with the ratios and the goals (`make bench-peers`; exits 1 when a check fails,
 never for a goal missed).
 
     python bench/peers.py [--runs 3] [--quick]
-    python bench/peers.py --client WORKLOAD ADDR PARAMS   (one client run, a JSON line)
+    python bench/peers.py --profile DIR [--only stream0 ...]   (py-spy on agentd's server and client)
+
+The client is bench/peers_client.py, a process of its own each run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import bare_server
 import grpc
 import load
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from agentd_proto.v1 import agent_service_pb2 as apb
-from agentd_proto.v1 import agent_service_pb2_grpc, cache_service_pb2_grpc
-from agentd_proto.v1 import cache_service_pb2 as cachepb
-
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "bench" / "peers"
 MASTRA = PEERS / "mastra.mjs"
-REPLY = "one two three four five"
-CACHE_PROMPT = "What is the capital of France?"
+CLIENT = ROOT / "bench" / "peers_client.py"
 
 CONFIG = """
 [server]
@@ -108,156 +107,11 @@ QUICK = {
 }
 
 
+# ---------------------------------------------------------------- the driver
+
+
 class CheckFailed(Exception):
     pass
-
-
-def check(condition: bool, what: str) -> None:
-    if not condition:
-        raise CheckFailed(what)
-
-
-def words(n: int) -> str:
-    """The same text mastra.mjs streams: n deltas "w0 ", "w1 ", ..."""
-    return "".join(f"w{i} " for i in range(n))
-
-
-def percentiles(ms: list[float]) -> dict[str, float]:
-    ordered = sorted(ms)
-    return {"p50_ms": ordered[len(ordered) // 2], "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]}
-
-
-# ---------------------------------------------------------------- the client (its own process)
-
-
-async def client_stream(channel: grpc.aio.Channel, params: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
-    """agent_id None: the bare server's one-chunk-per-message stream."""
-    n = params["deltas"]
-    if agent_id is None:
-        expected = bare_server.BARE_DELTA * n
-        call = channel.unary_stream(
-            bare_server.BARE_STREAM, request_serializer=lambda b: b, response_deserializer=apb.StreamResponse.FromString
-        )
-
-        def open_stream() -> Any:
-            return call(str(n).encode())
-    else:
-        expected = words(n)
-        stub = agent_service_pb2_grpc.AgentServiceStub(channel)
-        request = apb.StreamRequest(agent_id=agent_id, text=expected)
-
-        def open_stream() -> Any:
-            return stub.Stream(request)
-
-    async def once() -> float:
-        start = time.perf_counter()
-        got, text = 0, []
-        async for message in open_stream():
-            for chunk in message.chunks:
-                if chunk.WhichOneof("payload") == "text_delta":
-                    got += 1
-                    text.append(chunk.text_delta.text)
-        seconds = time.perf_counter() - start
-        check(got == n and "".join(text) == expected, f"stream: {got} deltas of {n}")
-        return got / seconds
-
-    for _ in range(params["warmup"]):
-        await once()
-    return {"chunks_per_s": statistics.median([await once() for _ in range(params["timed"])])}
-
-
-def generate_call(channel: grpc.aio.Channel, params: dict[str, Any], bare: bool) -> Callable[[], Awaitable[None]]:
-    """One checked generate: agentd's echo agent, or the bare server sent agentd's reply."""
-    if bare:
-        payload = bytes.fromhex(params["reply_hex"])
-        call = channel.unary_unary(
-            bare_server.BARE_GENERATE,
-            request_serializer=lambda b: b,
-            response_deserializer=apb.GenerateResponse.FromString,
-        )
-
-        async def bare_once() -> None:
-            reply = await call(payload)
-            check(reply.text == REPLY, f"bare generate: {reply.text!r}")
-
-        return bare_once
-    stub = agent_service_pb2_grpc.AgentServiceStub(channel)
-    request = apb.GenerateRequest(agent_id="echo", text=REPLY)
-
-    async def once() -> None:
-        reply = await stub.Generate(request)
-        check(reply.text == REPLY, f"generate: {reply.text!r}")
-
-    return once
-
-
-async def client_generate(channel: grpc.aio.Channel, params: dict[str, Any], bare: bool) -> dict[str, Any]:
-    once = generate_call(channel, params, bare)
-    for _ in range(params["warmup"]):
-        await once()
-    ms = []
-    for _ in range(params["calls"]):
-        start = time.perf_counter()
-        await once()
-        ms.append((time.perf_counter() - start) * 1e3)
-    return percentiles(ms)
-
-
-async def client_concurrent(channel: grpc.aio.Channel, params: dict[str, Any], bare: bool) -> dict[str, Any]:
-    once = generate_call(channel, params, bare)
-
-    async def batch() -> float:
-        start = time.perf_counter()
-        await asyncio.gather(*(once() for _ in range(params["concurrency"])))
-        return (time.perf_counter() - start) * 1e3
-
-    for _ in range(params["warmup"]):
-        await batch()
-    return {"batch_ms": statistics.median([await batch() for _ in range(params["batches"])])}
-
-
-async def client_cache(channel: grpc.aio.Channel, params: dict[str, Any]) -> dict[str, Any]:
-    stub = agent_service_pb2_grpc.AgentServiceStub(channel)
-    stats = cache_service_pb2_grpc.CacheServiceStub(channel).GetCacheStats
-    request = apb.GenerateRequest(agent_id="cached", text=CACHE_PROMPT)
-    first = await stub.Generate(request)  # the miss that fills the cache
-    check(first.text == CACHE_PROMPT, f"cache: {first.text!r}")
-    before = await stats(cachepb.GetCacheStatsRequest())
-    check(before.misses == 1 and before.writes == 1, f"cache: {before.misses} misses to fill it")
-    ms = []
-    for _ in range(params["calls"]):
-        start = time.perf_counter()
-        reply = await stub.Generate(request)
-        ms.append((time.perf_counter() - start) * 1e3)
-        check(reply.text == CACHE_PROMPT, f"cache hit: {reply.text!r}")
-    after = await stats(cachepb.GetCacheStatsRequest())
-    # A miss is a model call: none on the hits.
-    check(after.misses == before.misses and after.hits - before.hits == params["calls"], f"cache: {after}")
-    return percentiles(ms)
-
-
-async def client(workload: str, addr: str, params: dict[str, Any]) -> dict[str, Any]:
-    bare = params.get("bare", False)
-    async with grpc.aio.insecure_channel(addr) as channel:
-        if workload in ("stream0", "stream3"):
-            return await client_stream(
-                channel, params, None if bare else ("echo" if workload == "stream0" else "pass3")
-            )
-        if workload in ("generate", "concurrent"):
-            run = client_generate if workload == "generate" else client_concurrent
-            out = await run(channel, params, bare)
-            if not bare:  # the bare server's reply: what agentd answers, serialised once
-                reply = await agent_service_pb2_grpc.AgentServiceStub(channel).Generate(
-                    apb.GenerateRequest(agent_id="echo", text=REPLY)
-                )
-                out["reply_hex"] = reply.SerializeToString().hex()
-            return out
-        if workload == "cache":
-            return await client_cache(channel, params)
-    raise SystemExit(f"no client workload {workload}")
-
-
-# ---------------------------------------------------------------- the driver
 
 
 def peak_rss_kb(pid: int) -> int:
@@ -296,9 +150,9 @@ def run_mastra(workload: str, params: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def run_client(workload: str, addr: str, params: dict[str, Any]) -> dict[str, Any]:
+def run_client(workload: str, addr: str, params: dict[str, Any], spy: list[str] | None = None) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, __file__, "--client", workload, addr, json.dumps(params)],
+        [*(spy or []), sys.executable, str(CLIENT), workload, addr, json.dumps(params)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -327,21 +181,69 @@ async def until_serving(server: load.Server) -> None:
             await asyncio.sleep(0.002)
 
 
-def run_agentd(work: Path, workload: str, params: dict[str, Any]) -> dict[str, Any]:
+def py_spy(out: Path) -> list[str]:
+    """py-spy recording collapsed stacks (`pip install py-spy`), idle frames left out."""
+    binary = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if binary is None:
+        raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
+    # --native: grpc's Cython and C frames, which are most of a call's time.
+    return [binary, "record", "--format", "raw", "--rate", "250", "--native", "-o", str(out)]
+
+
+def run_agentd(work: Path, workload: str, params: dict[str, Any], profile: Path | None = None) -> dict[str, Any]:
     start = time.perf_counter()
     if workload == "cold":
         server = load.start_agentd(work, "cold", config_text=COLD_CONFIG)
     else:
         server = load.start_agentd(work, "agentd", app="agentd_app", config_text=CONFIG, cwd=PEERS)
+    spy: subprocess.Popen[bytes] | None = None
     try:
         asyncio.run(until_serving(server))
         if workload == "cold":
             return {"cold_ms": (time.perf_counter() - start) * 1e3, "peak_rss_kb": peak_rss_kb(server.pid)}
-        result = run_client(workload, server.addr, params)
+        if profile is not None:
+            spy = subprocess.Popen(
+                [*py_spy(profile / f"{workload}-server.txt"), "--pid", str(server.pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(0.5)  # attached before the first call
+        client_spy = [*py_spy(profile / f"{workload}-client.txt"), "--"] if profile is not None else None
+        result = run_client(workload, server.addr, params, client_spy)
         result["peak_rss_kb"] = peak_rss_kb(server.pid)
         return result
     finally:
         server.stop()
+        if spy is not None:
+            spy.wait(timeout=30)  # it writes its file when the server exits
+
+
+#: Files whose frames are under everything (the loop, threads, the entry point).
+SCAFFOLDING = re.compile(r"(asyncio/|threading\.py|selectors\.py|agentd/cli\.py|runpy\.py)")
+
+
+def top_frames(path: Path, count: int = 20) -> list[str]:
+    """From py-spy's collapsed stacks: the frames most often on top of the
+    stack (self time, any code), and agentd's (or the client's) functions most
+    often on it at all (inclusive), as printable lines."""
+    own: collections.Counter[str] = collections.Counter()
+    anywhere: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if "_find_and_load" in stack:
+            continue  # the process's imports, before anything is timed
+        frames = stack.split(";")
+        total += int(n)
+        own[re.sub(r"\((?:.*/)?(?:site-packages|server)/", "(", frames[-1])] += int(n)
+        python = (re.match(r"(.*) \((.*\.py):\d+\)$", f) for f in frames)
+        for frame in {f"{m[1]} ({m[2]})" for m in python if m and not SCAFFOLDING.match(m[2])}:
+            anywhere[frame] += int(n)
+    lines = [f"{path.name}: {total} samples; self"]
+    lines += [f"  {n / total:6.1%}  {frame}" for frame, n in own.most_common(count)]
+    lines.append("inclusive (Python functions, the event loop's and threads' own left out)")
+    lines += [f"  {n / total:6.1%}  {frame}" for frame, n in anywhere.most_common(count)]
+    return lines
 
 
 def run_bare(work: Path, workload: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -417,17 +319,29 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer calls per run (a smoke run)")
     parser.add_argument("--only", nargs="*", default=None, help="workloads to run (default: all)")
-    parser.add_argument("--client", nargs=3, metavar=("WORKLOAD", "ADDR", "PARAMS"), help=argparse.SUPPRESS)
+    parser.add_argument("--no-mastra", action="store_true", help="agentd and the bare server only (while developing)")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="record agentd's server and client under py-spy into DIR (one run, agentd only) and print the top frames",
+    )
     args = parser.parse_args()
-    if args.client:
-        workload, addr, params = args.client
-        print(json.dumps(asyncio.run(client(workload, addr, json.loads(params)))))
-        return 0
     if not (PEERS / "node_modules" / "@mastra" / "core").exists():
         print("bench/peers/node_modules is missing: run `npm ci` in bench/peers (make bench-peers does)")
         return 1
     plan = QUICK if args.quick else FULL
     workloads = [w for w in plan if args.only is None or w in args.only]
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="agentd-peers-") as tmp:
+            for workload in (w for w in workloads if w != "cold"):
+                run_agentd(Path(tmp), workload, plan[workload], args.profile)
+                for side in ("server", "client"):
+                    lines = top_frames(args.profile / f"{workload}-{side}.txt")
+                    (args.profile / f"{workload}-{side}.top.txt").write_text("\n".join(lines) + "\n")
+                    print("\n".join(lines[:12]))
+        return 0
     # results[side][workload] = one dict per run
     results: dict[str, dict[str, list[dict[str, Any]]]] = {"mastra": {}, "agentd": {}, "bare": {}}
     bare_workloads = {row.workload for row in ROWS if row.bare}
@@ -438,7 +352,8 @@ def main() -> int:
             for run in range(args.runs):
                 for workload in workloads:
                     params = plan[workload]
-                    results["mastra"].setdefault(workload, []).append(run_mastra(workload, params))
+                    if not args.no_mastra:
+                        results["mastra"].setdefault(workload, []).append(run_mastra(workload, params))
                     agentd = run_agentd(work, workload, params)
                     results["agentd"].setdefault(workload, []).append(agentd)
                     if workload in bare_workloads:
@@ -471,12 +386,16 @@ def main() -> int:
             continue
         m, a = median("mastra", row.workload, row.key), median("agentd", row.workload, row.key)
         b = median("bare", row.workload, row.key) if row.bare else None
-        if m is None or a is None:
+        if a is None:
             continue
-        met = ("yes" if row.met(m, a, b) else "**no**") if row.goal else ""
+        if m is None and "Mastra" in row.goal:
+            met = "-"
+        else:
+            met = ("yes" if row.met(m or float("nan"), a, b) else "**no**") if row.goal else ""
+        ratio = f"{a / m:.2f}x" if m else "-"
         print(
             f"| {row.figure} | {row.unit} | {fmt(m, row.unit)} | {fmt(a, row.unit)} | {fmt(b, row.unit)} |"
-            f" {a / m:.2f}x | {row.goal} | {met} |"
+            f" {ratio} | {row.goal} | {met} |"
         )
     if "stream3" in workloads and results["bare"].get("stream3"):
         a, b = median("agentd", "stream3", "chunks_per_s"), median("bare", "stream3", "chunks_per_s")
