@@ -125,8 +125,9 @@ def start_agentd(
     env: dict[str, str] | None = None,
     config_text: str = CONFIG,
     cwd: Path = ROOT,
+    serve_args: tuple[str, ...] = (),
 ) -> Server:
-    """`agentd serve` with `config_text` as its agentd.toml; `app` is imported from `cwd`."""
+    """`agentd serve` with `config_text` as its agentd.toml (and `serve_args`); `app` is imported from `cwd`."""
     config = work / f"{name}.toml"
     config.write_text(config_text)
     port = free_port()
@@ -134,6 +135,7 @@ def start_agentd(
     args = [str(BIN / "agentd"), "serve", "--config", str(config), "--port", str(port), "--log-level", "WARNING"]
     if app:
         args += ["--app", app]
+    args += serve_args
     proc = subprocess.Popen(
         args, cwd=cwd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
     )

@@ -86,6 +86,9 @@ model = "local/echo"
 input_processors = [ { name = "response-cache", options = { backend = "memory", agentId = "cached" } } ]
 """
 
+#: `agentd serve --loop` (--loop here).
+LOOP = ["asyncio"]
+
 #: What cold start measures on agentd's side: `agentd serve` with one echo agent, no --app.
 COLD_CONFIG = load.CONFIG
 
@@ -192,10 +195,13 @@ def py_spy(out: Path) -> list[str]:
 
 def run_agentd(work: Path, workload: str, params: dict[str, Any], profile: Path | None = None) -> dict[str, Any]:
     start = time.perf_counter()
+    serve_args = ("--loop", LOOP[0])
     if workload == "cold":
-        server = load.start_agentd(work, "cold", config_text=COLD_CONFIG)
+        server = load.start_agentd(work, "cold", config_text=COLD_CONFIG, serve_args=serve_args)
     else:
-        server = load.start_agentd(work, "agentd", app="agentd_app", config_text=CONFIG, cwd=PEERS)
+        server = load.start_agentd(
+            work, "agentd", app="agentd_app", config_text=CONFIG, cwd=PEERS, serve_args=serve_args
+        )
     spy: subprocess.Popen[bytes] | None = None
     try:
         asyncio.run(until_serving(server))
@@ -319,6 +325,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer calls per run (a smoke run)")
     parser.add_argument("--only", nargs="*", default=None, help="workloads to run (default: all)")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="agentd serve --loop")
     parser.add_argument("--no-mastra", action="store_true", help="agentd and the bare server only (while developing)")
     parser.add_argument(
         "--profile",
@@ -331,6 +338,7 @@ def main() -> int:
         print("bench/peers/node_modules is missing: run `npm ci` in bench/peers (make bench-peers does)")
         return 1
     plan = QUICK if args.quick else FULL
+    LOOP[0] = args.loop
     workloads = [w for w in plan if args.only is None or w in args.only]
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
@@ -377,7 +385,7 @@ def main() -> int:
     print(
         f"\nagentd beside Mastra {mastra_version} in-process (Node {node}), median of {args.runs} fresh processes"
         f"{' (--quick)' if args.quick else ''}; {os.cpu_count()} cores, {platform.processor() or platform.machine()},"
-        f" {time.strftime('%Y-%m-%d')}, {elapsed:.0f} s"
+        f" {time.strftime('%Y-%m-%d')}, {elapsed:.0f} s; agentd serve --loop {args.loop}"
     )
     print("| figure | unit | Mastra | agentd | bare grpc.aio | agentd / Mastra | goal | met |")
     print("|---|---|---|---|---|---|---|---|")

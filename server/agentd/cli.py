@@ -11,7 +11,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from importlib.metadata import version
 from typing import Any
 
@@ -144,6 +144,20 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def run_loop(name: str, main: Coroutine[Any, Any, int]) -> int:
+    """`main` on the event loop `name`: asyncio's, or uvloop's (an optional
+    extra, loaded by name only when asked for)."""
+    if name == "asyncio":
+        return asyncio.run(main)
+    try:
+        uvloop = importlib.import_module("uvloop")
+    except ModuleNotFoundError:
+        main.close()
+        raise config_mod.ConfigError("--loop uvloop needs uvloop: pip install 'agentd[uvloop]'") from None
+    result: int = uvloop.run(main)
+    return result
+
+
 def _csv(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
@@ -162,6 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--app", help="Python module defining `agents` to host besides the config's")
     s.add_argument("--grace", type=float, help="shutdown grace period in seconds")
     s.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default="info", help="(default: info)")
+    s.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop (default: asyncio; uvloop needs the extra: pip install 'agentd[uvloop]')",
+    )
     c = sub.add_parser("chat", help="talk to an agent on a running server, in this terminal")
     c.add_argument("--agent", required=True, help="the agent's id")
     c.add_argument("--thread", help="the thread to join or start (default: a new one)")
@@ -200,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_log_redaction()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve(args))
+        return run_loop(args.loop, serve(args))
     except (config_mod.ConfigError, OtelEnvironmentError) as exc:
         print(f"agentd: configuration error: {redact(str(exc))}", file=sys.stderr)
         return 2
