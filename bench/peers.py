@@ -168,7 +168,10 @@ def run_client(workload: str, addr: str, params: dict[str, Any], spy: list[str] 
 async def until_serving(server: load.Server) -> None:
     """Polls health from the moment of exec until the server answers SERVING."""
     deadline = time.monotonic() + 60
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    # Reconnect at once: grpc's default backoff after the first refused connect
+    # (about 1 s) would be measured as start-up.
+    fast = [(f"grpc.{k}_reconnect_backoff_ms", 5) for k in ("initial", "min", "max")]
+    async with grpc.aio.insecure_channel(server.addr, options=fast) as channel:
         check_health = health_pb2_grpc.HealthStub(channel).Check
         while True:
             if server.proc.poll() is not None:
@@ -195,7 +198,7 @@ def py_spy(out: Path) -> list[str]:
 
 def run_agentd(work: Path, workload: str, params: dict[str, Any], profile: Path | None = None) -> dict[str, Any]:
     start = time.perf_counter()
-    serve_args = ("--loop", LOOP[0])
+    serve_args = ("--loop", LOOP[0]) if LOOP[0] != "asyncio" else ()  # (so an older agentd runs it too)
     if workload == "cold":
         server = load.start_agentd(work, "cold", config_text=COLD_CONFIG, serve_args=serve_args)
     else:
@@ -334,7 +337,7 @@ def main() -> int:
         help="record agentd's server and client under py-spy into DIR (one run, agentd only) and print the top frames",
     )
     args = parser.parse_args()
-    if not (PEERS / "node_modules" / "@mastra" / "core").exists():
+    if not args.no_mastra and not (PEERS / "node_modules" / "@mastra" / "core").exists():
         print("bench/peers/node_modules is missing: run `npm ci` in bench/peers (make bench-peers does)")
         return 1
     plan = QUICK if args.quick else FULL
@@ -380,7 +383,8 @@ def main() -> int:
         runs = results[side].get(workload)
         return statistics.median(r[key] for r in runs) if runs else None
 
-    mastra_version = json.loads((PEERS / "node_modules" / "@mastra" / "core" / "package.json").read_text())["version"]
+    installed = PEERS / "node_modules" / "@mastra" / "core" / "package.json"
+    mastra_version = json.loads(installed.read_text())["version"] if installed.exists() else "(not installed)"
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
     print(
         f"\nagentd beside Mastra {mastra_version} in-process (Node {node}), median of {args.runs} fresh processes"
