@@ -1,6 +1,7 @@
 """What `agentd serve` loads at start-up: libraries only some configurations
-use (jsonschema for request-context schemas and judges, PyJWT and cryptography
-for JWT authentication) wait for their first use (agentd.runtime.lazy)."""
+use (jsonschema for request-context schemas, structured output and judges,
+PyJWT and cryptography for JWT authentication, prometheus-client for the
+metrics endpoint) wait for their first use (agentd.runtime.lazy)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ PROBE = textwrap.dedent(
     config = pathlib.Path(tempfile.mkdtemp()) / "agentd.toml"
     config.write_text('[storage]\\nbackend = "memory"\\n[[agents]]\\nid = "echo"\\nmodel = "local/echo"\\n')
     build_host(str(config), None)
-    loaded = [n for n in ("jsonschema", "referencing", "jwt", "cryptography")
+    loaded = [n for n in ("jsonschema", "referencing", "jwt", "cryptography", "prometheus_client")
               if n in sys.modules and type(sys.modules[n]).__name__ != "_LazyModule"]
     print("loaded:" + ",".join(loaded))
     """
