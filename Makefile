@@ -13,7 +13,7 @@ GRPCURL_VERSION := v1.9.3
 # The load generator of bench/load.py (v0.93, what @latest resolves to, rejects proto3 optional).
 GHZ_VERSION := v0.120.0
 
-.PHONY: setup setup-run check-system tools run test fuzz gen gen-check lint baseline bench bench-load clean
+.PHONY: setup setup-run check-system tools run test fuzz gen gen-check lint baseline bench bench-load bench-peers clean
 
 # .venv: the server, its stubs and the Python client (setup-run, for `make run`),
 # plus the dev extra (setup: linters, tests, generators). Checks the Python version
@@ -92,6 +92,19 @@ LOAD_ARGS ?=
 bench-load: setup tools
 	$(PY) bench/load.py $(LOAD_ARGS)
 
+# agentd beside Mastra in-process (bench/peers.py): streams, generates, the response
+# cache, cold start and peak RSS, median of 3 fresh processes; under 10 minutes.
+# @mastra/core 1.71.0 declares Node >= 22.13 but installs on Node 20 when pinned
+# (npm only warns), and runs everything measured. PEERS_ARGS=--quick for a smoke run.
+PEERS_ARGS ?=
+bench-peers: setup bench/peers/node_modules/.stamp
+	$(PY) bench/peers.py $(PEERS_ARGS)
+
+bench/peers/node_modules/.stamp: bench/peers/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Debian packages nodejs and npm (Node 20)"; exit 1; }
+	cd bench/peers && npm ci --no-audit --no-fund
+	touch $@
+
 clean:
 	rm -rf $(VENV) $(TOOLS) tools/ts-gen/node_modules gen/ts/node_modules gen/ts/dist clients/ts/node_modules clients/ts/dist clients/ts/build \
-	  gen/java/target clients/java/target clients/java/*/target
+	  bench/peers/node_modules gen/java/target clients/java/target clients/java/*/target

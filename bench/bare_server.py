@@ -1,6 +1,12 @@
-"""A bare grpc.aio server for bench/load.py: ThreadService.Subscribe answered
-with one snapshot and then nothing, so the benchmark can tell what grpc itself
-holds per open stream from what agentd adds.
+"""A bare grpc.aio server, the baseline the benchmarks set agentd beside, so
+they can tell what grpc itself costs from what agentd adds:
+
+- ThreadService.Subscribe answered with one snapshot and then nothing
+  (bench/load.py: what grpc holds per open stream);
+- bench.Bare/Stream: the request is a count, answered with that many
+  one-chunk StreamResponses (bench/stream.py, bench/peers.py);
+- bench.Bare/Generate: answers with the request's own bytes, so a caller sends
+  the reply it wants, serialised once (bench/cache.py, bench/peers.py).
 
     python bench/bare_server.py PORT '[["grpc.option", value], ...]'
 
@@ -19,7 +25,14 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+
+BARE_STREAM = "/bench.Bare/Stream"
+BARE_GENERATE = "/bench.Bare/Generate"
+#: What each chunk of bench.Bare/Stream carries.
+BARE_DELTA = "w "
 
 
 async def subscribe(request: tpb.SubscribeRequest, context: object) -> AsyncIterator[tpb.SubscribeResponse]:
@@ -27,16 +40,35 @@ async def subscribe(request: tpb.SubscribeRequest, context: object) -> AsyncIter
     await asyncio.Event().wait()
 
 
-async def serve(port: int, options: list[tuple[str, int | str]]) -> None:
-    handler = grpc.unary_stream_rpc_method_handler(
+async def stream(request: bytes, context: object) -> AsyncIterator[bytes]:
+    for seq in range(1, int(request.decode()) + 1):
+        chunk = cpb.Chunk(run_id="bare", seq=seq, text_delta=cpb.TextDeltaChunk(id="t", text=BARE_DELTA))
+        yield apb.StreamResponse(chunks=[chunk]).SerializeToString()
+
+
+async def generate(request: bytes, context: object) -> bytes:
+    return request
+
+
+def handlers() -> tuple[grpc.GenericRpcHandler, ...]:
+    subscribe_handler = grpc.unary_stream_rpc_method_handler(
         subscribe,
         request_deserializer=tpb.SubscribeRequest.FromString,
         response_serializer=tpb.SubscribeResponse.SerializeToString,
     )
-    server = grpc.aio.server(options=options)
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("agentd.v1.ThreadService", {"Subscribe": handler}),)
+    bare = {
+        "Stream": grpc.unary_stream_rpc_method_handler(stream),
+        "Generate": grpc.unary_unary_rpc_method_handler(generate),
+    }
+    return (
+        grpc.method_handlers_generic_handler("agentd.v1.ThreadService", {"Subscribe": subscribe_handler}),
+        grpc.method_handlers_generic_handler("bench.Bare", bare),
     )
+
+
+async def serve(port: int, options: list[tuple[str, int | str]]) -> None:
+    server = grpc.aio.server(options=options)
+    server.add_generic_rpc_handlers(handlers())
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     await server.wait_for_termination()

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 
+import bare_server
 import grpc
 
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -59,14 +60,10 @@ def serve_agentd(redis_url: str | None, port_queue: mp.Queue, stop: mp.Event) ->
     asyncio.run(main())
 
 
-def serve_bare(payload: bytes, port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     async def main() -> None:
-        async def generate(request: bytes, context: grpc.aio.ServicerContext) -> bytes:  # type: ignore[type-arg]
-            return payload
-
-        handler = grpc.unary_unary_rpc_method_handler(generate)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Bare", {"Generate": handler}),))
+        server.add_generic_rpc_handlers(bare_server.handlers())
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         port_queue.put(port)
@@ -132,7 +129,6 @@ def main() -> None:
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
     queues = [ctx.Queue(), ctx.Queue()]
-    # The bare server returns what a cache hit returns, serialised once.
     procs = [ctx.Process(target=serve_agentd, args=(redis_url, queues[0], stop), daemon=True)]
     procs[0].start()
     agentd_addr = f"127.0.0.1:{queues[0].get(timeout=60)}"
@@ -145,11 +141,12 @@ def main() -> None:
             return reply.SerializeToString()
 
     payload = asyncio.run(reference())
-    procs.append(ctx.Process(target=serve_bare, args=(payload, queues[1], stop), daemon=True))
+    procs.append(ctx.Process(target=serve_bare, args=(queues[1], stop), daemon=True))
     procs[1].start()
     bare_addr = f"127.0.0.1:{queues[1].get(timeout=60)}"
     generate = "/agentd.v1.AgentService/Generate"
-    cases = {"bare grpc.aio unary": (bare_addr, "/bench.Bare/Generate", b"")}
+    # The bare server echoes its request: sent what a cache hit returns, serialised once.
+    cases = {"bare grpc.aio unary": (bare_addr, bare_server.BARE_GENERATE, payload)}
     for backend in ("memory", "redis") if redis_url else ("memory",):
         request = apb.GenerateRequest(agent_id=f"cached-{backend}", text=PROMPT).SerializeToString()
         cases[f"agentd Generate, cache hit ({backend})"] = (agentd_addr, generate, request)

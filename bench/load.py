@@ -118,16 +118,26 @@ class Server:
                 self.proc.wait()
 
 
-def start_agentd(work: Path, name: str, app: str | None = None, env: dict[str, str] | None = None) -> Server:
-    config = work / "agentd.toml"
-    config.write_text(CONFIG)
+def start_agentd(
+    work: Path,
+    name: str,
+    app: str | None = None,
+    env: dict[str, str] | None = None,
+    config_text: str = CONFIG,
+    cwd: Path = ROOT,
+    serve_args: tuple[str, ...] = (),
+) -> Server:
+    """`agentd serve` with `config_text` as its agentd.toml (and `serve_args`); `app` is imported from `cwd`."""
+    config = work / f"{name}.toml"
+    config.write_text(config_text)
     port = free_port()
     log = work / f"{name}-{port}.log"
     args = [str(BIN / "agentd"), "serve", "--config", str(config), "--port", str(port), "--log-level", "WARNING"]
     if app:
         args += ["--app", app]
+    args += serve_args
     proc = subprocess.Popen(
-        args, cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        args, cwd=cwd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
     )
     return Server(name, proc, f"127.0.0.1:{port}", log)
 

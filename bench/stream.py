@@ -14,15 +14,13 @@ import statistics
 import time
 from pathlib import Path
 
+import bare_server
 import grpc
 
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
-from agentd_proto.v1 import chunk_pb2 as cpb
 
 ROOT = Path(__file__).resolve().parent.parent
-
-BARE_METHOD = "/bench.Bare/Stream"
 
 
 def bench_agents() -> list[object]:
@@ -67,15 +65,8 @@ def serve_agentd(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[
 
 def serve_bare(port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     async def main() -> None:
-        async def stream(request: bytes, context: grpc.aio.ServicerContext):  # type: ignore[no-untyped-def]
-            count = int(request.decode())
-            for seq in range(1, count + 1):
-                chunk = cpb.Chunk(run_id="bare", seq=seq, text_delta=cpb.TextDeltaChunk(id="t", text="w "))
-                yield apb.StreamResponse(chunks=[chunk]).SerializeToString()
-
-        handler = grpc.unary_stream_rpc_method_handler(stream)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Bare", {"Stream": handler}),))
+        server.add_generic_rpc_handlers(bare_server.handlers())
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         port_queue.put(port)
@@ -99,7 +90,7 @@ async def time_agentd(addr: str, chunks: int, agent_id: str = "echo") -> tuple[f
 async def time_bare(addr: str, chunks: int) -> tuple[float, int]:
     async with grpc.aio.insecure_channel(addr) as channel:
         call = channel.unary_stream(
-            BARE_METHOD, request_serializer=lambda b: b, response_deserializer=apb.StreamResponse.FromString
+            bare_server.BARE_STREAM, request_serializer=lambda b: b, response_deserializer=apb.StreamResponse.FromString
         )
         start = time.perf_counter()
         got = 0

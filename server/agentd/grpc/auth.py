@@ -13,13 +13,17 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-import jwt
+from typing import TYPE_CHECKING, Any, Final
 
 from agentd.runtime.errors import Unauthenticated
 from agentd.runtime.identity import ANONYMOUS, ROLES, Identity, Role, check_tenant_name
+from agentd.runtime.lazy import lazy
 from agentd.runtime.redact import add_secret
+
+if TYPE_CHECKING:
+    import jwt
+else:
+    jwt = lazy("jwt")  # JWT authentication only (PyJWT brings cryptography): loaded on first use
 
 __all__ = ["MODES", "Authenticator", "Credential", "JWTSettings", "hash_token"]
 

@@ -14,16 +14,24 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING
 from wsgiref.simple_server import WSGIServer
 
 import grpc
-from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.metrics import MeterProvider as MeterProviderAPI
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
-from prometheus_client import CollectorRegistry, start_http_server
 
 from agentd.grpc import tracing
+from agentd.runtime.lazy import lazy
+
+if TYPE_CHECKING:
+    import prometheus_client
+    from opentelemetry.exporter import prometheus as otel_prometheus
+else:
+    # The scrape endpoint only ([server] metrics_port): loaded when one is configured.
+    prometheus_client = lazy("prometheus_client")
+    otel_prometheus = lazy("opentelemetry.exporter.prometheus")
 
 log = logging.getLogger("agentd.metrics")
 
@@ -69,7 +77,7 @@ class RpcMetrics:
 class ServerMetrics:
     """The provider a server records into, and its scrape endpoint once served."""
 
-    def __init__(self, provider: MeterProvider, registry: CollectorRegistry | None) -> None:
+    def __init__(self, provider: MeterProvider, registry: prometheus_client.CollectorRegistry | None) -> None:
         self.provider = provider
         self.rpc = RpcMetrics(provider)
         #: What the scrape endpoint exposes (None: no endpoint).
@@ -81,7 +89,7 @@ class ServerMetrics:
         """Starts the scrape endpoint on `host`:`port` (0: any free port); the port bound."""
         assert self.registry is not None, "configure(scrape=True) for an endpoint"
         try:
-            self._http, self._thread = start_http_server(port, addr=host, registry=self.registry)
+            self._http, self._thread = prometheus_client.start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
             raise OSError(f"cannot serve metrics on {host}:{port} ([server] metrics_port): {exc.strerror}") from exc
         bound: int = self._http.server_port
@@ -106,8 +114,8 @@ def configure(*, scrape: bool) -> ServerMetrics | None:
     readers: list[MetricReader] = tracing.metric_readers()
     registry = None
     if scrape:
-        registry = CollectorRegistry(auto_describe=True)
-        readers.append(PrometheusMetricReader(registry=registry))
+        registry = prometheus_client.CollectorRegistry(auto_describe=True)
+        readers.append(otel_prometheus.PrometheusMetricReader(registry=registry))
     if not readers:
         return None
     return ServerMetrics(MeterProvider(resource=tracing.resource(), metric_readers=readers), registry)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
+from agentd.runtime.lazy import lazy
 from agentd.runtime.results import StepResult
+
+if TYPE_CHECKING:
+    import jsonschema
+else:
+    jsonschema = lazy("jsonschema")  # structured output only: loaded on first use
 
 #: The structuring model's system prompt unless `instructions` replaces it.
 DEFAULT_INSTRUCTIONS = (

@@ -8,10 +8,8 @@ import asyncio
 import logging
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import jsonschema
 
 from agentd.runtime.agent_definition import (
     MEMORY_THREAD_KEY,
@@ -38,6 +36,7 @@ from agentd.runtime.chunks import (
 )
 from agentd.runtime.errors import AgentdError, FailedPrecondition, FieldViolation, InvalidArgument, storage_unavailable
 from agentd.runtime.lanes import error_retry_cap, resolve_lanes
+from agentd.runtime.lazy import lazy
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.structured import structured_object
@@ -60,6 +59,11 @@ from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext
 from agentd.runtime.workflows import WorkflowHost, check_workflows, workflow_tool
 
+if TYPE_CHECKING:
+    import jsonschema
+else:
+    jsonschema = lazy("jsonschema")  # request-context schemas only: loaded on first use
+
 log = logging.getLogger("agentd.run")
 
 
@@ -72,6 +76,7 @@ def launch(
     parent_run_id: str | None = None,
     telemetry: Telemetry,
 ) -> asyncio.Task[RunResult]:
+
     """Starts a run of `agent` that streams into `state`; the task ends with its result."""
     loop = AgentLoop(state, agent, messages, options, parent_run_id, telemetry)
     return asyncio.get_running_loop().create_task(loop.execute(), name=f"run {state.run_id}")

@@ -19,16 +19,21 @@ import dataclasses
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.chunks import Chunk, Error, ObjectPartial, TextDelta
 from agentd.runtime.errors import AgentdError
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import Message, TextPart
 from agentd.runtime.models.base import ModelAPIError, ModelRequest
 from agentd.runtime.models.router import check_model_spec, resolve_model
 from agentd.runtime.options import ModelSettings, StructuredOutput
 from agentd.runtime.structured_output import schema_problem, strip_fences
 
+if TYPE_CHECKING:
+    import jsonschema
+else:
+    jsonschema = lazy("jsonschema")  # judge answers only: loaded on first use
 
 def logger_for(processor_id: str) -> logging.Logger:
     return logging.getLogger(f"agentd.processors.{processor_id}")

@@ -52,7 +52,7 @@ import copy
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from agentd.runtime.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agentd.runtime.processors.base import (
@@ -315,6 +315,11 @@ def _rule(value: Any, index: int) -> CompatRule:
     raise ValueError(f"additional_rules[{index}] must be a CompatRule or a dict")
 
 
+#: Built once: every run's error lane gets a fresh ProviderHistoryCompat, and
+#: the rules (frozen, their patterns compiled) are the same for all of them.
+_DEFAULT_RULES: Final = tuple(default_rules())
+
+
 class ProviderHistoryCompat(Processor):
     """Provider compatibility rules for outbound prompts (see the module docstring).
 
@@ -334,7 +339,7 @@ class ProviderHistoryCompat(Processor):
     ) -> None:
         if additional_rules is not None and not isinstance(additional_rules, (list, tuple)):
             raise ValueError("additional_rules must be a list")
-        rules = [*default_rules(), *(_rule(r, i) for i, r in enumerate(additional_rules or ()))]
+        rules = [*_DEFAULT_RULES, *(_rule(r, i) for i, r in enumerate(additional_rules or ()))]
         names = [r.name for r in rules]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
