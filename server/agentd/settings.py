@@ -4,8 +4,8 @@ joined by a double underscore, in any case: `[storage] backend` is
 AGENTD_STORAGE__BACKEND, `[auth.limits] burst` AGENTD_AUTH__LIMITS__BURST.
 A list or a table of free keys (`[pricing]`) is given as JSON.
 AGENTD_HOST and AGENTD_PORT are short for AGENTD_SERVER__HOST and
-AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]` are the
-file's alone."""
+AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]` and
+`[[mcp_servers]]` are the file's alone."""
 
 from __future__ import annotations
 
@@ -164,6 +164,8 @@ class AgentdSettings(BaseSettings):
     attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
+    #: `[[mcp_servers]]`: checked where they are built (agentd.runtime.mcp_tools.spec).
+    mcp_servers: list[Any] = Field(default_factory=list)
     agents: list[Any] = Field(default_factory=list)
 
     @field_validator("coordination", mode="before")
@@ -194,6 +196,8 @@ class AgentdSettings(BaseSettings):
         return self
 
 
+#: Tables only agentd.toml sets (lists of tables, not settings).
+_FILE_ONLY = ("agents", "mcp_servers")
 _COORDINATION_URL = "coordination.redis_url: required when coordination.backend is redis"
 
 
@@ -210,6 +214,7 @@ class _Environment(EnvSettingsSource):
     def __call__(self) -> dict[str, Any]:
         values = super().__call__()
         values.pop("agents", None)
+        values.pop("mcp_servers", None)
         return dict(from_env(values))
 
 
@@ -228,8 +233,8 @@ def _check_tables(variables: Mapping[str, str], environ: Mapping[str, str]) -> N
     for name in variables:
         if name.startswith(prefix) and NESTING in name[len(prefix) :]:
             table = name[len(prefix) :].split(NESTING, 1)[0]
-            if table not in AgentdSettings.model_fields or table == "agents":
-                tables = ", ".join(t for t in AgentdSettings.model_fields if t != "agents")
+            if table not in AgentdSettings.model_fields or table in _FILE_ONLY:
+                tables = ", ".join(t for t in AgentdSettings.model_fields if t not in _FILE_ONLY)
                 raise ConfigError(f"{_spelled(name, environ)}: agentd has no [{table}] table (tables: {tables})")
 
 

@@ -23,6 +23,7 @@ from agentd.grpc.server import AgentdServer
 from agentd.runtime import Agent, AgentRegistry
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
@@ -82,6 +83,7 @@ async def start_server(
     storage: Any = None,
     thread_settings: ThreadSettings | None = None,
     prices: dict[str, Any] | None = None,
+    mcp: McpServers | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -94,6 +96,7 @@ async def start_server(
         storage=storage or InMemoryStorage(),
         thread_settings=thread_settings or ThreadSettings(),
         prices=prices or {},
+        mcp=mcp or McpServers(),
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

@@ -12,6 +12,7 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.metrics import Metrics
 from agentd.runtime.notifications import (
     DispatchResult,
@@ -59,6 +60,8 @@ class HostConfig(Protocol):
     agents: list[Agent]
     caches: dict[str, ServerCache]
     pricing: dict[str, Any]
+    #: `[[mcp_servers]]`: the connections its agents' MCP tools go through.
+    mcp: McpServers
 
     @property
     def cache_backend(self) -> str: ...
@@ -104,6 +107,8 @@ class Host:
     thread_settings: ThreadSettings = field(default_factory=ThreadSettings)
     #: USD per million input/output tokens by "provider/model" (agentd.toml `[pricing]`).
     prices: dict[str, Any] = field(default_factory=dict)
+    #: The MCP servers agents take tools from, connected for the whole process.
+    mcp: McpServers = field(default_factory=McpServers)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -152,6 +157,7 @@ class Host:
             coordination=coordination,
             cluster=cluster,
             thread_settings=config.thread_settings,
+            mcp=config.mcp,
         )
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
@@ -180,10 +186,13 @@ class Host:
         return metrics
 
     async def open(self) -> int:
-        """Opens the backends, then starts the thread runtime (which replays the
-        acknowledged signals a stopped process left); how many it replayed."""
+        """Opens the backends, connects the MCP servers (a server slow to start
+        or down is retried in the background), then starts the thread runtime
+        (which replays the acknowledged signals a stopped process left); how
+        many it replayed."""
         await self.storage.open()
         await self.notification_store.open()
+        await self.mcp.open()
         return await self.threads.open()
 
     async def drain(self, grace: float) -> None:
@@ -193,7 +202,9 @@ class Host:
         await self.threads.shutdown()
 
     async def close(self) -> None:
-        """Closes every backend (after `drain`, and after the transport stopped)."""
+        """Closes the MCP connections and every backend (after `drain`, and
+        after the transport stopped)."""
+        await self.mcp.close()
         for cache in self.caches.values():
             await cache.close()
         await self.storage.close()

@@ -1,11 +1,15 @@
-"""Server-side tools: Python callables with a JSON-schema input."""
+"""Server-side tools: Python callables with a JSON-schema input, and the
+sources that supply an agent's tools while it runs (an MCP server's)."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+#: Where a Python tool comes from (`--app`, or code using the runtime).
+PYTHON_SOURCE = "python"
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
@@ -32,6 +36,8 @@ class Tool:
     description: str
     execute: ToolFunction
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    #: Where the tool comes from: "python", or "mcp:<server id>" (shown by ListAgents/GetAgent).
+    source: str = PYTHON_SOURCE
 
     async def call(self, args: Any, context: ToolContext) -> Any:
         takes_context = len(inspect.signature(self.execute).parameters) >= 2
@@ -48,3 +54,12 @@ def tool(name: str, description: str, input_schema: dict[str, Any] | None = None
         return Tool(name, description, fn, input_schema or {"type": "object", "properties": {}})
 
     return wrap
+
+
+class ToolSource(Protocol):
+    """Tools an agent gets from elsewhere (an MCP server), read again for every
+    run: the set may change while the process runs."""
+
+    def tools(self) -> list[Tool]:
+        """The tools available now."""
+        ...
