@@ -31,6 +31,7 @@ class McpServerSpec:
     """One MCP server: a command over stdio, or a streamable HTTP URL."""
 
     id: str
+    #: The server's executable: looked up on PATH, or a path (relative: to the config file's folder).
     command: str | None = None
     args: tuple[str, ...] = ()
     #: The subprocess's extra environment; values named like secrets are redacted everywhere.
@@ -116,6 +117,8 @@ def parse_server(table: Any, where: str, base: Path | None = None) -> McpServerS
         raise ValueError(f"{where}.cwd: a path")
     if command is not None and base is not None:
         cwd = str(base / cwd) if cwd is not None else str(base)
+        if "/" in command and not Path(command).is_absolute():  # ".venv/bin/python": beside the config file
+            command = str(base / command)
     timeout = table.get("timeout_seconds", 60.0)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise ValueError(f"{where}.timeout_seconds: a positive number")
