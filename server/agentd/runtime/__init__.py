@@ -18,6 +18,7 @@ from agentd.runtime.errors import (
     Unavailable,
 )
 from agentd.runtime.host import App, Host
+from agentd.runtime.mcp_tools import McpServers, McpServerSpec, McpToolRef, McpToolSettings
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import (
     DataPart,
@@ -69,7 +70,7 @@ from agentd.runtime.signals import create_message_signal, create_signal
 from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
 from agentd.runtime.storage import InMemoryStorage, Storage, Thread
 from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
-from agentd.runtime.tools import Tool, ToolContext, tool
+from agentd.runtime.tools import Tool, ToolContext, ToolSource, tool
 
 __all__ = [
     "APIErrorResult",
@@ -92,6 +93,10 @@ __all__ = [
     "InvalidArgument",
     "LLMRequestResult",
     "LanguageModel",
+    "McpServerSpec",
+    "McpServers",
+    "McpToolRef",
+    "McpToolSettings",
     "Memory",
     "MemoryOptions",
     "Message",
@@ -144,6 +149,7 @@ __all__ = [
     "ToolResultPart",
     "ToolSearchFilterArgs",
     "ToolSearchProcessor",
+    "ToolSource",
     "TripWire",
     "Tripwire",
     "Unavailable",
