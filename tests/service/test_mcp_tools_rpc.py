@@ -279,6 +279,23 @@ async def test_a_slow_tool_is_given_up_when_the_run_is_aborted(running: Running)
 
 
 @pytest.mark.parametrize("transport", ["stdio"])
+async def test_a_call_over_timeout_seconds_answers_an_error_and_keeps_the_connection(transport: str) -> None:
+    mcp = McpServers([spec_for(transport, None, timeout_seconds=0.5)])
+    async with serving([mcp_agent(mcp)], mcp=mcp) as running:
+        await available(mcp)
+        reply = await generate(
+            running,
+            script(
+                {"toolCalls": [call("slow", {"seconds": 600}, "s"), call("add", {"a": 1, "b": 2}, "a")]}, {"text": "ok"}
+            ),
+        )
+        slow, add = outcomes(reply)
+        assert slow[2] is True and "timed out" in slow[1]
+        assert add == ("add", {"result": 3}, False)
+        assert mcp.connections["t"].generation == 1  # a slow tool is no dead server
+
+
+@pytest.mark.parametrize("transport", ["stdio"])
 async def test_mcp_tools_run_under_the_tool_hooks(mcp: McpServers) -> None:
     seen: list[tuple[str, str, Any, Any]] = []
 
