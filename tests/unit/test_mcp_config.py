@@ -97,3 +97,12 @@ def test_mistakes_name_the_key(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(config.ConfigError) as info:
         load(tmp_path, text)
     assert message in str(info.value)
+
+
+def test_mcp_servers_come_from_the_file_only(tmp_path: Path) -> None:
+    (tmp_path / "agentd.toml").write_text('[storage]\nbackend = "memory"\n', encoding="utf-8")
+    env = {"AGENTD_MCP_SERVERS": '[{"id": "x", "command": "x"}]'}
+    assert len(config.load(tmp_path / "agentd.toml", env=env).mcp) == 0
+    with pytest.raises(config.ConfigError) as info:
+        config.load(tmp_path / "agentd.toml", env={"AGENTD_MCP_SERVERS__ID": "x"})
+    assert "AGENTD_MCP_SERVERS__ID: agentd has no [mcp_servers] table" in str(info.value)
