@@ -22,7 +22,18 @@ import pytest
 from google.protobuf import json_format
 
 from agentd import config
-from agentd.runtime import Agent, McpServers, McpServerSpec, McpToolRef, Processor, ProcessToolResultArgs
+from agentd.grpc.server import AgentdServer
+from agentd.runtime import (
+    Agent,
+    App,
+    Host,
+    McpServers,
+    McpServerSpec,
+    McpToolRef,
+    Processor,
+    ProcessToolResultArgs,
+    Tool,
+)
 from agentd.runtime.mcp_tools import Backoff
 from agentd.runtime.options import ToolHooks
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -444,3 +455,43 @@ tools = ["add", "local:wh*"]
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the stdio MCP server outlived agentd's shutdown")
+
+
+async def test_an_app_agent_takes_mcp_tools_through_setup_beside_its_python_tools(tmp_path: Path) -> None:
+    """`setup(host)` in an --app module: `host.mcp.select(...)` beside the agent's own tools."""
+    (tmp_path / "agentd.toml").write_text(
+        f'[storage]\nbackend = "memory"\n[[mcp_servers]]\nid = "local"\ncommand = {str(sys.executable)!r}\n'
+        f"args = [{str(SERVER_SCRIPT)!r}]\n",
+        encoding="utf-8",
+    )
+
+    def setup(host: Host) -> list[Agent]:
+        own = Tool("add", "A Python add that wins the name", lambda args: "python add")
+        return [
+            Agent(
+                id="py", model="local/scripted", tools=[own], tool_sources=[host.mcp.select([McpToolRef("local", "*")])]
+            )
+        ]
+
+    cfg = config.load(tmp_path / "agentd.toml", env={})
+    server = AgentdServer(Host.from_config(cfg, App(setup=setup)), dispatch_interval=0)
+    port = await server.start("127.0.0.1:0")
+    running = Running(server, f"127.0.0.1:{port}", grpc.aio.insecure_channel(f"127.0.0.1:{port}"))
+    try:
+        for _ in range(1200):
+            if cfg.mcp.connections["local"].available:
+                break
+            await asyncio.sleep(0.05)
+        agent = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="py"))).agent
+        sources = {t.name: t.source for t in agent.tools}
+        assert sources["add"] == "python" and sources["echo"] == "mcp:local"
+        reply = await generate(
+            running,
+            script(
+                {"toolCalls": [call("add", {"a": 1, "b": 2}, "a"), call("echo", {"text": "e"}, "e")]}, {"text": "ok"}
+            ),
+            "py",
+        )
+        assert outcomes(reply) == [("add", "python add", False), ("echo", "e", False)]
+    finally:
+        await running.close()
