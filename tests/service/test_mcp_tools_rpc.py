@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -287,6 +288,34 @@ async def test_a_slow_tool_is_given_up_when_the_run_is_aborted(running: Running)
     assert chunks[-1].abort.reason == "ABORTED"
     reply = await generate(running, script({"toolCalls": [call("add", {"a": 4, "b": 4}, "a")]}, {"text": "ok"}))
     assert outcomes(reply) == [("add", {"result": 8}, False)]  # the connection outlived the aborted call
+
+
+@pytest.mark.parametrize("transport", ["stdio"])
+async def test_a_server_that_stops_answering_fails_its_calls_in_flight_and_is_restarted(transport: str) -> None:
+    """A stopped (SIGSTOP) server answers nothing, not even pings: the call in
+    flight answers an error once a ping goes unanswered, long before its own
+    timeout, and the server is restarted."""
+    mcp = McpServers(
+        [spec_for(transport, None, timeout_seconds=600)],
+        backoff=Backoff(first=0.1, most=0.5),
+        ping_interval=0.2,
+        ping_timeout=1.0,
+    )
+    async with serving([mcp_agent(mcp)], mcp=mcp) as running:
+        await available(mcp)
+        before = mcp.connections["t"].generation
+        reply = await generate(running, script({"toolCalls": [call("pid", {}, "p")]}, {"text": "ok"}))
+        pid = int(outcomes(reply)[0][1]["result"])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            reply = await generate(running, script({"toolCalls": [call("echo", {"text": "hi"}, "e")]}, {"text": "ok"}))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        ((_name, text, is_error),) = outcomes(reply)
+        assert is_error and "MCP server 't'" in text
+        await available(mcp, before)
+        reply = await generate(running, script({"toolCalls": [call("echo", {"text": "back"}, "e")]}, {"text": "ok"}))
+        assert outcomes(reply) == [("echo", "back", False)]
 
 
 @pytest.mark.parametrize("transport", ["stdio"])

@@ -36,8 +36,10 @@ log = logging.getLogger("agentd.mcp")
 
 #: How long connecting (start-up, handshake, first listing) may take.
 CONNECT_TIMEOUT = 30.0
-#: A live connection is pinged this often: a server that stopped answering is restarted.
+#: A live connection is pinged this often, and a ping unanswered this long
+#: means the server stopped answering: it is restarted.
 PING_INTERVAL = 15.0
+PING_TIMEOUT = 10.0
 #: The most tools one server's listing may hold (pages are followed up to it).
 MAX_TOOLS = 1000
 
@@ -60,9 +62,17 @@ class Backoff:
 class McpConnection:
     """The process's one connection to `spec`'s server."""
 
-    def __init__(self, spec: McpServerSpec, backoff: Backoff | None = None) -> None:
+    def __init__(
+        self,
+        spec: McpServerSpec,
+        backoff: Backoff | None = None,
+        *,
+        ping_interval: float = PING_INTERVAL,
+        ping_timeout: float = PING_TIMEOUT,
+    ) -> None:
         self.spec = spec
         self._backoff = backoff or Backoff()
+        self._ping_interval, self._ping_timeout = ping_interval, ping_timeout
         self._client: Client | None = None
         self._tools: list[McpTool] = []
         #: Why the server is unavailable (None while connected).
@@ -224,9 +234,9 @@ class McpConnection:
 
     async def _ping(self, client: Client, gone: asyncio.Event) -> None:
         while True:
-            await asyncio.sleep(PING_INTERVAL)
+            await asyncio.sleep(self._ping_interval)
             try:
-                await asyncio.wait_for(client.send_ping(), self.spec.timeout_seconds)
+                await asyncio.wait_for(client.send_ping(), self._ping_timeout)
             except Exception as exc:
                 self._lose(gone, f"no answer to a ping ({type(exc).__name__})")
                 return

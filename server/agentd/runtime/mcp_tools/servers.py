@@ -31,12 +31,13 @@ class McpServers:
     """Every `[[mcp_servers]]` entry's connection, shared by all runs of the
     process: opened with the Host, closed after its runs drained."""
 
-    def __init__(self, specs: Sequence[McpServerSpec] = (), *, backoff: Backoff | None = None) -> None:
+    def __init__(self, specs: Sequence[McpServerSpec] = (), *, backoff: Backoff | None = None, **pings: float) -> None:
+        """`pings`: McpConnection's `ping_interval` and `ping_timeout`."""
         self.connections: dict[str, McpConnection] = {}
         for spec in specs:
             if spec.id in self.connections:
                 raise ValueError(f"MCP server {spec.id!r} is defined twice")
-            self.connections[spec.id] = McpConnection(spec, backoff)
+            self.connections[spec.id] = McpConnection(spec, backoff, **pings)
         #: Tools by (server, name), rebuilt only when a listing changes.
         self._made: dict[tuple[str, str], tuple[McpTool, Tool]] = {}
 
