@@ -19,6 +19,7 @@ from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
+from agentd.runtime.mcp_tools import McpServers, parse_server, parse_tool_refs
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -113,6 +114,8 @@ class Config:
     caches: dict[str, ServerCache] = field(default_factory=dict)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Price] = field(default_factory=dict)
+    #: `[[mcp_servers]]`: connected when the host opens, shared by every agent's runs.
+    mcp: McpServers = field(default_factory=McpServers)
     path: Path | None = None
 
     @property
@@ -230,6 +233,7 @@ _AGENT_KEYS = {
     "tool_transform",
     "scorers",
     "workflows",
+    "tools",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -390,7 +394,21 @@ def _scorers(entries: Any, where: str) -> Any:
         raise ConfigError(str(exc)) from None
 
 
-def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage | None = None) -> Agent:
+def _mcp_servers(entries: list[Any], base: Path | None) -> McpServers:
+    specs = []
+    for i, table in enumerate(entries):
+        try:
+            specs.append(parse_server(table, f"mcp_servers[{i}]", base))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if any(s.id == specs[-1].id for s in specs[:-1]):
+            raise ConfigError(f"mcp_servers[{i}].id: {specs[-1].id!r} is defined twice")
+    return McpServers(specs)
+
+
+def _agent(
+    table: Any, index: int, registry: ProcessorRegistry, storage: Storage | None = None, mcp: McpServers | None = None
+) -> Agent:
     where = f"agents[{index}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
@@ -403,6 +421,11 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         check_model_spec(model)
     except AgentdError as exc:
         raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
+    mcp = mcp or McpServers()
+    try:
+        refs = parse_tool_refs(table["tools"], f"{where}.tools", mcp.ids) if "tools" in table else ()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return Agent(
         id=agent_id,
         name=table.get("name", ""),
@@ -429,6 +452,7 @@ def _agent(table: Any, index: int, registry: ProcessorRegistry, storage: Storage
         if "tool_transform" in table
         else None,
         scorers=_scorers(table.get("scorers", []), f"{where}.scorers"),
+        tool_sources=[mcp.select(refs)] if refs else [],
     )
 
 
@@ -533,9 +557,10 @@ def load(
     config.caches = build_caches(config.cache)
     config.cluster = build_cluster(config.coordination_settings, config.threads)
     registry = with_response_cache(registry, config.caches, config.pricing, config.cache.backend)
+    config.mcp = _mcp_servers(settings.mcp_servers, base)
     ids: set[str] = set()
     for i, table in enumerate(settings.agents):
-        agent = _agent(table, i, registry, config.storage)
+        agent = _agent(table, i, registry, config.storage, config.mcp)
         if agent.id in ids:
             raise ConfigError(f"agents[{i}].id: {agent.id!r} is defined twice")
         ids.add(agent.id)

@@ -4,8 +4,8 @@ joined by a double underscore, in any case: `[storage] backend` is
 AGENTD_STORAGE__BACKEND, `[auth.limits] burst` AGENTD_AUTH__LIMITS__BURST.
 A list or a table of free keys (`[pricing]`) is given as JSON.
 AGENTD_HOST and AGENTD_PORT are short for AGENTD_SERVER__HOST and
-AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]` and
-`[[workflows]]` are the file's alone."""
+AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]`,
+`[[workflows]]` and `[[mcp_servers]]` are the file's alone."""
 
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ class WorkflowLimitsSettings(Table):
 
 
 #: Lists of tables only the file gives (each is checked where it is built).
-FILE_ONLY = ("agents", "workflows")
+FILE_ONLY = ("agents", "workflows", "mcp_servers")
 
 
 class AgentdSettings(BaseSettings):
@@ -188,6 +188,8 @@ class AgentdSettings(BaseSettings):
     scoring: ScoringTable = Field(default_factory=ScoringTable)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
+    #: `[[mcp_servers]]`: checked where they are built (agentd.runtime.mcp_tools.spec).
+    mcp_servers: list[Any] = Field(default_factory=list)
     agents: list[Any] = Field(default_factory=list)
     #: `[[workflows]]`, linked to what they name in workflow_config.py.
     workflows: list[Any] = Field(default_factory=list)

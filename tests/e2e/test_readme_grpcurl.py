@@ -5,17 +5,24 @@ true, and together they call every agentd service.
 The Security section's commands (`-cacert`) run against servers made of that
 section's own TOML (a token server with TLS; a mutual-TLS one), with a CA
 and certificates made in the test under the README's file names, a token in
-place of `$AGENTD_TOKEN`, and its hash in place of the example's."""
+place of `$AGENTD_TOKEN`, and its hash in place of the example's.
+
+The Tools section's commands run against a server made of that section's
+`agentd.toml`, in a folder that has the checkout's `examples/` and `.venv`
+(its MCP server is `examples/mcp/units_server.py`, run by `.venv/bin/python`)."""
 
 from __future__ import annotations
 
 import re
 import shlex
 import subprocess
+import sys
+import time
 import tomllib
 from pathlib import Path
 
 from agentd.auth_config import parse_auth
+from agentd.runtime.mcp_tools import parse_server
 
 from .secure import CONFORMANCE_DIR, Pki, make_pki, new_caller, start_secure_server
 from .serverproc import DEFAULT_CONFIG, REPO_ROOT, ServerProcess, own_sqlite, start_server
@@ -26,9 +33,9 @@ __all__ = ["grpcurl"]  # the fixture, shared with test_grpcurl
 README_ADDRESS = "127.0.0.1:50051"
 
 
-def readme_commands() -> list[list[str]]:
-    """The grpcurl commands of the README's sh blocks, as argument lists."""
-    readme = (REPO_ROOT / "README.md").read_text()
+def readme_commands(text: str | None = None) -> list[list[str]]:
+    """The grpcurl commands of the README's sh blocks (or `text`'s), as argument lists."""
+    readme = (REPO_ROOT / "README.md").read_text() if text is None else text
     commands: list[list[str]] = []
     for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
         current = ""
@@ -67,7 +74,8 @@ def test_every_readme_grpcurl_command_succeeds(grpcurl: str, tmp_path: Path) -> 
     server = start_server(config=own_sqlite(DEFAULT_CONFIG, tmp_path), log_dir=tmp_path)  # the README's agentd.toml
     try:
         server.wait_serving(timeout=30)
-        commands = readme_commands()
+        tools = readme_commands(section("Tools"))  # run against the Tools section's own server, below
+        commands = [words for words in readme_commands() if words not in tools]
         plaintext = [words for words in commands if words[0] == "-plaintext"]
         assert len(plaintext) > 15
         assert all("-cacert" in words for words in commands if words not in plaintext), commands
@@ -83,10 +91,50 @@ def test_every_readme_grpcurl_command_succeeds(grpcurl: str, tmp_path: Path) -> 
         server.stop(timeout=10)
 
 
-def security_section() -> str:
+def section(title: str) -> str:
     readme = (REPO_ROOT / "README.md").read_text()
-    start = readme.index("\n## Security\n")
+    start = readme.index(f"\n## {title}\n")
     return readme[start : readme.index("\n## ", start + 1)]
+
+
+def security_section() -> str:
+    return section("Security")
+
+
+def test_every_tools_readme_command_succeeds(grpcurl: str, tmp_path: Path) -> None:
+    text = section("Tools")
+    stdio_block, http_block = re.findall(r"```toml\n(.*?)```", text, re.S)
+    parse_server(tomllib.loads(http_block)["mcp_servers"][0], "mcp_servers[0]")  # the URL example is valid
+    (tmp_path / "agentd.toml").write_text(stdio_block, encoding="utf-8")
+    (tmp_path / "examples").symlink_to(REPO_ROOT / "examples")
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))  # the environment agentd and the SDK are installed in
+    commands = readme_commands(text)
+    assert len(commands) >= 2 and all(README_ADDRESS in words for words in commands), commands
+    server = start_server(config=tmp_path / "agentd.toml", log_dir=tmp_path / "log", cwd=tmp_path)
+    try:
+        server.wait_serving(timeout=30)
+        deadline = time.monotonic() + 60
+        while "convert_temperature" not in ok_output(
+            run_grpcurl(grpcurl, server, "-d", '{"agentId": "converter"}', "--", "agentd.v1.AgentService/GetAgent"),
+            server,
+        ):  # polled: the MCP server may still be starting when agentd serves
+            assert time.monotonic() < deadline, server.log_tail()
+            time.sleep(0.2)
+        outputs = []
+        for words in commands:
+            args = [w for w in words[1:] if w != README_ADDRESS]
+            at = words.index(README_ADDRESS) - 1
+            outputs.append(
+                json_documents(ok_output(run_grpcurl(grpcurl, server, *args[:at], "--", *args[at:]), server))
+            )
+        (agent,), (reply,) = outputs
+        tools = {t["name"]: t for t in agent["agent"]["tools"]}
+        assert set(tools) == {"convert_temperature", "convert_length"}
+        assert {t["source"] for t in tools.values()} == {"mcp:units"}
+        assert reply["tool_results"][0]["result"] == {"result": 212}
+        assert reply["text"] == "212 F"
+    finally:
+        server.stop(timeout=10)
 
 
 def _secure_grpcurl(grpcurl: str, words: list[str], server: ServerProcess, token: str, cwd: Path) -> str:

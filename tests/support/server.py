@@ -23,6 +23,7 @@ from agentd.grpc.server import AgentdServer
 from agentd.runtime import Agent, AgentRegistry, InMemoryScoreStore, ScoringSettings
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
@@ -84,6 +85,7 @@ async def start_server(
     prices: dict[str, Any] | None = None,
     score_store: Any = None,
     scoring_settings: Any = None,
+    mcp: McpServers | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -98,6 +100,7 @@ async def start_server(
         prices=prices or {},
         score_store=score_store or InMemoryScoreStore(),
         scoring_settings=scoring_settings or ScoringSettings(),
+        mcp=mcp or McpServers(),
     )
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")

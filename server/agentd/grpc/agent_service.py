@@ -43,7 +43,9 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         metadata=to_struct(agent.static_metadata()),
         model=agent.static_model(),
         tools=[
-            apb.ToolInfo(name=t.name, description=t.description, input_schema=to_struct(t.input_schema))
+            apb.ToolInfo(
+                name=t.name, description=t.description, input_schema=to_struct(t.input_schema), source=t.source
+            )
             for t in agent.static_tools()
         ]
         + [  # each workflow the agent runs is a tool named by its id

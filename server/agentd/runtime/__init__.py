@@ -18,6 +18,7 @@ from agentd.runtime.errors import (
     Unavailable,
 )
 from agentd.runtime.host import App, Host
+from agentd.runtime.mcp_tools import McpServers, McpServerSpec, McpToolRef, McpToolSettings
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import (
     DataPart,
@@ -80,7 +81,7 @@ from agentd.runtime.tool_payloads import (
     ToolPayloadTransform,
     ToolPayloadTransformPolicy,
 )
-from agentd.runtime.tools import Tool, ToolContext, tool
+from agentd.runtime.tools import Tool, ToolContext, ToolSource, tool
 from agentd.runtime.workflows import Branch, FieldTest, Parallel, Sequential, Step, Workflow, WorkflowLimits
 
 __all__ = [
@@ -107,6 +108,10 @@ __all__ = [
     "InvalidArgument",
     "LLMRequestResult",
     "LanguageModel",
+    "McpServerSpec",
+    "McpServers",
+    "McpToolRef",
+    "McpToolSettings",
     "Memory",
     "MemoryOptions",
     "Message",
@@ -175,6 +180,7 @@ __all__ = [
     "ToolResultPart",
     "ToolSearchFilterArgs",
     "ToolSearchProcessor",
+    "ToolSource",
     "TripWire",
     "Tripwire",
     "Unavailable",

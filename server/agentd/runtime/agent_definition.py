@@ -19,7 +19,7 @@ from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.scoring.scorer import Scorer
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy
-from agentd.runtime.tools import Tool
+from agentd.runtime.tools import Tool, ToolSource
 
 T = TypeVar("T")
 RequestContext = dict[str, JSON]
@@ -77,6 +77,14 @@ def input_to_messages(run_input: RunInput) -> list[Message]:
     return list(run_input)
 
 
+def merge_tools(first: Sequence[Tool], then: Sequence[Tool]) -> list[Tool]:
+    """`first`, then each tool of `then` whose name is not taken yet."""
+    out = {t.name: t for t in first}
+    for t in then:
+        out.setdefault(t.name, t)
+    return list(out.values())
+
+
 @dataclass(eq=False)
 class AgentDefinition:
     """An agent's fields. Fields typed `Dynamic` may be functions of the
@@ -89,6 +97,9 @@ class AgentDefinition:
     description: str = ""
     metadata: Dynamic[dict[str, JSON]] = field(default_factory=dict)
     tools: Dynamic[Sequence[Tool]] = ()
+    #: Tools read from their sources at the start of each run (an MCP server's:
+    #: `McpServers.select(...)`); a tool in `tools` wins over one of the same name.
+    tool_sources: Sequence[ToolSource] = ()
     default_options: Dynamic[ExecutionOptions | None] = None
     #: Cap on processor-requested retries; unset disables step retries.
     max_processor_retries: int | None = None
@@ -143,7 +154,14 @@ class AgentDefinition:
         return self.metadata if isinstance(self.metadata, dict) else {}
 
     def static_tools(self) -> list[Tool]:
-        return list(self.tools) if not callable(self.tools) else []
+        """The tools known without a request: `tools` (unless a function) and
+        what the sources offer now."""
+        own = list(self.tools) if not callable(self.tools) else []
+        return merge_tools(own, self.source_tools())
+
+    def source_tools(self) -> list[Tool]:
+        """What the tool sources offer now; an earlier source wins a name."""
+        return merge_tools([], [t for source in self.tool_sources for t in source.tools()])
 
     def static_processor_ids(self, lane: str) -> list[str]:
         """Ids of a lane's processors when the list does not depend on the request."""

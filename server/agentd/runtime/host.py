@@ -15,6 +15,7 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.messages import Signal
 from agentd.runtime.metrics import Metrics
 from agentd.runtime.notifications import (
@@ -70,6 +71,8 @@ class HostConfig(Protocol):
     caches: dict[str, ServerCache]
     pricing: dict[str, Any]
     workflow_limits: WorkflowLimits
+    #: `[[mcp_servers]]`: the connections its agents' MCP tools go through.
+    mcp: McpServers
 
     @property
     def cache_backend(self) -> str: ...
@@ -128,6 +131,8 @@ class Host:
     scoring: Scoring = field(init=False)
     #: How deep workflows may nest and how wide they may run (agentd.toml `[workflow_limits]`).
     workflow_limits: WorkflowLimits = field(default_factory=WorkflowLimits)
+    #: The MCP servers agents take tools from, connected for the whole process.
+    mcp: McpServers = field(default_factory=McpServers)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -195,6 +200,7 @@ class Host:
             thread_settings=config.thread_settings,
             score_store=config.score_store,
             scoring_settings=config.scoring_settings,
+            mcp=config.mcp,
         )
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
@@ -225,12 +231,14 @@ class Host:
         return metrics
 
     async def open(self) -> int:
-        """Opens the backends, then starts the thread runtime (which replays the
-        acknowledged signals a stopped process left) and reports failed the
+        """Opens the backends, connects the MCP servers (a server slow to start
+        or down is retried in the background), then starts the thread runtime
+        (which replays the acknowledged signals a stopped process left) and reports failed the
         background work a stopped process left; how many signals it replayed."""
         await self.storage.open()
         await self.notification_store.open()
         await self.score_store.open()
+        await self.mcp.open()
         replayed = await self.threads.open()
         await self.background.recover()
         if self.coordination.shared:  # a dead replica's work is found by the others
@@ -275,7 +283,9 @@ class Host:
         await self.scoring.drain(grace)
 
     async def close(self) -> None:
-        """Closes every backend (after `drain`, and after the transport stopped)."""
+        """Closes the MCP connections and every backend (after `drain`, and
+        after the transport stopped)."""
+        await self.mcp.close()
         for cache in self.caches.values():
             await cache.close()
         await self.storage.close()

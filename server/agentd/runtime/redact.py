@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "add_secret", "install_log_redaction", "redact", "redact_mapping"]
+__all__ = ["REDACTED", "add_named_secrets", "add_secret", "install_log_redaction", "redact", "redact_mapping"]
 
 REDACTED = "[REDACTED]"
 #: Shorter values are too likely to be ordinary words to be replaced everywhere.
@@ -44,12 +44,18 @@ def add_secret(value: str | None) -> None:
             _known.add(value.strip())
 
 
+def add_named_secrets(values: Mapping[str, str]) -> None:
+    """The values of `values` whose names are named like secrets (an
+    environment given to a subprocess: `GITHUB_TOKEN`, not `PATH`)."""
+    for name, value in values.items():
+        if _SECRET_NAMES.search(name):
+            add_secret(value)
+
+
 def _secrets() -> list[str]:
     global _scanned
     if not _scanned:
-        for name, value in os.environ.items():
-            if _SECRET_NAMES.search(name):
-                add_secret(value)
+        add_named_secrets(os.environ)
         _scanned = True
     with _lock:
         return sorted(_known, key=len, reverse=True)  # a longer secret first: it may contain a shorter one

@@ -1,13 +1,17 @@
-"""Server-side tools: Python callables with a JSON-schema input."""
+"""Server-side tools: Python callables with a JSON-schema input, and the
+sources that supply an agent's tools while it runs (an MCP server's)."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agentd.runtime.tool_payloads import ToolPayloadTransform
+
+#: Where a Python tool comes from (`--app`, or code using the runtime).
+PYTHON_SOURCE = "python"
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
@@ -39,6 +43,8 @@ class Tool:
     #: Runs detached: the call answers at once with a deferred result, and the
     #: real one is reconciled into the thread when the work ends (background.py).
     background: bool = False
+    #: Where the tool comes from: "python", or "mcp:<server id>" (shown by ListAgents/GetAgent).
+    source: str = PYTHON_SOURCE
 
     async def call(self, args: Any, context: ToolContext) -> Any:
         takes_context = len(inspect.signature(self.execute).parameters) >= 2
@@ -63,3 +69,12 @@ def tool(
         return Tool(name, description, fn, schema, transform=transform, background=background)
 
     return wrap
+
+
+class ToolSource(Protocol):
+    """Tools an agent gets from elsewhere (an MCP server), read again for every
+    run: the set may change while the process runs."""
+
+    def tools(self) -> list[Tool]:
+        """The tools available now."""
+        ...

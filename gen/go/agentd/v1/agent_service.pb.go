@@ -355,10 +355,13 @@ func (x *Agent) GetMemoryEnabled() bool {
 }
 
 type ToolInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	InputSchema   *structpb.Struct       `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	InputSchema *structpb.Struct       `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// Where the tool comes from: "python" (a Python tool, from an --app module)
+	// or "mcp:<server id>" (a tool an [[mcp_servers]] entry lists, as listed now).
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -412,6 +415,13 @@ func (x *ToolInfo) GetInputSchema() *structpb.Struct {
 		return x.InputSchema
 	}
 	return nil
+}
+
+func (x *ToolInfo) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
 }
 
 type GenerateRequest struct {
@@ -933,11 +943,12 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\x05tools\x18\t \x03(\v2\x13.agentd.v1.ToolInfoR\x05tools\x12\"\n" +
 	"\rsub_agent_ids\x18\n" +
 	" \x03(\tR\vsubAgentIds\x12%\n" +
-	"\x0ememory_enabled\x18\v \x01(\bR\rmemoryEnabled\"|\n" +
+	"\x0ememory_enabled\x18\v \x01(\bR\rmemoryEnabled\"\x94\x01\n" +
 	"\bToolInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
-	"\finput_schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\"\xa7\x01\n" +
+	"\finput_schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\xa7\x01\n" +
 	"\x0fGenerateRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12.\n" +
 	"\bmessages\x18\x02 \x03(\v2\x12.agentd.v1.MessageR\bmessages\x12\x12\n" +

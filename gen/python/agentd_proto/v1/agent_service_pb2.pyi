@@ -69,14 +69,16 @@ class Agent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model: _Optional[str] = ..., input_processor_ids: _Optional[_Iterable[str]] = ..., output_processor_ids: _Optional[_Iterable[str]] = ..., error_processor_ids: _Optional[_Iterable[str]] = ..., tools: _Optional[_Iterable[_Union[ToolInfo, _Mapping]]] = ..., sub_agent_ids: _Optional[_Iterable[str]] = ..., memory_enabled: _Optional[bool] = ...) -> None: ...
 
 class ToolInfo(_message.Message):
-    __slots__ = ("name", "description", "input_schema")
+    __slots__ = ("name", "description", "input_schema", "source")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema: _struct_pb2.Struct
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    source: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source: _Optional[str] = ...) -> None: ...
 
 class GenerateRequest(_message.Message):
     __slots__ = ("agent_id", "messages", "text", "options")

@@ -19,6 +19,7 @@ from agentd.runtime.agent_definition import (
     AgentDefinition,
     instructions_to_messages,
     maybe_await,
+    merge_tools,
     resolve_dynamic,
 )
 from agentd.runtime.chunks import (
@@ -265,7 +266,8 @@ class AgentLoop:
         self.ml = MessageList(instructions_to_messages(await resolve_dynamic(agent.instructions, context)))
         for message in self.input:
             self.ml.add(message, "input")
-        tools: dict[str, Tool] = {t.name: t for t in await resolve_dynamic(agent.tools, context)}
+        own = await resolve_dynamic(agent.tools, context)
+        tools: dict[str, Tool] = {t.name: t for t in merge_tools(own, agent.source_tools())}
         for name, sub in (await resolve_dynamic(agent.agents, context)).items():
             tools[name] = self._sub_agent_tool(name, sub, context)
         workflows = await resolve_dynamic(agent.workflows, context)

@@ -75,7 +75,14 @@ export interface Agent {
 export interface ToolInfo {
   name: string;
   description: string;
-  inputSchema?: { [key: string]: any } | undefined;
+  inputSchema?:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * Where the tool comes from: "python" (a Python tool, from an --app module)
+   * or "mcp:<server id>" (a tool an [[mcp_servers]] entry lists, as listed now).
+   */
+  source: string;
 }
 
 export interface GenerateRequest {
@@ -679,7 +686,7 @@ export const Agent: MessageFns<Agent> = {
 };
 
 function createBaseToolInfo(): ToolInfo {
-  return { name: "", description: "", inputSchema: undefined };
+  return { name: "", description: "", inputSchema: undefined, source: "" };
 }
 
 export const ToolInfo: MessageFns<ToolInfo> = {
@@ -692,6 +699,9 @@ export const ToolInfo: MessageFns<ToolInfo> = {
     }
     if (message.inputSchema !== undefined) {
       Struct.encode(Struct.wrap(message.inputSchema), writer.uint32(26).fork()).join();
+    }
+    if (message.source !== "") {
+      writer.uint32(34).string(message.source);
     }
     return writer;
   },
@@ -727,6 +737,14 @@ export const ToolInfo: MessageFns<ToolInfo> = {
           message.inputSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
           continue;
         }
+        case 4: {
+          if (tag !== 34) {
+            break;
+          }
+
+          message.source = reader.string();
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -741,6 +759,7 @@ export const ToolInfo: MessageFns<ToolInfo> = {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       inputSchema: isObject(object.inputSchema) ? object.inputSchema : undefined,
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
     };
   },
 
@@ -755,6 +774,9 @@ export const ToolInfo: MessageFns<ToolInfo> = {
     if (message.inputSchema !== undefined) {
       obj.inputSchema = message.inputSchema;
     }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
     return obj;
   },
 
@@ -766,6 +788,7 @@ export const ToolInfo: MessageFns<ToolInfo> = {
     message.name = object.name ?? "";
     message.description = object.description ?? "";
     message.inputSchema = object.inputSchema ?? undefined;
+    message.source = object.source ?? "";
     return message;
   },
 };

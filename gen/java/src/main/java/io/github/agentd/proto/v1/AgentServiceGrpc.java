@@ -139,6 +139,37 @@ public final class AgentServiceGrpc {
     return getStreamMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListScoresRequest,
+      io.github.agentd.proto.v1.ListScoresResponse> getListScoresMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListScores",
+      requestType = io.github.agentd.proto.v1.ListScoresRequest.class,
+      responseType = io.github.agentd.proto.v1.ListScoresResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListScoresRequest,
+      io.github.agentd.proto.v1.ListScoresResponse> getListScoresMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListScoresRequest, io.github.agentd.proto.v1.ListScoresResponse> getListScoresMethod;
+    if ((getListScoresMethod = AgentServiceGrpc.getListScoresMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListScoresMethod = AgentServiceGrpc.getListScoresMethod) == null) {
+          AgentServiceGrpc.getListScoresMethod = getListScoresMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.ListScoresRequest, io.github.agentd.proto.v1.ListScoresResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListScores"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.ListScoresRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.ListScoresResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListScores"))
+              .build();
+        }
+      }
+    }
+    return getListScoresMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -259,6 +290,17 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.StreamResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getStreamMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Lists the scores the agents' live scorers gave runs of the caller's
+     * tenant, newest first, filtered by agent, thread, run, scorer or time.
+     * </pre>
+     */
+    default void listScores(io.github.agentd.proto.v1.ListScoresRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListScoresResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListScoresMethod(), responseObserver);
+    }
   }
 
   /**
@@ -352,6 +394,18 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getStreamMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Lists the scores the agents' live scorers gave runs of the caller's
+     * tenant, newest first, filtered by agent, thread, run, scorer or time.
+     * </pre>
+     */
+    public void listScores(io.github.agentd.proto.v1.ListScoresRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListScoresResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListScoresMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -429,6 +483,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getStreamMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Lists the scores the agents' live scorers gave runs of the caller's
+     * tenant, newest first, filtered by agent, thread, run, scorer or time.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.ListScoresResponse listScores(io.github.agentd.proto.v1.ListScoresRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListScoresMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -505,6 +570,17 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getStreamMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Lists the scores the agents' live scorers gave runs of the caller's
+     * tenant, newest first, filtered by agent, thread, run, scorer or time.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.ListScoresResponse listScores(io.github.agentd.proto.v1.ListScoresRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListScoresMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -559,12 +635,25 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGenerateMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Lists the scores the agents' live scorers gave runs of the caller's
+     * tenant, newest first, filtered by agent, thread, run, scorer or time.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.ListScoresResponse> listScores(
+        io.github.agentd.proto.v1.ListScoresRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListScoresMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_LIST_AGENTS = 0;
   private static final int METHODID_GET_AGENT = 1;
   private static final int METHODID_GENERATE = 2;
   private static final int METHODID_STREAM = 3;
+  private static final int METHODID_LIST_SCORES = 4;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -598,6 +687,10 @@ public final class AgentServiceGrpc {
         case METHODID_STREAM:
           serviceImpl.stream((io.github.agentd.proto.v1.StreamRequest) request,
               (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.StreamResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SCORES:
+          serviceImpl.listScores((io.github.agentd.proto.v1.ListScoresRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListScoresResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -645,6 +738,13 @@ public final class AgentServiceGrpc {
               io.github.agentd.proto.v1.StreamRequest,
               io.github.agentd.proto.v1.StreamResponse>(
                 service, METHODID_STREAM)))
+        .addMethod(
+          getListScoresMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.ListScoresRequest,
+              io.github.agentd.proto.v1.ListScoresResponse>(
+                service, METHODID_LIST_SCORES)))
         .build();
   }
 
@@ -697,6 +797,7 @@ public final class AgentServiceGrpc {
               .addMethod(getGetAgentMethod())
               .addMethod(getGenerateMethod())
               .addMethod(getStreamMethod())
+              .addMethod(getListScoresMethod())
               .build();
         }
       }

@@ -650,6 +650,47 @@ private static final long serialVersionUID = 0L;
     return persistPartialOnAbort_;
   }
 
+  public static final int SCORERS_FIELD_NUMBER = 18;
+  private io.github.agentd.proto.v1.ScorerOptions scorers_;
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   * @return Whether the scorers field is set.
+   */
+  @java.lang.Override
+  public boolean hasScorers() {
+    return ((bitField0_ & 0x00008000) != 0);
+  }
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   * @return The scorers.
+   */
+  @java.lang.Override
+  public io.github.agentd.proto.v1.ScorerOptions getScorers() {
+    return scorers_ == null ? io.github.agentd.proto.v1.ScorerOptions.getDefaultInstance() : scorers_;
+  }
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   */
+  @java.lang.Override
+  public io.github.agentd.proto.v1.ScorerOptionsOrBuilder getScorersOrBuilder() {
+    return scorers_ == null ? io.github.agentd.proto.v1.ScorerOptions.getDefaultInstance() : scorers_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -714,6 +755,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00004000) != 0)) {
       output.writeBool(17, persistPartialOnAbort_);
+    }
+    if (((bitField0_ & 0x00008000) != 0)) {
+      output.writeMessage(18, getScorers());
     }
     getUnknownFields().writeTo(output);
   }
@@ -790,6 +834,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00004000) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(17, persistPartialOnAbort_);
+    }
+    if (((bitField0_ & 0x00008000) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(18, getScorers());
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -885,6 +933,11 @@ private static final long serialVersionUID = 0L;
       if (getPersistPartialOnAbort()
           != other.getPersistPartialOnAbort()) return false;
     }
+    if (hasScorers() != other.hasScorers()) return false;
+    if (hasScorers()) {
+      if (!getScorers()
+          .equals(other.getScorers())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -963,6 +1016,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + PERSIST_PARTIAL_ON_ABORT_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
           getPersistPartialOnAbort());
+    }
+    if (hasScorers()) {
+      hash = (37 * hash) + SCORERS_FIELD_NUMBER;
+      hash = (53 * hash) + getScorers().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1112,6 +1169,7 @@ private static final long serialVersionUID = 0L;
         internalGetInputProcessorsFieldBuilder();
         internalGetOutputProcessorsFieldBuilder();
         internalGetErrorProcessorsFieldBuilder();
+        internalGetScorersFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1185,6 +1243,11 @@ private static final long serialVersionUID = 0L;
       errorProcessorDefaults_ = false;
       prepareStep_ = "";
       persistPartialOnAbort_ = false;
+      scorers_ = null;
+      if (scorersBuilder_ != null) {
+        scorersBuilder_.dispose();
+        scorersBuilder_ = null;
+      }
       return this;
     }
 
@@ -1317,6 +1380,12 @@ private static final long serialVersionUID = 0L;
         result.persistPartialOnAbort_ = persistPartialOnAbort_;
         to_bitField0_ |= 0x00004000;
       }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.scorers_ = scorersBuilder_ == null
+            ? scorers_
+            : scorersBuilder_.build();
+        to_bitField0_ |= 0x00008000;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1407,6 +1476,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasPersistPartialOnAbort()) {
         setPersistPartialOnAbort(other.getPersistPartialOnAbort());
+      }
+      if (other.hasScorers()) {
+        mergeScorers(other.getScorers());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1549,6 +1621,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 136
+            case 146: {
+              input.readMessage(
+                  internalGetScorersFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 146
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3809,6 +3888,172 @@ private static final long serialVersionUID = 0L;
       persistPartialOnAbort_ = false;
       onChanged();
       return this;
+    }
+
+    private io.github.agentd.proto.v1.ScorerOptions scorers_;
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.agentd.proto.v1.ScorerOptions, io.github.agentd.proto.v1.ScorerOptions.Builder, io.github.agentd.proto.v1.ScorerOptionsOrBuilder> scorersBuilder_;
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     * @return Whether the scorers field is set.
+     */
+    public boolean hasScorers() {
+      return ((bitField0_ & 0x00020000) != 0);
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     * @return The scorers.
+     */
+    public io.github.agentd.proto.v1.ScorerOptions getScorers() {
+      if (scorersBuilder_ == null) {
+        return scorers_ == null ? io.github.agentd.proto.v1.ScorerOptions.getDefaultInstance() : scorers_;
+      } else {
+        return scorersBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public Builder setScorers(io.github.agentd.proto.v1.ScorerOptions value) {
+      if (scorersBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        scorers_ = value;
+      } else {
+        scorersBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public Builder setScorers(
+        io.github.agentd.proto.v1.ScorerOptions.Builder builderForValue) {
+      if (scorersBuilder_ == null) {
+        scorers_ = builderForValue.build();
+      } else {
+        scorersBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public Builder mergeScorers(io.github.agentd.proto.v1.ScorerOptions value) {
+      if (scorersBuilder_ == null) {
+        if (((bitField0_ & 0x00020000) != 0) &&
+          scorers_ != null &&
+          scorers_ != io.github.agentd.proto.v1.ScorerOptions.getDefaultInstance()) {
+          getScorersBuilder().mergeFrom(value);
+        } else {
+          scorers_ = value;
+        }
+      } else {
+        scorersBuilder_.mergeFrom(value);
+      }
+      if (scorers_ != null) {
+        bitField0_ |= 0x00020000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public Builder clearScorers() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      scorers_ = null;
+      if (scorersBuilder_ != null) {
+        scorersBuilder_.dispose();
+        scorersBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public io.github.agentd.proto.v1.ScorerOptions.Builder getScorersBuilder() {
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return internalGetScorersFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    public io.github.agentd.proto.v1.ScorerOptionsOrBuilder getScorersOrBuilder() {
+      if (scorersBuilder_ != null) {
+        return scorersBuilder_.getMessageOrBuilder();
+      } else {
+        return scorers_ == null ?
+            io.github.agentd.proto.v1.ScorerOptions.getDefaultInstance() : scorers_;
+      }
+    }
+    /**
+     * <pre>
+     * Whether the agent's live scorers score this run. Unset: each scorer
+     * samples at its configured rate.
+     * </pre>
+     *
+     * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.agentd.proto.v1.ScorerOptions, io.github.agentd.proto.v1.ScorerOptions.Builder, io.github.agentd.proto.v1.ScorerOptionsOrBuilder> 
+        internalGetScorersFieldBuilder() {
+      if (scorersBuilder_ == null) {
+        scorersBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.agentd.proto.v1.ScorerOptions, io.github.agentd.proto.v1.ScorerOptions.Builder, io.github.agentd.proto.v1.ScorerOptionsOrBuilder>(
+                getScorers(),
+                getParentForChildren(),
+                isClean());
+        scorers_ = null;
+      }
+      return scorersBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:agentd.v1.ExecutionOptions)

@@ -410,4 +410,34 @@ public interface ExecutionOptionsOrBuilder extends
    * @return The persistPartialOnAbort.
    */
   boolean getPersistPartialOnAbort();
+
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   * @return Whether the scorers field is set.
+   */
+  boolean hasScorers();
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   * @return The scorers.
+   */
+  io.github.agentd.proto.v1.ScorerOptions getScorers();
+  /**
+   * <pre>
+   * Whether the agent's live scorers score this run. Unset: each scorer
+   * samples at its configured rate.
+   * </pre>
+   *
+   * <code>.agentd.v1.ScorerOptions scorers = 18;</code>
+   */
+  io.github.agentd.proto.v1.ScorerOptionsOrBuilder getScorersOrBuilder();
 }

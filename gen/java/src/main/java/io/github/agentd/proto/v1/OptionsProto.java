@@ -32,6 +32,11 @@ public final class OptionsProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_agentd_v1_ExecutionOptions_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_agentd_v1_ScorerOptions_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_agentd_v1_ScorerOptions_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_agentd_v1_ToolChoice_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -117,7 +122,7 @@ public final class OptionsProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\027agentd/v1/options.proto\022\tagentd.v1\032\033go" +
       "ogle/protobuf/empty.proto\032\034google/protob" +
-      "uf/struct.proto\"\350\006\n\020ExecutionOptions\022\026\n\t" +
+      "uf/struct.proto\"\223\007\n\020ExecutionOptions\022\026\n\t" +
       "max_steps\030\001 \001(\005H\000\210\001\001\022*\n\013tool_choice\030\002 \001(" +
       "\0132\025.agentd.v1.ToolChoice\022*\n\014active_tools" +
       "\030\003 \001(\0132\024.agentd.v1.ToolNames\0220\n\016model_se" +
@@ -136,64 +141,69 @@ public final class OptionsProto extends com.google.protobuf.GeneratedFile {
       "v1.ProcessorList\022\"\n\025max_processor_retrie" +
       "s\030\016 \001(\005H\001\210\001\001\022%\n\030error_processor_defaults" +
       "\030\017 \001(\010H\002\210\001\001\022\024\n\014prepare_step\030\020 \001(\t\022%\n\030per" +
-      "sist_partial_on_abort\030\021 \001(\010H\003\210\001\001B\014\n\n_max" +
-      "_stepsB\030\n\026_max_processor_retriesB\033\n\031_err" +
-      "or_processor_defaultsB\033\n\031_persist_partia" +
-      "l_on_abort\"V\n\nToolChoice\022)\n\004mode\030\001 \001(\0162\031" +
-      ".agentd.v1.ToolChoiceModeH\000\022\023\n\ttool_name" +
-      "\030\002 \001(\tH\000B\010\n\006choice\"\032\n\tToolNames\022\r\n\005names" +
-      "\030\001 \003(\t\"\311\002\n\rModelSettings\022\030\n\013temperature\030" +
-      "\001 \001(\001H\000\210\001\001\022\022\n\005top_p\030\002 \001(\001H\001\210\001\001\022\022\n\005top_k\030" +
-      "\003 \001(\005H\002\210\001\001\022\036\n\021max_output_tokens\030\004 \001(\005H\003\210" +
-      "\001\001\022\035\n\020presence_penalty\030\005 \001(\001H\004\210\001\001\022\036\n\021fre" +
-      "quency_penalty\030\006 \001(\001H\005\210\001\001\022\026\n\016stop_sequen" +
-      "ces\030\007 \003(\t\022\021\n\004seed\030\010 \001(\003H\006\210\001\001B\016\n\014_tempera" +
-      "tureB\010\n\006_top_pB\010\n\006_top_kB\024\n\022_max_output_" +
-      "tokensB\023\n\021_presence_penaltyB\024\n\022_frequenc" +
-      "y_penaltyB\007\n\005_seed\"\365\001\n\020StructuredOutput\022" +
-      "\'\n\006schema\030\001 \001(\0132\027.google.protobuf.Struct" +
-      "\022\014\n\004name\030\002 \001(\t\022\023\n\013description\030\003 \001(\t\022@\n\016e" +
-      "rror_strategy\030\004 \001(\0162(.agentd.v1.Structur" +
-      "edOutputErrorStrategy\022.\n\016fallback_value\030" +
-      "\005 \001(\0132\026.google.protobuf.Value\022\r\n\005model\030\006" +
-      " \001(\t\022\024\n\014instructions\030\007 \001(\t\"^\n\nClientTool" +
-      "\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022-\n\014i" +
-      "nput_schema\030\003 \001(\0132\027.google.protobuf.Stru" +
-      "ct\"q\n\rMemoryOptions\022\020\n\010resource\030\001 \001(\t\022\023\n" +
-      "\tthread_id\030\002 \001(\tH\000\022/\n\rthread_object\030\003 \001(" +
-      "\0132\026.agentd.v1.ThreadInputH\000B\010\n\006thread\"S\n" +
-      "\013ThreadInput\022\n\n\002id\030\001 \001(\t\022\r\n\005title\030\002 \001(\t\022" +
-      ")\n\010metadata\030\003 \001(\0132\027.google.protobuf.Stru" +
-      "ct\"\215\001\n\024ResponseCacheOptions\022\020\n\003key\030\001 \001(\t" +
-      "H\001\210\001\001\022\017\n\005scope\030\002 \001(\tH\000\022*\n\010no_scope\030\003 \001(\013" +
-      "2\026.google.protobuf.EmptyH\000\022\014\n\004bust\030\004 \001(\010" +
-      "B\020\n\016scope_overrideB\006\n\004_key\"<\n\rProcessorL" +
-      "ist\022+\n\nprocessors\030\001 \003(\0132\027.agentd.v1.Proc" +
-      "essorRef\"w\n\014ProcessorRef\022-\n\tprocessor\030\001 " +
-      "\001(\0132\030.agentd.v1.ProcessorSpecH\000\0220\n\010workf" +
-      "low\030\002 \001(\0132\034.agentd.v1.ProcessorWorkflowH" +
-      "\000B\006\n\004kind\"S\n\rProcessorSpec\022\014\n\004name\030\001 \001(\t" +
-      "\022\n\n\002id\030\002 \001(\t\022(\n\007options\030\003 \001(\0132\027.google.p" +
-      "rotobuf.Struct\"G\n\021ProcessorWorkflow\022\n\n\002i" +
-      "d\030\001 \001(\t\022&\n\005steps\030\002 \003(\0132\027.agentd.v1.Workf" +
-      "lowStep\"\225\001\n\014WorkflowStep\022-\n\tprocessor\030\001 " +
-      "\001(\0132\030.agentd.v1.ProcessorSpecH\000\022+\n\010paral" +
-      "lel\030\002 \001(\0132\027.agentd.v1.ParallelStepH\000\022!\n\003" +
-      "map\030\003 \001(\0132\022.agentd.v1.MapStepH\000B\006\n\004step\"" +
-      ":\n\014ParallelStep\022*\n\010branches\030\001 \003(\0132\030.agen" +
-      "td.v1.ProcessorSpec\"\031\n\007MapStep\022\016\n\006select" +
-      "\030\001 \001(\t*\207\001\n\016ToolChoiceMode\022 \n\034TOOL_CHOICE" +
-      "_MODE_UNSPECIFIED\020\000\022\031\n\025TOOL_CHOICE_MODE_" +
-      "AUTO\020\001\022\031\n\025TOOL_CHOICE_MODE_NONE\020\002\022\035\n\031TOO" +
-      "L_CHOICE_MODE_REQUIRED\020\003*\330\001\n\035StructuredO" +
-      "utputErrorStrategy\0220\n,STRUCTURED_OUTPUT_" +
-      "ERROR_STRATEGY_UNSPECIFIED\020\000\022+\n\'STRUCTUR" +
-      "ED_OUTPUT_ERROR_STRATEGY_STRICT\020\001\022)\n%STR" +
-      "UCTURED_OUTPUT_ERROR_STRATEGY_WARN\020\002\022-\n)" +
-      "STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBAC" +
-      "K\020\003B_\n\031io.github.agentd.proto.v1B\014Option" +
-      "sProtoP\001Z2github.com/agentd/agentd/gen/g" +
-      "o/agentd/v1;agentdv1b\006proto3"
+      "sist_partial_on_abort\030\021 \001(\010H\003\210\001\001\022)\n\007scor" +
+      "ers\030\022 \001(\0132\030.agentd.v1.ScorerOptionsB\014\n\n_" +
+      "max_stepsB\030\n\026_max_processor_retriesB\033\n\031_" +
+      "error_processor_defaultsB\033\n\031_persist_par" +
+      "tial_on_abort\"5\n\rScorerOptions\022$\n\004mode\030\001" +
+      " \001(\0162\026.agentd.v1.ScoringMode\"V\n\nToolChoi" +
+      "ce\022)\n\004mode\030\001 \001(\0162\031.agentd.v1.ToolChoiceM" +
+      "odeH\000\022\023\n\ttool_name\030\002 \001(\tH\000B\010\n\006choice\"\032\n\t" +
+      "ToolNames\022\r\n\005names\030\001 \003(\t\"\311\002\n\rModelSettin" +
+      "gs\022\030\n\013temperature\030\001 \001(\001H\000\210\001\001\022\022\n\005top_p\030\002 " +
+      "\001(\001H\001\210\001\001\022\022\n\005top_k\030\003 \001(\005H\002\210\001\001\022\036\n\021max_outp" +
+      "ut_tokens\030\004 \001(\005H\003\210\001\001\022\035\n\020presence_penalty" +
+      "\030\005 \001(\001H\004\210\001\001\022\036\n\021frequency_penalty\030\006 \001(\001H\005" +
+      "\210\001\001\022\026\n\016stop_sequences\030\007 \003(\t\022\021\n\004seed\030\010 \001(" +
+      "\003H\006\210\001\001B\016\n\014_temperatureB\010\n\006_top_pB\010\n\006_top" +
+      "_kB\024\n\022_max_output_tokensB\023\n\021_presence_pe" +
+      "naltyB\024\n\022_frequency_penaltyB\007\n\005_seed\"\365\001\n" +
+      "\020StructuredOutput\022\'\n\006schema\030\001 \001(\0132\027.goog" +
+      "le.protobuf.Struct\022\014\n\004name\030\002 \001(\t\022\023\n\013desc" +
+      "ription\030\003 \001(\t\022@\n\016error_strategy\030\004 \001(\0162(." +
+      "agentd.v1.StructuredOutputErrorStrategy\022" +
+      ".\n\016fallback_value\030\005 \001(\0132\026.google.protobu" +
+      "f.Value\022\r\n\005model\030\006 \001(\t\022\024\n\014instructions\030\007" +
+      " \001(\t\"^\n\nClientTool\022\014\n\004name\030\001 \001(\t\022\023\n\013desc" +
+      "ription\030\002 \001(\t\022-\n\014input_schema\030\003 \001(\0132\027.go" +
+      "ogle.protobuf.Struct\"q\n\rMemoryOptions\022\020\n" +
+      "\010resource\030\001 \001(\t\022\023\n\tthread_id\030\002 \001(\tH\000\022/\n\r" +
+      "thread_object\030\003 \001(\0132\026.agentd.v1.ThreadIn" +
+      "putH\000B\010\n\006thread\"S\n\013ThreadInput\022\n\n\002id\030\001 \001" +
+      "(\t\022\r\n\005title\030\002 \001(\t\022)\n\010metadata\030\003 \001(\0132\027.go" +
+      "ogle.protobuf.Struct\"\215\001\n\024ResponseCacheOp" +
+      "tions\022\020\n\003key\030\001 \001(\tH\001\210\001\001\022\017\n\005scope\030\002 \001(\tH\000" +
+      "\022*\n\010no_scope\030\003 \001(\0132\026.google.protobuf.Emp" +
+      "tyH\000\022\014\n\004bust\030\004 \001(\010B\020\n\016scope_overrideB\006\n\004" +
+      "_key\"<\n\rProcessorList\022+\n\nprocessors\030\001 \003(" +
+      "\0132\027.agentd.v1.ProcessorRef\"w\n\014ProcessorR" +
+      "ef\022-\n\tprocessor\030\001 \001(\0132\030.agentd.v1.Proces" +
+      "sorSpecH\000\0220\n\010workflow\030\002 \001(\0132\034.agentd.v1." +
+      "ProcessorWorkflowH\000B\006\n\004kind\"S\n\rProcessor" +
+      "Spec\022\014\n\004name\030\001 \001(\t\022\n\n\002id\030\002 \001(\t\022(\n\007option" +
+      "s\030\003 \001(\0132\027.google.protobuf.Struct\"G\n\021Proc" +
+      "essorWorkflow\022\n\n\002id\030\001 \001(\t\022&\n\005steps\030\002 \003(\013" +
+      "2\027.agentd.v1.WorkflowStep\"\225\001\n\014WorkflowSt" +
+      "ep\022-\n\tprocessor\030\001 \001(\0132\030.agentd.v1.Proces" +
+      "sorSpecH\000\022+\n\010parallel\030\002 \001(\0132\027.agentd.v1." +
+      "ParallelStepH\000\022!\n\003map\030\003 \001(\0132\022.agentd.v1." +
+      "MapStepH\000B\006\n\004step\":\n\014ParallelStep\022*\n\010bra" +
+      "nches\030\001 \003(\0132\030.agentd.v1.ProcessorSpec\"\031\n" +
+      "\007MapStep\022\016\n\006select\030\001 \001(\t*Y\n\013ScoringMode\022" +
+      "\034\n\030SCORING_MODE_UNSPECIFIED\020\000\022\024\n\020SCORING" +
+      "_MODE_OFF\020\001\022\026\n\022SCORING_MODE_FORCE\020\002*\207\001\n\016" +
+      "ToolChoiceMode\022 \n\034TOOL_CHOICE_MODE_UNSPE" +
+      "CIFIED\020\000\022\031\n\025TOOL_CHOICE_MODE_AUTO\020\001\022\031\n\025T" +
+      "OOL_CHOICE_MODE_NONE\020\002\022\035\n\031TOOL_CHOICE_MO" +
+      "DE_REQUIRED\020\003*\330\001\n\035StructuredOutputErrorS" +
+      "trategy\0220\n,STRUCTURED_OUTPUT_ERROR_STRAT" +
+      "EGY_UNSPECIFIED\020\000\022+\n\'STRUCTURED_OUTPUT_E" +
+      "RROR_STRATEGY_STRICT\020\001\022)\n%STRUCTURED_OUT" +
+      "PUT_ERROR_STRATEGY_WARN\020\002\022-\n)STRUCTURED_" +
+      "OUTPUT_ERROR_STRATEGY_FALLBACK\020\003B_\n\031io.g" +
+      "ithub.agentd.proto.v1B\014OptionsProtoP\001Z2g" +
+      "ithub.com/agentd/agentd/gen/go/agentd/v1" +
+      ";agentdv1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -206,93 +216,99 @@ public final class OptionsProto extends com.google.protobuf.GeneratedFile {
     internal_static_agentd_v1_ExecutionOptions_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ExecutionOptions_descriptor,
-        new java.lang.String[] { "MaxSteps", "ToolChoice", "ActiveTools", "ModelSettings", "ProviderOptions", "StructuredOutput", "ClientTools", "RequestContext", "Memory", "ResponseCache", "InputProcessors", "OutputProcessors", "ErrorProcessors", "MaxProcessorRetries", "ErrorProcessorDefaults", "PrepareStep", "PersistPartialOnAbort", });
-    internal_static_agentd_v1_ToolChoice_descriptor =
+        new java.lang.String[] { "MaxSteps", "ToolChoice", "ActiveTools", "ModelSettings", "ProviderOptions", "StructuredOutput", "ClientTools", "RequestContext", "Memory", "ResponseCache", "InputProcessors", "OutputProcessors", "ErrorProcessors", "MaxProcessorRetries", "ErrorProcessorDefaults", "PrepareStep", "PersistPartialOnAbort", "Scorers", });
+    internal_static_agentd_v1_ScorerOptions_descriptor =
       getDescriptor().getMessageType(1);
+    internal_static_agentd_v1_ScorerOptions_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_agentd_v1_ScorerOptions_descriptor,
+        new java.lang.String[] { "Mode", });
+    internal_static_agentd_v1_ToolChoice_descriptor =
+      getDescriptor().getMessageType(2);
     internal_static_agentd_v1_ToolChoice_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ToolChoice_descriptor,
         new java.lang.String[] { "Mode", "ToolName", "Choice", });
     internal_static_agentd_v1_ToolNames_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(3);
     internal_static_agentd_v1_ToolNames_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ToolNames_descriptor,
         new java.lang.String[] { "Names", });
     internal_static_agentd_v1_ModelSettings_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(4);
     internal_static_agentd_v1_ModelSettings_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ModelSettings_descriptor,
         new java.lang.String[] { "Temperature", "TopP", "TopK", "MaxOutputTokens", "PresencePenalty", "FrequencyPenalty", "StopSequences", "Seed", });
     internal_static_agentd_v1_StructuredOutput_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(5);
     internal_static_agentd_v1_StructuredOutput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_StructuredOutput_descriptor,
         new java.lang.String[] { "Schema", "Name", "Description", "ErrorStrategy", "FallbackValue", "Model", "Instructions", });
     internal_static_agentd_v1_ClientTool_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(6);
     internal_static_agentd_v1_ClientTool_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ClientTool_descriptor,
         new java.lang.String[] { "Name", "Description", "InputSchema", });
     internal_static_agentd_v1_MemoryOptions_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(7);
     internal_static_agentd_v1_MemoryOptions_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_MemoryOptions_descriptor,
         new java.lang.String[] { "Resource", "ThreadId", "ThreadObject", "Thread", });
     internal_static_agentd_v1_ThreadInput_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(8);
     internal_static_agentd_v1_ThreadInput_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ThreadInput_descriptor,
         new java.lang.String[] { "Id", "Title", "Metadata", });
     internal_static_agentd_v1_ResponseCacheOptions_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(9);
     internal_static_agentd_v1_ResponseCacheOptions_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ResponseCacheOptions_descriptor,
         new java.lang.String[] { "Key", "Scope", "NoScope", "Bust", "ScopeOverride", });
     internal_static_agentd_v1_ProcessorList_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(10);
     internal_static_agentd_v1_ProcessorList_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ProcessorList_descriptor,
         new java.lang.String[] { "Processors", });
     internal_static_agentd_v1_ProcessorRef_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(11);
     internal_static_agentd_v1_ProcessorRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ProcessorRef_descriptor,
         new java.lang.String[] { "Processor", "Workflow", "Kind", });
     internal_static_agentd_v1_ProcessorSpec_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_agentd_v1_ProcessorSpec_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ProcessorSpec_descriptor,
         new java.lang.String[] { "Name", "Id", "Options", });
     internal_static_agentd_v1_ProcessorWorkflow_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_agentd_v1_ProcessorWorkflow_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ProcessorWorkflow_descriptor,
         new java.lang.String[] { "Id", "Steps", });
     internal_static_agentd_v1_WorkflowStep_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_agentd_v1_WorkflowStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_WorkflowStep_descriptor,
         new java.lang.String[] { "Processor", "Parallel", "Map", "Step", });
     internal_static_agentd_v1_ParallelStep_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_agentd_v1_ParallelStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_ParallelStep_descriptor,
         new java.lang.String[] { "Branches", });
     internal_static_agentd_v1_MapStep_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_agentd_v1_MapStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_MapStep_descriptor,

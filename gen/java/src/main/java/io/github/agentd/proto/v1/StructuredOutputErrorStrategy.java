@@ -148,7 +148,7 @@ public enum StructuredOutputErrorStrategy
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return io.github.agentd.proto.v1.OptionsProto.getDescriptor().getEnumTypes().get(1);
+    return io.github.agentd.proto.v1.OptionsProto.getDescriptor().getEnumTypes().get(2);
   }
 
   private static final StructuredOutputErrorStrategy[] VALUES = values();

@@ -123,7 +123,7 @@ public enum ToolChoiceMode
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return io.github.agentd.proto.v1.OptionsProto.getDescriptor().getEnumTypes().get(0);
+    return io.github.agentd.proto.v1.OptionsProto.getDescriptor().getEnumTypes().get(1);
   }
 
   private static final ToolChoiceMode[] VALUES = values();

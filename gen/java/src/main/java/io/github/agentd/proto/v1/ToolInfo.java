@@ -30,6 +30,7 @@ private static final long serialVersionUID = 0L;
   private ToolInfo() {
     name_ = "";
     description_ = "";
+    source_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -150,6 +151,55 @@ private static final long serialVersionUID = 0L;
     return inputSchema_ == null ? com.google.protobuf.Struct.getDefaultInstance() : inputSchema_;
   }
 
+  public static final int SOURCE_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object source_ = "";
+  /**
+   * <pre>
+   * Where the tool comes from: "python" (a Python tool, from an --app module)
+   * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+   * </pre>
+   *
+   * <code>string source = 4;</code>
+   * @return The source.
+   */
+  @java.lang.Override
+  public java.lang.String getSource() {
+    java.lang.Object ref = source_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      source_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Where the tool comes from: "python" (a Python tool, from an --app module)
+   * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+   * </pre>
+   *
+   * <code>string source = 4;</code>
+   * @return The bytes for source.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getSourceBytes() {
+    java.lang.Object ref = source_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      source_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -173,6 +223,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(3, getInputSchema());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(source_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, source_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -191,6 +244,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getInputSchema());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(source_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, source_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -216,6 +272,8 @@ private static final long serialVersionUID = 0L;
       if (!getInputSchema()
           .equals(other.getInputSchema())) return false;
     }
+    if (!getSource()
+        .equals(other.getSource())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -235,6 +293,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + INPUT_SCHEMA_FIELD_NUMBER;
       hash = (53 * hash) + getInputSchema().hashCode();
     }
+    hash = (37 * hash) + SOURCE_FIELD_NUMBER;
+    hash = (53 * hash) + getSource().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -379,6 +439,7 @@ private static final long serialVersionUID = 0L;
         inputSchemaBuilder_.dispose();
         inputSchemaBuilder_ = null;
       }
+      source_ = "";
       return this;
     }
 
@@ -425,6 +486,9 @@ private static final long serialVersionUID = 0L;
             : inputSchemaBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.source_ = source_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -452,6 +516,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasInputSchema()) {
         mergeInputSchema(other.getInputSchema());
+      }
+      if (!other.getSource().isEmpty()) {
+        source_ = other.source_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -496,6 +565,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 34: {
+              source_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -776,6 +850,103 @@ private static final long serialVersionUID = 0L;
         inputSchema_ = null;
       }
       return inputSchemaBuilder_;
+    }
+
+    private java.lang.Object source_ = "";
+    /**
+     * <pre>
+     * Where the tool comes from: "python" (a Python tool, from an --app module)
+     * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+     * </pre>
+     *
+     * <code>string source = 4;</code>
+     * @return The source.
+     */
+    public java.lang.String getSource() {
+      java.lang.Object ref = source_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        source_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Where the tool comes from: "python" (a Python tool, from an --app module)
+     * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+     * </pre>
+     *
+     * <code>string source = 4;</code>
+     * @return The bytes for source.
+     */
+    public com.google.protobuf.ByteString
+        getSourceBytes() {
+      java.lang.Object ref = source_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        source_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Where the tool comes from: "python" (a Python tool, from an --app module)
+     * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+     * </pre>
+     *
+     * <code>string source = 4;</code>
+     * @param value The source to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSource(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      source_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Where the tool comes from: "python" (a Python tool, from an --app module)
+     * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+     * </pre>
+     *
+     * <code>string source = 4;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSource() {
+      source_ = getDefaultInstance().getSource();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Where the tool comes from: "python" (a Python tool, from an --app module)
+     * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+     * </pre>
+     *
+     * <code>string source = 4;</code>
+     * @param value The bytes for source to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSourceBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      source_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:agentd.v1.ToolInfo)

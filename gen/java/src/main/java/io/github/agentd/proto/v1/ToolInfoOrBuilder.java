@@ -48,4 +48,26 @@ public interface ToolInfoOrBuilder extends
    * <code>.google.protobuf.Struct input_schema = 3;</code>
    */
   com.google.protobuf.StructOrBuilder getInputSchemaOrBuilder();
+
+  /**
+   * <pre>
+   * Where the tool comes from: "python" (a Python tool, from an --app module)
+   * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+   * </pre>
+   *
+   * <code>string source = 4;</code>
+   * @return The source.
+   */
+  java.lang.String getSource();
+  /**
+   * <pre>
+   * Where the tool comes from: "python" (a Python tool, from an --app module)
+   * or "mcp:&lt;server id&gt;" (a tool an [[mcp_servers]] entry lists, as listed now).
+   * </pre>
+   *
+   * <code>string source = 4;</code>
+   * @return The bytes for source.
+   */
+  com.google.protobuf.ByteString
+      getSourceBytes();
 }

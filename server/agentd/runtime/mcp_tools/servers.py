@@ -1,0 +1,107 @@
+"""The process's MCP servers, and what an agent selects of their tools."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.types import Tool as McpTool
+
+from agentd.runtime.mcp_tools.connection import Backoff, McpConnection
+from agentd.runtime.mcp_tools.results import tool_output
+from agentd.runtime.mcp_tools.spec import McpServerSpec, McpToolRef
+from agentd.runtime.tools import Tool, ToolContext
+
+__all__ = ["McpServers", "McpToolSelection", "mcp_source"]
+
+log = logging.getLogger("agentd.mcp")
+
+#: How long `open` waits for the servers' first connections before serving anyway.
+OPEN_WAIT = 10.0
+
+
+def mcp_source(server_id: str) -> str:
+    """A tool's `source` when it is this MCP server's."""
+    return f"mcp:{server_id}"
+
+
+class McpServers:
+    """Every `[[mcp_servers]]` entry's connection, shared by all runs of the
+    process: opened with the Host, closed after its runs drained."""
+
+    def __init__(self, specs: Sequence[McpServerSpec] = (), *, backoff: Backoff | None = None, **pings: float) -> None:
+        """`pings`: McpConnection's `ping_interval` and `ping_timeout`."""
+        self.connections: dict[str, McpConnection] = {}
+        for spec in specs:
+            if spec.id in self.connections:
+                raise ValueError(f"MCP server {spec.id!r} is defined twice")
+            self.connections[spec.id] = McpConnection(spec, backoff, **pings)
+        #: Tools by (server, name), rebuilt only when a listing changes.
+        self._made: dict[tuple[str, str], tuple[McpTool, Tool]] = {}
+
+    def __len__(self) -> int:
+        return len(self.connections)
+
+    @property
+    def ids(self) -> set[str]:
+        return set(self.connections)
+
+    def select(self, refs: Sequence[McpToolRef]) -> McpToolSelection:
+        """The tool source an agent with `tools = ...` gets."""
+        return McpToolSelection(self, tuple(refs))
+
+    async def open(self, wait: float = OPEN_WAIT) -> None:
+        await asyncio.gather(*(c.open(wait) for c in self.connections.values()))
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.connections.values()))
+
+    def tools_of(self, server_id: str) -> list[Tool]:
+        """The server's tools as agentd tools (the same Tool while its listing is unchanged)."""
+        connection = self.connections[server_id]
+        out: list[Tool] = []
+        for listed in connection.tools:
+            made = self._made.get((server_id, listed.name))
+            if made is None or made[0] is not listed:
+                made = (listed, _as_tool(connection, listed))
+                self._made[(server_id, listed.name)] = made
+            out.append(made[1])
+        return out
+
+
+class McpToolSelection:
+    """An agent's MCP tools: those of the configured servers its `tools` refs
+    match, read again at each run (a server's listing may change). On a name
+    two servers share, the first ref (then the first server) wins."""
+
+    def __init__(self, servers: McpServers, refs: tuple[McpToolRef, ...]) -> None:
+        self.servers = servers
+        self.refs = refs
+
+    def tools(self) -> list[Tool]:
+        picked: dict[str, Tool] = {}
+        for ref in self.refs:
+            for server_id in [ref.server] if ref.server is not None else list(self.servers.connections):
+                for tool in self.servers.tools_of(server_id):
+                    if ref.matches(server_id, tool.name) and tool.name not in picked:
+                        picked[tool.name] = tool
+        return list(picked.values())
+
+
+def _as_tool(connection: McpConnection, listed: McpTool) -> Tool:
+    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged.
+    (Per-tool settings, `connection.spec.settings_for(name)`, apply here.)"""
+    name = listed.name
+
+    async def execute(args: Any, _context: ToolContext) -> Any:
+        return tool_output(await connection.call(name, args))
+
+    return Tool(
+        name=name,
+        description=listed.description or listed.title or name,
+        execute=execute,
+        input_schema=dict(listed.input_schema),
+        source=mcp_source(connection.spec.id),
+    )
