@@ -19,6 +19,7 @@ from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
 from agentd.grpc.tracing import OtelEnvironmentError
+from agentd.remote import remote_factory
 from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
@@ -72,7 +73,8 @@ def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host],
 
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
     app = load_app(app_module)
-    registry = default_registry().extended(app.processors)
+    # `remote` beside the built-ins; an app's own processor by that name wins, as any does.
+    registry = default_registry().extended({"remote": remote_factory()}).extended(app.processors)
     cfg = config_mod.load(config_path, registry=registry)
     host = Host.from_config(cfg, app, registry)
     attachments.ALLOW_PRIVATE_NETWORKS = cfg.attachments.allow_private_networks  # process-wide, like the limits

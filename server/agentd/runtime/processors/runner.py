@@ -32,6 +32,7 @@ from agentd.runtime.processors.base import (
     ProcessInputArgs,
     ProcessLLMRequestArgs,
     ProcessLLMResponseArgs,
+    ProcessorUnavailable,
     ProcessorViolation,
     ProcessOutputResultArgs,
     ProcessOutputStepArgs,
@@ -79,6 +80,7 @@ class RunnerContext:
     cancelled: Any = None
     send_signal_for: Callable[[str], Any] | None = None
     on_success: Callable[[Callable[[Any], Any]], None] | None = None
+    on_finish: Callable[[Callable[[], Any]], None] | None = None
     #: The run's spans (a telemetry.RunTrace) when tracing is on.
     trace: Any = None
     #: The host's metrics (tripwires are counted by processor).
@@ -172,6 +174,7 @@ class ProcessorRunner:
                 "cancelled": self.ctx.cancelled,
                 "on_success": self.ctx.on_success,
                 "report": lambda violation: self._reported.append((processor, violation)),
+                "on_finish": self.ctx.on_finish,
             }
         return {**base, "retry_count": self.retry_count}
 
@@ -384,7 +387,7 @@ class ProcessorRunner:
             )
             try:
                 result = await self.call(processor, "process_api_error", args)
-            except TripWire:
+            except (TripWire, ProcessorUnavailable):
                 raise
             except Exception:
                 log.exception("process_api_error of %r failed; trying the next processor", processor.id)
