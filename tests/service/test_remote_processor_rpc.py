@@ -12,6 +12,9 @@ from typing import Any
 import grpc
 import pytest
 from agentd_client.processor import Processor, Run, serve_processor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentd.remote import remote_factory
 from agentd.runtime import Agent, Tool
@@ -21,7 +24,7 @@ from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import processor_service_pb2 as ppb
 from support.errors import rich_error
-from support.server import Running, serving
+from support.server import Running, serving, start_server
 
 
 class Everything(Processor):
@@ -281,3 +284,22 @@ async def test_fail_closed_once_the_run_started_is_unavailable_too(agentd: Runni
         await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="one two three", options=options))
     error = rich_error(caught.value)
     assert (error.code, error.reason) == (grpc.StatusCode.UNAVAILABLE, "PROCESSOR_UNAVAILABLE")
+
+
+async def test_the_callers_trace_reaches_the_processor_and_it_gets_its_span(served: Any) -> None:
+    processor = Everything()
+    target = await served(processor)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    running = await start_server([Agent(id="echo")], processors={"remote": remote_factory()}, tracer_provider=provider)
+    try:
+        options = opb.ExecutionOptions(input_processors=remote(target, id="pii"))
+        await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=options))
+    finally:
+        await running.close()
+    spans = exporter.get_finished_spans()
+    rpc = next(s for s in spans if s.name == "/agentd.v1.AgentService/Generate")
+    assert "processor pii" in [s.name for s in spans]
+    traceparent = processor.opened[0].metadata["traceparent"]
+    assert traceparent.split("-")[1] == format(rpc.context.trace_id, "032x")

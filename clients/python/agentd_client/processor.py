@@ -77,6 +77,8 @@ class Run:
     config: dict[str, Any]
     state: dict[str, Any] = field(default_factory=dict)
     retry_count: int = 0
+    #: The stream's metadata: agentd sends the caller's trace context (`traceparent`).
+    metadata: dict[str, str] = field(default_factory=dict)
     _answer: ppb.HookAnswer = field(default_factory=ppb.HookAnswer)
 
     def abort(self, reason: str = "", *, retry: bool = False, metadata: dict[str, Any] | None = None) -> NoReturn:
@@ -139,6 +141,7 @@ class _Servicer(ppb_grpc.ProcessorServiceServicer):
             opened.processor_id,
             from_struct(opened.request_context),
             from_struct(opened.config),
+            metadata={k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)},
         )
         p = self.processor
         yield ppb.ProcessResponse(
