@@ -303,3 +303,50 @@ async def test_the_callers_trace_reaches_the_processor_and_it_gets_its_span(serv
     assert "processor pii" in [s.name for s in spans]
     traceparent = processor.opened[0].metadata["traceparent"]
     assert traceparent.split("-")[1] == format(rpc.context.trace_id, "032x")
+
+
+class Batched(Processor):
+    """Redacts, drops and aborts like Everything, noting which call answered each part."""
+
+    def __init__(self, abort_at: str = "") -> None:
+        self.calls: list[int] = []
+        self.abort_at = abort_at
+
+    def process_output_stream(self, run: Run, part: cpb.Chunk) -> cpb.Chunk | None:
+        if not part.HasField("text_delta"):
+            return part
+        self.calls.append(run.call_id)
+        word = part.text_delta.text.strip()
+        if word == self.abort_at:
+            run.abort(f"blocked at {word}")
+        if word == "drop":
+            return None
+        if word == "secret":
+            run.custom("data-batch-note", {"call": run.call_id})
+        part.text_delta.text = part.text_delta.text.replace("secret", "[redacted]")
+        return part
+
+
+async def test_parts_ready_together_go_in_one_call_with_drops_replacements_and_data(
+    agentd: Running, served: Any
+) -> None:
+    processor = Batched()
+    target = await served(processor)
+    words = [w for i in range(60) for w in (f"w{i} ", "drop ", "secret ")]
+    options = script(opb.ExecutionOptions(output_processors=remote(target)), {"deltas": words})
+    chunks = await chunks_of(agentd, agent_id="tools", text="x", options=options)
+    assert text_of(chunks) == "".join(f"w{i} [redacted] " for i in range(60))
+    assert len([c for c in chunks if c.HasField("data")]) == 60
+    assert len(processor.calls) == len(words)
+    assert len(set(processor.calls)) < len(words) / 4  # batched: far fewer calls than parts
+
+
+async def test_an_abort_inside_a_batch_keeps_the_parts_before_it(agentd: Running, served: Any) -> None:
+    processor = Batched(abort_at="w30")
+    target = await served(processor)
+    words = [f"w{i} " for i in range(60)]
+    options = script(opb.ExecutionOptions(output_processors=remote(target, id="batcher")), {"deltas": words})
+    chunks = await chunks_of(agentd, agent_id="tools", text="x", options=options)
+    assert text_of(chunks) == "".join(words[:30])
+    tripwires = [c.tripwire.tripwire for c in chunks if c.HasField("tripwire")]
+    assert [(t.reason, t.processor_id) for t in tripwires] == [("blocked at w30", "batcher")]

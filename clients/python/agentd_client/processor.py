@@ -81,6 +81,11 @@ class Run:
     metadata: dict[str, str] = field(default_factory=dict)
     _answer: ppb.HookAnswer = field(default_factory=ppb.HookAnswer)
 
+    @property
+    def call_id(self) -> int:
+        """The call being answered: parts agentd sent in one batch share it."""
+        return self._answer.call_id
+
     def abort(self, reason: str = "", *, retry: bool = False, metadata: dict[str, Any] | None = None) -> NoReturn:
         raise Abort(reason, retry=retry, metadata=metadata)
 

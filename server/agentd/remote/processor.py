@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import grpc
@@ -45,6 +46,18 @@ log = logging.getLogger("agentd.processors.remote")
 #: Keys of this processor's per-run state (the runner's, one per processor per run).
 _SESSION = "remote.session"
 _SKIPPED = "remote.skipped"
+_PREFETCHED = "remote.prefetched"
+
+
+@dataclass
+class _Prefetched:
+    """A part's answer from a batch, until the part comes."""
+
+    payload: rc.Payload
+    answer: ppb.ChunkAnswer | None
+    abort: ppb.ProcessorAbort | None = None
+    #: The batch's custom chunks and signals, applied with its first part.
+    effects: ppb.HookAnswer | None = None
 
 
 class RemoteProcessor(Processor):
@@ -119,7 +132,7 @@ class RemoteProcessor(Processor):
         await self._effects(args, answer)
         return answer
 
-    async def _effects(self, args: HookArgs, answer: ppb.HookAnswer) -> None:
+    async def _effects(self, args: HookArgs, answer: ppb.HookAnswer, *, abort: bool = True) -> None:
         """The answer's custom chunks and signals, then its abort."""
         if answer.custom and args.writer is not None:
             for data in answer.custom:
@@ -132,7 +145,7 @@ class RemoteProcessor(Processor):
             else:
                 for signal in answer.signals:
                     await send(**convert.signal_kwargs(signal))
-        if answer.HasField("abort"):
+        if abort and answer.HasField("abort"):
             self._abort(args, answer.abort)
 
     def _abort(self, args: HookArgs, abort: ppb.ProcessorAbort) -> NoReturn:
@@ -165,16 +178,51 @@ class RemoteProcessor(Processor):
 
     async def process_output_stream(self, args: ProcessOutputStreamArgs) -> rc.Chunk | None:
         part = args.part
+        prefetched = args.state.get(_PREFETCHED)
+        if prefetched:
+            entry = prefetched.pop(id(part.payload), None)
+            if entry is not None and entry.payload is part.payload:  # answered in a batch
+                if entry.effects is not None:
+                    await self._effects(args, entry.effects, abort=False)
+                if entry.abort is not None:
+                    self._abort(args, entry.abort)
+                return self._apply(args, part, entry.answer)
         session = await self._session(args, ppb.HOOK_PROCESS_OUTPUT_STREAM)
         if session is None or (is_data(part) and not session.process_data_parts):
             return part
         answer = await self._call(args, ppb.HOOK_PROCESS_OUTPUT_STREAM, lambda: convert.output_stream_call([part]))
-        if answer is None:
+        if answer is None or answer.WhichOneof("result") != "chunks" or not answer.chunks.answers:
             return part
-        answers = answer.chunks.answers if answer.WhichOneof("result") == "chunks" else []
-        if not answers:
+        return self._apply(args, part, answer.chunks.answers[0])
+
+    async def prefetch_output_stream(self, payloads: list[rc.Payload], args: HookArgs) -> None:
+        """Answers a batch of the model's parts in one call; process_output_stream
+        then takes each part's answer as the part comes (a failure is left for it:
+        the broken session raises again there, under the processor's policy)."""
+        session = await self._session(args, ppb.HOOK_PROCESS_OUTPUT_STREAM)
+        if session is None:
+            return
+        call = convert.output_stream_call([rc.Chunk(p, args.run_id, 0) for p in payloads])
+        call.retry_count = args.retry_count
+        try:
+            answer = await session.call(call)
+        except ProcessorStreamError:
+            return
+        answers = list(answer.chunks.answers) if answer.WhichOneof("result") == "chunks" else []
+        prefetched: dict[int, _Prefetched] = args.state.setdefault(_PREFETCHED, {})
+        prefetched.clear()  # what is left was never reached (the stream was blocked): parts come in order
+        for payload, one in zip(payloads, answers, strict=False):
+            prefetched[id(payload)] = _Prefetched(payload, one)
+        if answer.HasField("abort") and len(answers) < len(payloads):
+            blocked = payloads[len(answers)]
+            prefetched[id(blocked)] = _Prefetched(blocked, None, abort=answer.abort)
+        if (answer.custom or answer.signals) and id(payloads[0]) in prefetched:
+            prefetched[id(payloads[0])].effects = answer
+
+    def _apply(self, args: ProcessOutputStreamArgs, part: rc.Chunk, one: ppb.ChunkAnswer | None) -> rc.Chunk | None:
+        """One part's answer: passed, dropped or replaced, with the parts it emits after it."""
+        if one is None:
             return part
-        one = answers[0]
         if args.emit_after is not None:
             for pb in one.emit_after:
                 extra = self._read(args, lambda p: convert.emitted(part, p), pb)
