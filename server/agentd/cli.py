@@ -19,7 +19,7 @@ from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
 from agentd.grpc.tracing import OtelEnvironmentError
-from agentd.remote import remote_factory
+from agentd.remote import TargetPolicy, remote_factory
 from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
@@ -74,8 +74,10 @@ def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host],
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
     app = load_app(app_module)
     # `remote` beside the built-ins; an app's own processor by that name wins, as any does.
-    registry = default_registry().extended({"remote": remote_factory()}).extended(app.processors)
+    targets = TargetPolicy()
+    registry = default_registry().extended({"remote": remote_factory(policy=targets)}).extended(app.processors)
     cfg = config_mod.load(config_path, registry=registry)
+    targets.seal(cfg.remote_processors.allowed_targets)  # agentd.toml's entries are built: calls' entries are checked
     host = Host.from_config(cfg, app, registry)
     attachments.ALLOW_PRIVATE_NETWORKS = cfg.attachments.allow_private_networks  # process-wide, like the limits
     return cfg, host

@@ -148,6 +148,14 @@ class AttachmentSettings(Table):
     allow_private_networks: Flag = False
 
 
+class RemoteProcessorSettings(Table):
+    #: Targets a call's own `remote` processor entry may name (shell-style
+    #: patterns, e.g. "127.0.0.1:*"): none by default, so a caller cannot make
+    #: agentd send a run to an address of its choosing. agentd.toml's own
+    #: entries may name any target.
+    allowed_targets: list[str] = Field(default_factory=list)
+
+
 class AgentdSettings(BaseSettings):
     """Every table of agentd.toml; `agents` and `pricing` are checked where they are built."""
 
@@ -162,6 +170,7 @@ class AgentdSettings(BaseSettings):
     coordination: CoordinationSettings = Field(default_factory=CoordinationSettings)
     threads: ThreadSettings = Field(default_factory=ThreadSettings)
     attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
+    remote_processors: RemoteProcessorSettings = Field(default_factory=RemoteProcessorSettings)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
     agents: list[Any] = Field(default_factory=list)

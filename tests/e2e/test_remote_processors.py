@@ -116,7 +116,7 @@ def agentd(processor: ProcessorProcess, tmp_path_factory: pytest.TempPathFactory
     config = folder / "agentd.toml"
     entry = f'{{ name = "remote", options = {{ id = "e2e", target = "{processor.addr}", timeout_ms = 5000 }} }}'
     config.write_text(
-        '[storage]\nbackend = "memory"\n\n'
+        '[storage]\nbackend = "memory"\n\n[remote_processors]\nallowed_targets = ["127.0.0.1:*"]\n\n'
         f'[[agents]]\nid = "echo-remote"\nmodel = "local/echo"\ninput_processors = [ {entry} ]\n'
         f"output_processors = [ {entry} ]\n\n"
         '[[agents]]\nid = "echo"\nmodel = "local/echo"\n',
@@ -244,3 +244,11 @@ def test_a_processor_crashing_mid_run(
         assert [c.error.reason for c in chunks if c.HasField("error")] == ["PROCESSOR_UNAVAILABLE"]
     else:
         assert [c.tripwire.tripwire.processor_id for c in chunks if c.HasField("tripwire")] == ["crashy"]
+
+
+def test_a_calls_target_outside_allowed_targets_is_refused(agents: apb_grpc.AgentServiceStub) -> None:
+    options = opb.ExecutionOptions(input_processors=remote("dns:///elsewhere.example:443"))
+    with pytest.raises(grpc.RpcError) as caught:
+        agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=options), timeout=CALL_TIMEOUT_S)
+    error = rich_error(caught.value)
+    assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REMOTE_TARGET_NOT_ALLOWED")

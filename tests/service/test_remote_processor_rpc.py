@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentd.remote import remote_factory
+from agentd.remote import TargetPolicy, remote_factory
 from agentd.runtime import Agent, Tool
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
@@ -350,3 +350,19 @@ async def test_an_abort_inside_a_batch_keeps_the_parts_before_it(agentd: Running
     assert text_of(chunks) == "".join(words[:30])
     tripwires = [c.tripwire.tripwire for c in chunks if c.HasField("tripwire")]
     assert [(t.reason, t.processor_id) for t in tripwires] == [("blocked at w30", "batcher")]
+
+
+async def test_a_sealed_policy_refuses_a_target_it_does_not_match(served: Any) -> None:
+    target = await served(Everything())
+    policy = TargetPolicy()
+    policy.seal([target])
+    async with serving([Agent(id="echo")], processors={"remote": remote_factory(policy=policy)}) as running:
+        allowed = opb.ExecutionOptions(input_processors=remote(target))
+        reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="OK", options=allowed))
+        assert reply.text == "ok"
+        refused = opb.ExecutionOptions(input_processors=remote("10.0.0.1:50070"))
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=refused))
+    error = rich_error(caught.value)
+    assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REMOTE_TARGET_NOT_ALLOWED")
+    assert "target" in " ".join(error.violations)

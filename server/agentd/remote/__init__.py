@@ -9,7 +9,9 @@ like any registered processor. The runtime never sees grpc: it gets a
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, Final
 
 import grpc
@@ -20,7 +22,14 @@ from agentd.remote.settings import RemoteSettings, channel, parse
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.processors.factory import Factory
 
-__all__ = ["ChannelPool", "ProcessorStreamError", "RemoteProcessor", "RemoteSettings", "remote_factory"]
+__all__ = [
+    "ChannelPool",
+    "ProcessorStreamError",
+    "RemoteProcessor",
+    "RemoteSettings",
+    "TargetPolicy",
+    "remote_factory",
+]
 
 #: Distinct processor services one process keeps channels to (per-call specs may name many).
 MAX_CHANNELS: Final = 64
@@ -61,15 +70,40 @@ class ChannelPool:
                 await held.close(grace=None)
 
 
-def remote_factory(pool: ChannelPool | None = None) -> Factory:
+class TargetPolicy:
+    """Which targets an entry may name. Open until sealed: agentd serve builds
+    agentd.toml's entries first (the operator's, any target), then seals it
+    with `[remote_processors] allowed_targets`, which a call's own entries
+    must match."""
+
+    def __init__(self) -> None:
+        self._patterns: tuple[str, ...] | None = None
+
+    def seal(self, patterns: Sequence[str]) -> None:
+        self._patterns = tuple(patterns)
+
+    def check(self, target: str) -> None:
+        patterns = self._patterns
+        if patterns is None or any(fnmatch.fnmatchcase(target, p) for p in patterns):
+            return
+        raise InvalidArgument.field(
+            "options.target",
+            f"remote: target {target!r} is not in [remote_processors] allowed_targets",
+            "REMOTE_TARGET_NOT_ALLOWED",
+        )
+
+
+def remote_factory(pool: ChannelPool | None = None, policy: TargetPolicy | None = None) -> Factory:
     """The factory registered as `remote`: options as in settings.py."""
     channels = pool or ChannelPool()
+    targets = policy or TargetPolicy()
 
     def build(options: dict[str, Any]) -> RemoteProcessor:
         try:
             settings = parse(options)
         except (TypeError, ValueError) as exc:
             raise InvalidArgument.field("options", str(exc)) from None
+        targets.check(settings.target)
         return RemoteProcessor(settings, lambda: channels.get(settings))
 
     return build
