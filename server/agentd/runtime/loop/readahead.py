@@ -44,10 +44,21 @@ class ReadAhead:
         try:
             async for event in self._events:
                 await self._queue.put(event)
-        except Exception as exc:  # the model's failure, raised where the run reads it
+        except asyncio.CancelledError:
+            raise  # close(): the run stopped reading (or the task was cancelled: see _ended)
+        except BaseException as exc:  # the model's failure, raised where the run reads it
             await self._queue.put(_End(exc))
             return
         await self._queue.put(_End())
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        # A pump cancelled by anything but close() leaves no end in the queue:
+        # one is put there, so the run is never left waiting for the model.
+        if task.cancelled() and self._task is task:
+            try:
+                self._queue.put_nowait(_End(RuntimeError("the model's stream was cancelled")))
+            except asyncio.QueueFull:
+                pass  # the run has events to read first; __anext__ sees the task done after them
 
     def __aiter__(self) -> ReadAhead:
         return self
@@ -56,6 +67,9 @@ class ReadAhead:
         if not self._ready:
             if self._task is None:
                 self._task = asyncio.get_running_loop().create_task(self._pump())
+                self._task.add_done_callback(self._ended)
+            elif self._task.done() and self._queue.empty():
+                raise RuntimeError("the model's stream was cancelled")
             self._ready.append(await self._queue.get())
             while not self._queue.empty():
                 self._ready.append(self._queue.get_nowait())
