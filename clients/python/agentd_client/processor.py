@@ -42,7 +42,7 @@ from agentd_proto.v1 import processor_service_pb2_grpc as ppb_grpc
 
 from ._values import from_struct, to_struct, to_value
 
-__all__ = ["Abort", "Processor", "Run", "serve_processor", "servicer"]
+__all__ = ["Abort", "Processor", "Run", "StepOverrides", "serve_processor", "servicer"]
 
 HOOKS: dict[str, ppb.Hook] = {
     "process_input": ppb.HOOK_PROCESS_INPUT,
