@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -23,6 +24,7 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import processor_service_pb2 as ppb
+from support.certs import CertificateAuthority
 from support.errors import rich_error
 from support.server import Running, serving, start_server
 
@@ -366,3 +368,33 @@ async def test_a_sealed_policy_refuses_a_target_it_does_not_match(served: Any) -
     error = rich_error(caught.value)
     assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REMOTE_TARGET_NOT_ALLOWED")
     assert "target" in " ".join(error.violations)
+
+
+async def test_tls_and_a_bearer_token_reach_the_processor(agentd: Running, tmp_path: Path) -> None:
+    ca = CertificateAuthority.new("processors")
+    leaf = ca.issue("processor", ips=["127.0.0.1"])
+    credentials = grpc.ssl_server_credentials([(leaf.key_pem, leaf.cert_pem)])
+    processor = Everything()
+    server = await serve_processor(processor, "127.0.0.1:0", credentials=credentials)
+    try:
+        target = f"127.0.0.1:{server.bound_port}"  # type: ignore[attr-defined]
+        tls = {"caFile": str(ca.write(tmp_path / "ca.pem"))}
+        options = opb.ExecutionOptions(input_processors=remote(target, tls=tls, token="s3cret"))
+        reply = await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="OVER TLS", options=options))
+        assert reply.text == "over tls"
+        assert processor.opened[0].metadata["authorization"] == "Bearer s3cret"
+        # The same service without TLS on agentd's side is unavailable, not a hang.
+        plain = opb.ExecutionOptions(input_processors=remote(target, timeoutMs=2000))
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=plain))
+        assert rich_error(caught.value).reason == "PROCESSOR_UNAVAILABLE"
+    finally:
+        await server.stop(None)
+
+
+async def test_a_token_over_plaintext_to_another_host_is_refused(agentd: Running) -> None:
+    options = opb.ExecutionOptions(input_processors=remote("dns:///pii.internal:50070", token="s3cret"))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=options))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "loopback" in (caught.value.details() or "")
