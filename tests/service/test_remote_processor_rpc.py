@@ -12,7 +12,7 @@ from typing import Any
 
 import grpc
 import pytest
-from agentd_client.processor import Processor, Run, serve_processor
+from agentd_client.processor import Processor, Run, StepOverrides, serve_processor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -398,3 +398,29 @@ async def test_a_token_over_plaintext_to_another_host_is_refused(agentd: Running
         await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=options))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "loopback" in (caught.value.details() or "")
+
+
+def user_message(text: str) -> mpb.Message:
+    return mpb.Message(role=mpb.ROLE_USER, parts=[mpb.Part(text=mpb.TextPart(text=text))])
+
+
+class StepRewriter(Processor):
+    def process_input_step(self, run: Run, call: ppb.ProcessInputStepCall) -> StepOverrides:
+        return StepOverrides(messages=[*call.system_messages, user_message("from the step")])
+
+
+class PromptRewriter(Processor):
+    def process_llm_request(self, run: Run, call: ppb.ProcessLLMRequestCall) -> list[mpb.Message]:
+        return [*call.prompt[:-1], user_message("from the prompt")]
+
+
+@pytest.mark.parametrize(
+    ("processor", "said"), [(StepRewriter(), "from the step"), (PromptRewriter(), "from the prompt")]
+)
+async def test_step_overrides_and_a_rewritten_prompt(
+    agentd: Running, served: Any, processor: Processor, said: str
+) -> None:
+    target = await served(processor)
+    options = opb.ExecutionOptions(input_processors=remote(target))
+    reply = await agentd.agents.Generate(apb.GenerateRequest(agent_id="echo", text="original", options=options))
+    assert reply.text == said
