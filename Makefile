@@ -81,6 +81,7 @@ fuzz: setup
 
 bench: setup tools
 	$(PY) bench/stream.py
+	$(PY) bench/remote.py
 	$(PY) bench/cache.py
 	$(PY) bench/replicas.py
 	$(PY) bench/load.py

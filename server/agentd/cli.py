@@ -20,6 +20,7 @@ from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
 from agentd.grpc.tracing import OtelEnvironmentError
+from agentd.remote import TargetPolicy, remote_factory
 from agentd.runtime import attachments
 from agentd.runtime.agent import Agent
 from agentd.runtime.cluster import ClusterError
@@ -89,8 +90,11 @@ def _checked(module_name: str, setup: Callable[[Host], Any]) -> Callable[[Host],
 
 def build_host(config_path: str | None, app_module: str | None) -> tuple[config_mod.Config, Host]:
     app = load_app(app_module)
-    registry = default_registry().extended(app.processors)
+    # `remote` beside the built-ins; an app's own processor by that name wins, as any does.
+    targets = TargetPolicy()
+    registry = default_registry().extended({"remote": remote_factory(policy=targets)}).extended(app.processors)
     cfg = config_mod.load(config_path, registry=registry, app=app)
+    targets.seal(cfg.remote_processors.allowed_targets)  # agentd.toml's entries are built: calls' entries are checked
     try:
         host = Host.from_config(cfg, app, registry)
     except ValueError as exc:  # what only the whole host shows: a workflow cycle, one nested too deep

@@ -53,6 +53,7 @@ from agentd.settings import (
     CacheSettings,
     ConfigError,
     CoordinationSettings,
+    RemoteProcessorSettings,
     ServerSettings,
     StorageSettings,
     ThreadSettings,
@@ -97,6 +98,7 @@ class Config:
     scoring: ScoringSettings = field(default_factory=ScoringSettings)
     #: Where scores are kept, built beside the storage.
     scores: ScoreStore | None = None
+    remote_processors: RemoteProcessorSettings = field(default_factory=RemoteProcessorSettings)
     #: Who may call, and each caller's limits.
     auth: AuthSettings = field(default_factory=AuthSettings)
     #: Threads and messages, built from `storage_settings`.
@@ -522,6 +524,7 @@ def load(
     _redis_secrets(data, env)
     settings = read_settings(data, env, where=str(config.path or "the settings"))
     config.threads, config.attachments = settings.threads, settings.attachments
+    config.remote_processors = settings.remote_processors
     config.cache, config.storage_settings = settings.cache, settings.storage
     config.coordination_settings = settings.coordination
     config.server = settings.server

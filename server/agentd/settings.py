@@ -159,6 +159,8 @@ class ScoringTable(Table):
     timeout_seconds: Positive = 60.0
     #: Seeds the sampling generator (tests); unset: the system's entropy.
     seed: Whole | None = None
+
+
 class WorkflowLimitsSettings(Table):
     #: How deep workflows may nest (a workflow in a workflow, or run by an agent step's agent).
     max_depth: Annotated[Whole, Field(ge=1)] = DEFAULT_MAX_DEPTH
@@ -168,6 +170,14 @@ class WorkflowLimitsSettings(Table):
 
 #: Lists of tables only the file gives (each is checked where it is built).
 FILE_ONLY = ("agents", "workflows", "mcp_servers")
+
+
+class RemoteProcessorSettings(Table):
+    #: Targets a call's own `remote` processor entry may name (shell-style
+    #: patterns, e.g. "127.0.0.1:*"): none by default, so a caller cannot make
+    #: agentd send a run to an address of its choosing. agentd.toml's own
+    #: entries may name any target.
+    allowed_targets: list[str] = Field(default_factory=list)
 
 
 class AgentdSettings(BaseSettings):
@@ -186,6 +196,7 @@ class AgentdSettings(BaseSettings):
     attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
     #: The live scorers' bounds (the scorers themselves are each agent's `scorers`).
     scoring: ScoringTable = Field(default_factory=ScoringTable)
+    remote_processors: RemoteProcessorSettings = Field(default_factory=RemoteProcessorSettings)
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
     #: `[[mcp_servers]]`: checked where they are built (agentd.runtime.mcp_tools.spec).

@@ -64,3 +64,5 @@ export type Agent = proto.v1.Agent;
 export type Thread = proto.v1.Thread;
 export type ThreadSnapshot = proto.v1.ThreadSnapshot;
 export type GenerateResponse = proto.v1.GenerateResponse;
+export { ProcessorAbort, ProcessorRun, processorService, serveProcessor } from "./processor";
+export type { ProcessorHooks } from "./processor";

@@ -13,5 +13,6 @@ export * from "./agentd/v1/score";
 export * from "./agentd/v1/agent_service";
 export * from "./agentd/v1/cache_service";
 export * from "./agentd/v1/signal";
+export * from "./agentd/v1/processor_service";
 export * from "./agentd/v1/signal_service";
 export * from "./agentd/v1/thread_service";

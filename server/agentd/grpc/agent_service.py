@@ -102,6 +102,8 @@ def run_error(error: Error) -> AgentdError:
         metadata["status_code"] = str(error.status_code)
     if error.provider_code:
         metadata["provider_code"] = error.provider_code
+    if error.reason == "PROCESSOR_UNAVAILABLE":
+        return Unavailable(error.message, error.reason, metadata)
     if error.reason == "STORAGE_UNAVAILABLE":
         return Unavailable(error.message, error.reason, metadata, retry_after=BACKEND_RETRY_SECONDS)
     if error.reason == "MODEL_ERROR":

@@ -47,32 +47,16 @@ def execution_options(
             v.add(f"{path}.max_steps", f"must be between 1 and {MAX_STEPS_LIMIT}")
         max_steps = pb.max_steps
 
-    tool_choice = None
-    if pb.HasField("tool_choice"):
-        which = pb.tool_choice.WhichOneof("choice")
-        if which == "tool_name":
-            if not pb.tool_choice.tool_name:
-                v.add(f"{path}.tool_choice.tool_name", "must not be empty")
-            tool_choice = ro.ToolChoice("tool", pb.tool_choice.tool_name)
-        elif which == "mode" and pb.tool_choice.mode != opb.TOOL_CHOICE_MODE_UNSPECIFIED:
-            modes = {
-                opb.TOOL_CHOICE_MODE_AUTO: "auto",
-                opb.TOOL_CHOICE_MODE_NONE: "none",
-                opb.TOOL_CHOICE_MODE_REQUIRED: "required",
-            }
-            if pb.tool_choice.mode not in modes:
-                v.add(f"{path}.tool_choice.mode", "unknown mode")
-            else:
-                tool_choice = ro.ToolChoice(modes[pb.tool_choice.mode])  # type: ignore[arg-type]
-        else:
-            v.add(f"{path}.tool_choice", "set mode or tool_name")
+    tool_choice = tool_choice_from_pb(pb.tool_choice, f"{path}.tool_choice", v) if pb.HasField("tool_choice") else None
 
     active_tools = tuple(pb.active_tools.names) if pb.HasField("active_tools") else None
     if active_tools is not None and any(not n for n in active_tools):
         v.add(f"{path}.active_tools.names", "names must not be empty")
 
     settings = (
-        _model_settings(pb.model_settings, f"{path}.model_settings", v) if pb.HasField("model_settings") else None
+        model_settings_from_pb(pb.model_settings, f"{path}.model_settings", v)
+        if pb.HasField("model_settings")
+        else None
     )
 
     structured = (
@@ -225,7 +209,27 @@ def _structured_output(pb: opb.StructuredOutput, path: str, v: Violations) -> ro
     )
 
 
-def _model_settings(pb: opb.ModelSettings, path: str, v: Violations) -> ro.ModelSettings:
+def tool_choice_from_pb(pb: opb.ToolChoice, path: str, v: Violations) -> ro.ToolChoice | None:
+    which = pb.WhichOneof("choice")
+    if which == "tool_name":
+        if not pb.tool_name:
+            v.add(f"{path}.tool_name", "must not be empty")
+        return ro.ToolChoice("tool", pb.tool_name)
+    if which == "mode" and pb.mode != opb.TOOL_CHOICE_MODE_UNSPECIFIED:
+        modes = {
+            opb.TOOL_CHOICE_MODE_AUTO: "auto",
+            opb.TOOL_CHOICE_MODE_NONE: "none",
+            opb.TOOL_CHOICE_MODE_REQUIRED: "required",
+        }
+        if pb.mode not in modes:
+            v.add(f"{path}.mode", "unknown mode")
+            return None
+        return ro.ToolChoice(modes[pb.mode])  # type: ignore[arg-type]
+    v.add(path, "set mode or tool_name")
+    return None
+
+
+def model_settings_from_pb(pb: opb.ModelSettings, path: str, v: Violations) -> ro.ModelSettings:
     def opt(name: str) -> Any:
         return getattr(pb, name) if pb.HasField(name) else None
 

@@ -106,6 +106,8 @@ class AgentLoop:
         self.runner: ProcessorRunner | None = None
         self.current_message_id = ""
         self._on_success: list[Any] = []
+        #: Callbacks processors registered to run when the run ends, however it ends.
+        self._on_finish: list[Any] = []
         #: The last step's input after the input processors: its structured
         #: output (processors may change it) is what the run answers with.
         self.last_step_input: StepInput | None = None
@@ -168,6 +170,7 @@ class AgentLoop:
             else:
                 self._end_failed(exc)
         finally:
+            await self._finished()
             self.state.set_ready()
             self.state.buffer.close()
             result = self.result
@@ -187,6 +190,13 @@ class AgentLoop:
                 hold=held,
             )
         return self.result
+
+    async def _finished(self) -> None:
+        for callback in self._on_finish:
+            try:
+                await maybe_await(callback())
+            except Exception:
+                log.exception("an on_finish callback of run %s failed; ignored", self.state.run_id)
 
     async def _end_aborted(self) -> None:
         abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
@@ -348,6 +358,7 @@ class AgentLoop:
             send_signal_for=self._send_signal_for,
             on_success=self._on_success.append,
             findings=self.result.findings,
+            on_finish=self._on_finish.append,
             trace=self.trace if self.trace.span is not None else None,
             metrics=self.trace.metrics,
         )

@@ -23,6 +23,7 @@ from agentd.runtime.chunks import (
 )
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.prompt import build_prompt
+from agentd.runtime.loop.readahead import ReadAhead
 from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import Message, ReasoningPart, ToolResultPart
 from agentd.runtime.models.base import (
@@ -130,6 +131,7 @@ class ModelCall:
                 attachments_ok = False
                 download_error = error
             raw: list[ModelEvent] = []
+            reader: ReadAhead | None = None
             text: list[str] = []
             reasoning: list[str] = []
             by_block: dict[str, str] = {}  # reasoning text per block id, until its end carries the signature
@@ -141,6 +143,8 @@ class ModelCall:
                 if not attachments_ok:
                     raise download_error
                 events = _replay(cached) if cached is not None else model.stream(request)
+                if runner.prefetches_stream:  # a batching stream processor: one call per ready batch
+                    events = reader = ReadAhead(events, runner.prefetch_output_stream)
                 self._state.set_ready()
                 if not started:
                     started = True
@@ -215,6 +219,10 @@ class ModelCall:
                 chat.end(error=exc)
                 step.text, step.reasoning_text = "".join(text), "".join(reasoning)  # what went out, for an abort
                 raise
+            finally:
+                if reader is not None:
+                    reader.close()
+                    reader = None
             break
         chat.end(
             finish_reason=finish.finish_reason,

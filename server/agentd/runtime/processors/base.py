@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
 from agentd.runtime.chunks import Chunk, FinishReason, Usage
-from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.errors import InvalidArgument, Unavailable
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
 from agentd.runtime.models.base import ModelEvent
 from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
@@ -64,6 +64,11 @@ class TripWire(Exception):
         self.retry = retry
         self.metadata = metadata
         self.processor_id = processor_id
+
+
+class ProcessorUnavailable(Unavailable):
+    """A processor that must not be skipped could not run (a remote processor
+    with `on_error = "fail-closed"`): the run fails, whichever hook raised it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +135,9 @@ class HookArgs:
     #: runner calls the processor's `on_violation` once the hook has returned,
     #: awaiting it when it is async, so even a per-chunk hook need not wait.
     report: Callable[[ProcessorViolation], None] = _unattended
+    #: Registers `callback()` (sync or async) to run once the run has ended,
+    #: however it ended (e.g. to close a connection the processor opened for it).
+    on_finish: Callable[[Callable[[], Any]], None] | None = None
 
 
 @dataclass(kw_only=True)

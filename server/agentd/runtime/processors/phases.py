@@ -19,6 +19,7 @@ from agentd.runtime.processors.base import (
     Hook,
     HookArgs,
     ProcessInputStepArgs,
+    ProcessorUnavailable,
     ProcessOutputStreamArgs,
     StepOverrides,
     TripWire,
@@ -306,7 +307,7 @@ class StreamPhase:
         )
         try:
             result = await self.runner.call(processor, "process_output_stream", args)
-        except TripWire:
+        except (TripWire, ProcessorUnavailable):
             raise
         except Exception:
             log.exception("process_output_stream of %r failed; the chunk passes unchanged", processor.id)

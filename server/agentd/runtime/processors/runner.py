@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypedDict, Unpack
 
-from agentd.runtime.chunks import Chunk, StepFinish
+from agentd.runtime.chunks import Chunk, ReasoningDelta, StepFinish, TextDelta, ToolCallDelta
 from agentd.runtime.messages import Message
 from agentd.runtime.metrics import Metrics, processor_label
 from agentd.runtime.models.base import ModelEvent
@@ -32,6 +32,7 @@ from agentd.runtime.processors.base import (
     ProcessInputArgs,
     ProcessLLMRequestArgs,
     ProcessLLMResponseArgs,
+    ProcessorUnavailable,
     ProcessorViolation,
     ProcessOutputResultArgs,
     ProcessOutputStepArgs,
@@ -58,6 +59,9 @@ from agentd.runtime.processors.workflow import ProcessorWorkflow, run_entry
 
 #: Guard against a stream processor that keeps queueing chunks.
 MAX_REPROCESS = 1000
+#: The model events a batching stream processor is offered ahead: the ones that
+#: come by the thousand (a step's start, finish and tool calls go one by one).
+PREFETCHED = (TextDelta, ReasoningDelta, ToolCallDelta)
 
 Entry = Any  # a Processor or a ProcessorWorkflow
 
@@ -79,6 +83,7 @@ class RunnerContext:
     cancelled: Any = None
     send_signal_for: Callable[[str], Any] | None = None
     on_success: Callable[[Callable[[Any], Any]], None] | None = None
+    on_finish: Callable[[Callable[[], Any]], None] | None = None
     #: The run's spans (a telemetry.RunTrace) when tracing is on.
     trace: Any = None
     #: The host's metrics (tripwires are counted by processor).
@@ -174,6 +179,7 @@ class ProcessorRunner:
                 "cancelled": self.ctx.cancelled,
                 "on_success": self.ctx.on_success,
                 "report": lambda violation: self._reported.append((processor, violation)),
+                "on_finish": self.ctx.on_finish,
             }
         return {**base, "retry_count": self.retry_count}
 
@@ -283,6 +289,31 @@ class ProcessorRunner:
     def wants_stream(self) -> bool:
         return bool(self.on_output_stream)
 
+    @property
+    def prefetches_stream(self) -> bool:
+        """True when the first stream processor answers batches (`prefetch_output_stream`):
+        its parts are the model's own, so it may see a batch before the parts come one by one."""
+        first = self.on_output_stream[0] if self.on_output_stream else None
+        return (
+            first is not None and not _is_workflow(first) and callable(getattr(first, "prefetch_output_stream", None))
+        )
+
+    async def prefetch_output_stream(self, events: list[ModelEvent]) -> None:
+        """Offers the first stream processor the model's waiting events (the deltas among
+        them) as a batch; its per-part hook then answers them without a call of its own.
+        A failure here is the per-part hook's to report (its policy applies there)."""
+        payloads = [e for e in events if isinstance(e, PREFETCHED)]
+        if len(payloads) < 2:
+            return
+        first = self.on_output_stream[0]
+        args = HookArgs(**self.common(first, stream=True))
+        try:
+            await first.prefetch_output_stream(payloads, args)
+        except (TripWire, ProcessorUnavailable):
+            pass  # raised again, in order, by the part it concerns
+        except Exception:
+            log.exception("prefetch_output_stream of %r failed; its parts go one by one", first.id)
+
     async def run_output_stream(self, chunk: Chunk, message_list: MessageList | None) -> list[Chunk]:
         """The chunks to emit for one chunk (none when dropped). A TripWire
         propagates: the caller blocks the stream."""
@@ -388,7 +419,7 @@ class ProcessorRunner:
             )
             try:
                 result = await self.call(processor, "process_api_error", args)
-            except TripWire:
+            except (TripWire, ProcessorUnavailable):
                 raise
             except Exception:
                 log.exception("process_api_error of %r failed; trying the next processor", processor.id)
