@@ -11,6 +11,7 @@ recorded (`rpc.server.call.duration`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -220,7 +221,10 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
                 if timing is not None:
                     timing.answered = True
             finally:
-                CALLER.reset(token)
+                # grpc may close an abandoned stream from another context, where
+                # there is nothing of ours to restore.
+                with contextlib.suppress(ValueError):
+                    CALLER.reset(token)
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
