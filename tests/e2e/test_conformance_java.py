@@ -45,9 +45,8 @@ def scenario_count() -> int:
 
 
 @pytest.fixture(scope="module")
-def conformance_runner() -> Path:
+def conformance_runner(java_reactor: str) -> Path:
     """The runnable jar of the Java conformance runner (its dependencies in target/lib)."""
-    java_build.package()
     return java_build.CONFORMANCE_JAR
 
 

@@ -98,20 +98,12 @@ def go_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [str(binary)]
 
 
-@pytest.fixture(scope="module")
-def java() -> str:
-    """`java`, once the Maven reactor of clients/java is built."""
-    java = require_tool("java", java_build.JAVA_HINT)
-    java_build.package()
-    return java
-
-
 @pytest.fixture(scope="module", params=["go", "ts", "java"])
 def command(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "go":
         return list(request.getfixturevalue("go_command"))
     if request.param == "java":
-        java: str = request.getfixturevalue("java")
+        java: str = request.getfixturevalue("java_reactor")
         return [java, "-cp", str(java_build.CONFORMANCE_JAR), "io.github.agentd.conformance.E2eProcessor"]
     node, _ = request.getfixturevalue("ts_client")
     return [node, str(TS_CLIENT_DIR / "build" / "test" / "e2e-processor.js")]
@@ -270,8 +262,10 @@ def test_a_calls_target_outside_allowed_targets_is_refused(agents: apb_grpc.Agen
 
 
 @pytest.mark.parametrize("command", ["java"], indirect=True)
-def test_the_java_pii_example_redacts_the_input_and_the_stream(agents: apb_grpc.AgentServiceStub, java: str) -> None:
-    pii = start_processor([java, "-cp", str(java_build.EXAMPLES_JAR), "io.github.agentd.examples.PiiProcessor"])
+def test_the_java_pii_example_redacts_the_input_and_the_stream(
+    agents: apb_grpc.AgentServiceStub, java_reactor: str
+) -> None:
+    pii = start_processor([java_reactor, "-cp", str(java_build.EXAMPLES_JAR), "io.github.agentd.examples.PiiProcessor"])
     try:
         lane = remote(pii.addr, id="pii-java")
         options = opb.ExecutionOptions(input_processors=lane, output_processors=lane)
