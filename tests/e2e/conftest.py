@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from . import java_build
 from .node_build import NODE_HINT, TS_CLIENT_DIR, TS_GEN_DIR, npm_ci_and_build
 from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
 
@@ -60,6 +61,15 @@ def ts_client(ts_proto: tuple[str, str]) -> tuple[str, str]:
     node, npm = ts_proto
     npm_ci_and_build(npm, TS_CLIENT_DIR)
     return node, npm
+
+
+@pytest.fixture(scope="session")
+def java_reactor() -> str:
+    """`java`, once the Maven reactor of clients/java (gen/java, client, conformance, examples) is built
+    (once per session)."""
+    java = require_tool("java", java_build.JAVA_HINT)
+    java_build.package()
+    return java
 
 
 @pytest.fixture(scope="session")

@@ -23,46 +23,19 @@ from pathlib import Path
 
 import pytest
 
+from . import java_build
+from .java_build import BUILD_TIMEOUT_S, EXAMPLES_JAR, JAVA_CLIENT_DIR, JAVA_HINT, decoded
 from .secure import secure_conformance_server
 from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
 
-JAVA_CLIENT_DIR = REPO_ROOT / "clients" / "java"
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
 SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
-JAVA_HINT = "Java 17 or newer and Maven 3.8 or newer (Debian packages openjdk-17-jdk-headless and maven)"
 
-# The first build on a new machine fetches the dependencies from Maven Central.
-BUILD_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 300
 STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 20.0
 
 SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
-
-
-def _text(out: str | bytes | None) -> str:
-    """Output captured by TimeoutExpired is bytes even in text mode."""
-    if isinstance(out, bytes):
-        return out.decode("utf-8", errors="replace")
-    return out or ""
-
-
-def _mvn(*args: str) -> subprocess.CompletedProcess[str]:
-    """`mvn -B -q <args>` in clients/java; fails the test with its output when it fails."""
-    require_tool("java", JAVA_HINT)
-    cmd = [require_tool("mvn", JAVA_HINT), "-B", "-q", "-Dstyle.color=never", *args]
-    try:
-        result = subprocess.run(
-            cmd, cwd=JAVA_CLIENT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"`{' '.join(cmd)}` timed out after {BUILD_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}")
-    if result.returncode != 0:
-        pytest.fail(
-            f"`{' '.join(cmd)}` in {JAVA_CLIENT_DIR} exited with {result.returncode}:\n"
-            f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
-        )
-    return result
 
 
 def scenario_count() -> int:
@@ -72,12 +45,9 @@ def scenario_count() -> int:
 
 
 @pytest.fixture(scope="module")
-def conformance_runner() -> Path:
+def conformance_runner(java_reactor: str) -> Path:
     """The runnable jar of the Java conformance runner (its dependencies in target/lib)."""
-    _mvn("package", "-DskipTests")
-    jar = JAVA_CLIENT_DIR / "conformance" / "target" / "agentd-conformance.jar"
-    assert jar.is_file(), f"the build made no {jar}"
-    return jar
+    return java_build.CONFORMANCE_JAR
 
 
 @pytest.fixture(scope="module")
@@ -143,9 +113,8 @@ def run_conformance(jar: Path, server: ServerProcess, *options: str) -> None:
     try:
         result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env)
     except subprocess.TimeoutExpired as err:
-        pytest.fail(
-            f"{args} timed out after {RUN_TIMEOUT_S}s:\n{_text(err.stdout)}\n{_text(err.stderr)}\n" + server.log_tail()
-        )
+        output = f"{decoded(err.stdout)}\n{decoded(err.stderr)}\n{server.log_tail()}"
+        pytest.fail(f"{args} timed out after {RUN_TIMEOUT_S}s:\n{output}")
     output = f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}\n{server.log_tail()}"
     lines = result.stdout.splitlines()
     summary = SUMMARY.match(lines[-1]) if lines else None
@@ -154,9 +123,6 @@ def run_conformance(jar: Path, server: ServerProcess, *options: str) -> None:
     assert result.returncode == 0, f"{args} exited with {result.returncode}\n{output}"
     assert failed == 0, f"{failed} scenario(s) failed\n{output}"
     assert passed == scenario_count(), f"{passed} passed, want every one of {scenario_count()} scenarios\n{output}"
-
-
-EXAMPLES_JAR = JAVA_CLIENT_DIR / "examples" / "target" / "agentd-examples.jar"
 
 
 def _run(args: list[str], server: ServerProcess) -> str:
@@ -192,7 +158,7 @@ def test_java_client_unit_tests() -> None:
     """The JUnit tests of clients/java/client (Surefire), run through the reactor."""
     folder = JAVA_CLIENT_DIR / "client" / "target" / "surefire-reports"
     shutil.rmtree(folder, ignore_errors=True)  # only this run's reports count
-    result = _mvn("test", "-pl", "client", "-am")
+    result = java_build.mvn("test", "-pl", "client", "-am")
     reports = sorted(folder.glob("TEST-*.xml"))
     assert reports, f"Surefire wrote no report: no JUnit test ran\n{result.stdout}\n{result.stderr}"
     ran = sum(int(m) for r in reports for m in re.findall(r'<testsuite[^>]* tests="(\d+)"', r.read_text()))

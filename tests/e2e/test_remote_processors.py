@@ -1,4 +1,4 @@
-"""Processors in Go and TypeScript, each its own process, in an `agentd serve`'s
+"""Processors in Go, TypeScript and Java, each its own process, in an `agentd serve`'s
 pipeline through the `remote` processor: every hook, state across hooks, a
 dropped and a rewritten chunk, a data chunk, abort with retry, a timeout under
 each on_error policy, and a processor that crashes mid-run (the run ends by
@@ -6,7 +6,10 @@ its on_error, never hangs).
 
 The Go processor is tests/e2e/goprocessor (built with clients/go/processor
 from gen/go), the TypeScript one clients/ts/test/e2e-processor.ts (built with
-clients/ts from gen/ts); both behave alike (see the Go one's doc comment).
+clients/ts from gen/ts), the Java one io.github.agentd.conformance.E2eProcessor
+(built with clients/java's io.github.agentd.client.processor from gen/java);
+all behave alike (see the Go one's doc comment). The Java PII example
+(io.github.agentd.examples.PiiProcessor) redacts through agentd too.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from support.errors import rich_error
 
+from . import java_build
 from .node_build import TS_CLIENT_DIR
 from .serverproc import GO_HINT, REPO_ROOT, ServerProcess, free_port, require_tool, start_server
 
@@ -94,10 +98,13 @@ def go_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [str(binary)]
 
 
-@pytest.fixture(scope="module", params=["go", "ts"])
+@pytest.fixture(scope="module", params=["go", "ts", "java"])
 def command(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "go":
         return list(request.getfixturevalue("go_command"))
+    if request.param == "java":
+        java: str = request.getfixturevalue("java_reactor")
+        return [java, "-cp", str(java_build.CONFORMANCE_JAR), "io.github.agentd.conformance.E2eProcessor"]
     node, _ = request.getfixturevalue("ts_client")
     return [node, str(TS_CLIENT_DIR / "build" / "test" / "e2e-processor.js")]
 
@@ -252,3 +259,24 @@ def test_a_calls_target_outside_allowed_targets_is_refused(agents: apb_grpc.Agen
         agents.Generate(apb.GenerateRequest(agent_id="echo", text="x", options=options), timeout=CALL_TIMEOUT_S)
     error = rich_error(caught.value)
     assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REMOTE_TARGET_NOT_ALLOWED")
+
+
+@pytest.mark.parametrize("command", ["java"], indirect=True)
+def test_the_java_pii_example_redacts_the_input_and_the_stream(
+    agents: apb_grpc.AgentServiceStub, java_reactor: str
+) -> None:
+    pii = start_processor([java_reactor, "-cp", str(java_build.EXAMPLES_JAR), "io.github.agentd.examples.PiiProcessor"])
+    try:
+        lane = remote(pii.addr, id="pii-java")
+        options = opb.ExecutionOptions(input_processors=lane, output_processors=lane)
+        text = "mail ann@example.com or call +1 555 010 0199"
+        reply = agents.Generate(
+            apb.GenerateRequest(agent_id="echo", text=text, options=options), timeout=CALL_TIMEOUT_S
+        )
+        assert reply.text == "mail [email] or call [phone]"
+        # Streamed, each delta is redacted on its own: one word at a time from the echo model.
+        options = opb.ExecutionOptions(output_processors=lane)
+        chunks = stream(agents, agent_id="echo", text="mail ann@example.com now", options=options)
+        assert text_of(chunks) == "mail [email] now"
+    finally:
+        pii.stop()

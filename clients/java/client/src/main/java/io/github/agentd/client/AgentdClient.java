@@ -23,9 +23,7 @@ import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -239,39 +237,39 @@ public final class AgentdClient implements AutoCloseable {
 
   /** Every agent, page after page. */
   public Iterable<Agent> agents(ListOptions options) {
-    return paginate(options, o -> {
+    return Pages.of(options, o -> {
       ListAgentsResponse r = listAgents(o);
-      return new Page<>(r.getAgentsList(), r.getNextPageToken());
+      return new Pages.Page<>(r.getAgentsList(), r.getNextPageToken());
     });
   }
 
-  record Page<T>(List<T> items, String next) {}
+  /**
+   * One page of the live scorers' scores, newest first, filtered by {@code scoreFilter} (agent,
+   * thread, run, scorer) and {@code timeRange} (created at or after the start, before the end).
+   */
+  public ListScoresResponse listScores(ListOptions options) {
+    return await(listScoresAsync(options));
+  }
 
-  static <T> Iterable<T> paginate(ListOptions first, Function<ListOptions, Page<T>> fetch) {
-    return () -> new Iterator<T>() {
-      private Iterator<T> items = java.util.Collections.emptyIterator();
-      private String token = first.pageToken;
-      private boolean more = true;
+  public CompletableFuture<ListScoresResponse> listScoresAsync(ListOptions o) {
+    ListScoresRequest.Builder req = ListScoresRequest.newBuilder()
+        .setAgentId(o.agent).setThreadId(o.thread).setRunId(o.run).setScorer(o.scorer)
+        .setPageSize(o.pageSize).setPageToken(o.pageToken);
+    if (o.start != null) {
+      req.setStartTime(o.start);
+    }
+    if (o.end != null) {
+      req.setEndTime(o.end);
+    }
+    return future(agents.listScores(req.build()));
+  }
 
-      @Override
-      public boolean hasNext() {
-        while (!items.hasNext() && more) {
-          Page<T> page = fetch.apply(first.withPageToken(token));
-          items = page.items().iterator();
-          token = page.next();
-          more = !token.isEmpty();
-        }
-        return items.hasNext();
-      }
-
-      @Override
-      public T next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException();
-        }
-        return items.next();
-      }
-    };
+  /** Every score the options' filter matches, page after page, newest first. */
+  public Iterable<Score> scores(ListOptions options) {
+    return Pages.of(options, o -> {
+      ListScoresResponse r = listScores(o);
+      return new Pages.Page<>(r.getScoresList(), r.getNextPageToken());
+    });
   }
 
   // --- threads and messages
@@ -310,9 +308,9 @@ public final class AgentdClient implements AutoCloseable {
 
   /** Every thread of a resource, page after page. */
   public Iterable<Thread> threads(String resource, ListOptions options) {
-    return paginate(options, o -> {
+    return Pages.of(options, o -> {
       ListThreadsResponse r = listThreads(resource, o);
-      return new Page<>(r.getThreadsList(), r.getNextPageToken());
+      return new Pages.Page<>(r.getThreadsList(), r.getNextPageToken());
     });
   }
 
@@ -357,9 +355,9 @@ public final class AgentdClient implements AutoCloseable {
 
   /** Every message of a thread, page after page. */
   public Iterable<Message> messages(String threadId, ListOptions options) {
-    return paginate(options, o -> {
+    return Pages.of(options, o -> {
       ListMessagesResponse r = listMessages(threadId, o);
-      return new Page<>(r.getMessagesList(), r.getNextPageToken());
+      return new Pages.Page<>(r.getMessagesList(), r.getNextPageToken());
     });
   }
 
@@ -497,9 +495,9 @@ public final class AgentdClient implements AutoCloseable {
 
   /** Every notification of a thread, page after page. */
   public Iterable<Notification> notifications(String threadId, ListOptions options) {
-    return paginate(options, o -> {
+    return Pages.of(options, o -> {
       ListNotificationsResponse r = listNotifications(threadId, o);
-      return new Page<>(r.getNotificationsList(), r.getNextPageToken());
+      return new Pages.Page<>(r.getNotificationsList(), r.getNextPageToken());
     });
   }
 

@@ -8,7 +8,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
-/** Options of the list calls: paging, the resource, filters and order. */
+/** Options of the list calls: paging, the resource, filters (messages, notifications, scores) and order. */
 public final class ListOptions {
   public static final ListOptions NONE = builder().build();
 
@@ -25,6 +25,9 @@ public final class ListOptions {
   final List<NotificationPriority> priorities;
   final String source;
   final String search;
+  final String thread;
+  final String run;
+  final String scorer;
 
   private ListOptions(Builder b) {
     pageSize = b.pageSize;
@@ -40,6 +43,9 @@ public final class ListOptions {
     priorities = b.priorities;
     source = b.source;
     search = b.search;
+    thread = b.thread;
+    run = b.run;
+    scorer = b.scorer;
   }
 
   public static Builder builder() {
@@ -61,6 +67,9 @@ public final class ListOptions {
     b.priorities = priorities;
     b.source = source;
     b.search = search;
+    b.thread = thread;
+    b.run = run;
+    b.scorer = scorer;
     return b.build();
   }
 
@@ -79,6 +88,9 @@ public final class ListOptions {
     private List<NotificationPriority> priorities = List.of();
     private String source = "";
     private String search = "";
+    private String thread = "";
+    private String run = "";
+    private String scorer = "";
 
     private Builder() {}
 
@@ -127,6 +139,15 @@ public final class ListOptions {
       priorities = byPriority == null ? List.of() : List.copyOf(byPriority);
       source = bySource == null ? "" : bySource;
       search = text == null ? "" : text;
+      return this;
+    }
+
+    /** The filter of listScores; null or "" leaves a field unfiltered. */
+    public Builder scoreFilter(String agentId, String threadId, String runId, String scorerName) {
+      agent = agentId == null ? "" : agentId;
+      thread = threadId == null ? "" : threadId;
+      run = runId == null ? "" : runId;
+      scorer = scorerName == null ? "" : scorerName;
       return this;
     }
 

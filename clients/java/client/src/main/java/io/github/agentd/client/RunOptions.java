@@ -6,6 +6,8 @@ import io.github.agentd.proto.v1.MemoryOptions;
 import io.github.agentd.proto.v1.Message;
 import io.github.agentd.proto.v1.ModelSettings;
 import io.github.agentd.proto.v1.ResponseCacheOptions;
+import io.github.agentd.proto.v1.ScorerOptions;
+import io.github.agentd.proto.v1.ScoringMode;
 import io.github.agentd.proto.v1.StructuredOutput;
 import io.github.agentd.proto.v1.ThreadInput;
 import io.github.agentd.proto.v1.ToolNames;
@@ -108,6 +110,21 @@ public final class RunOptions {
     /** The request context the processors and tools see (options.request_context). */
     public Builder requestContext(Map<String, ?> values) {
       execution.setRequestContext(Values.struct(values));
+      return this;
+    }
+
+    /**
+     * The agent's live scorers for this run: {@code SCORING_MODE_OFF} (none scores it) or
+     * {@code SCORING_MODE_FORCE} (every one does, whatever its sampling rate).
+     */
+    public Builder scoring(ScoringMode mode) {
+      execution.setScorers(ScorerOptions.newBuilder().setMode(mode));
+      return this;
+    }
+
+    /** An aborted thread-bound run saves its input and the text it streamed so far. */
+    public Builder persistPartialOnAbort() {
+      execution.setPersistPartialOnAbort(true);
       return this;
     }
 

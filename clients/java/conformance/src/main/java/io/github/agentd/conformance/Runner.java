@@ -16,6 +16,7 @@ import io.github.agentd.proto.v1.FinishReason;
 import io.github.agentd.proto.v1.GenerateResponse;
 import io.github.agentd.proto.v1.Message;
 import io.github.agentd.proto.v1.Part;
+import io.github.agentd.proto.v1.Score;
 import io.github.agentd.proto.v1.StreamResponse;
 import io.github.agentd.proto.v1.ThreadSnapshot;
 import java.security.SecureRandom;
@@ -150,6 +151,7 @@ final class Runner {
       case "read_subscription" -> readSubscription(s);
       case "resume" -> resume(s);
       case "cache_stats" -> cacheStats(s);
+      case "list_scores" -> listScores(s);
       case "connect_client_tool" -> connectClientTool(s);
       default -> throw new Failure("unknown step kind \"" + kind + "\"");
     }
@@ -518,6 +520,29 @@ final class Runner {
     String name = s.optStr("name");
     if (!name.isEmpty()) {
       stats.put(name, hits);
+    }
+  }
+
+  /** A thread's scorers, polled for up to five seconds (scoring runs after the run has answered). */
+  private void listScores(Step s) throws Failure {
+    ListOptions options = ListOptions.builder().scoreFilter("", s.str("thread"), "", "").build();
+    boolean wants = s.expects("scorers");
+    List<String> want = wants ? s.strings("scorers") : List.of();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    List<String> names;
+    while (true) {
+      names = new ArrayList<>();
+      for (Score score : client.scores(options)) {
+        names.add(score.getScorer());
+      }
+      names.sort(null);
+      if (!wants || names.equals(want) || System.nanoTime() > until) {
+        break;
+      }
+      sleep(50);
+    }
+    if (wants && !names.equals(want)) {
+      throw new Failure("scorers " + names + ", want " + want);
     }
   }
 
