@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 
 import grpc
 import pytest
@@ -22,6 +23,7 @@ from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.overrides import MAX_VERSIONS, InMemoryOverrideStore
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
+from agentd.runtime.storage import StorageError
 from agentd.runtime.tools import Tool
 from agentd_proto.v1 import agent_overrides_pb2 as opb
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -354,5 +356,48 @@ async def test_an_instruction_override_changes_the_response_cache_key() -> None:
         await server.agents.DeleteAgentOverrides(opb.DeleteAgentOverridesRequest(agent_id="cached"))
         assert await reply(server, "cached") == "system=[Code instructions.] tools=[]"
         assert (cache.stats.hits, cache.stats.writes) == (2, 2)  # back to the first key
+    finally:
+        await server.close()
+
+
+# ---------------------------------------------------------------- a storage outage
+
+
+class OutageOverrideStore(InMemoryOverrideStore):
+    """The in-memory store, every call of which fails while `down` is set."""
+
+    down = False
+
+    def __getattribute__(self, name: str) -> Any:
+        value = super().__getattribute__(name)
+        if name in ("head", "version", "versions", "append") and object.__getattribute__(self, "down"):
+
+            async def refused(*args: Any, **kwargs: Any) -> Any:
+                raise StorageError("connection refused")
+
+            return refused
+        return value
+
+
+async def test_a_storage_outage_is_unavailable_and_runs_keep_the_version_read_before() -> None:
+    store = OutageOverrideStore()
+    server = await start_server(agents(), override_store=store, overrides_cache_ttl=0)
+    try:
+        await server.agents.UpdateAgentOverrides(update("open", "instructions", instructions="Edited."))
+        store.down = True
+        # Read before (the write's own version): runs go on with it, though the cache entry expired.
+        assert (await reply(server, "open")).startswith("system=[Edited.]")
+        for call in (
+            server.agents.UpdateAgentOverrides(update("open", "instructions", instructions="x")),
+            server.agents.ListAgentOverrideVersions(opb.ListAgentOverrideVersionsRequest(agent_id="open")),
+            server.agents.Generate(apb.GenerateRequest(agent_id="tools", text="hi")),  # never read: no version to use
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await call
+            error = rich_error(info.value)
+            assert (error.code, error.reason) == (grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE")
+        assert (await reply(server, "locked")).startswith("system=[Code instructions.]")  # locked: nothing to read
+        store.down = False
+        assert (await reply(server, "tools")).startswith("system=[Code instructions.]")
     finally:
         await server.close()

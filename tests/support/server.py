@@ -88,6 +88,7 @@ async def start_server(
     scoring_settings: Any = None,
     mcp: McpServers | None = None,
     override_store: Any = None,
+    overrides_cache_ttl: float | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -105,6 +106,8 @@ async def start_server(
         mcp=mcp or McpServers(),
         override_store=override_store or InMemoryOverrideStore(),
     )
+    if overrides_cache_ttl is not None:
+        host.agents.overrides.cache_ttl = overrides_cache_ttl
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")
     addr = f"127.0.0.1:{port}"

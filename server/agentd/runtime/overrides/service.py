@@ -8,22 +8,26 @@ the write is answered; another process's write reaches it through the store's
 `watch` (pub/sub on Redis), which drops the entry. A fetch that an
 invalidation overtook is not cached (a generation counter per key), so a
 stale read never outlives the invalidation that should have removed it; the
-TTL bounds how long a lost invalidation can matter.
+TTL bounds how long a lost invalidation can matter. While the store fails, a
+run gets the version last read (expired or not); with none read, UNAVAILABLE.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.agent_definition import RequestContext, instructions_to_messages, resolve_dynamic
 from agentd.runtime.editor import FIELDS, EditorPolicy
-from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied
+from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, storage_unavailable
 from agentd.runtime.identity import scoped
 from agentd.runtime.overrides.store import OverrideStore, OverrideValues, OverrideVersion
+from agentd.runtime.storage import StorageError
 from agentd.runtime.tools import Tool
 
 if TYPE_CHECKING:
@@ -38,6 +42,8 @@ __all__ = [
     "effective_fields",
     "instructions_text",
 ]
+
+log = logging.getLogger("agentd.overrides")
 
 #: Bounds on what one override may hold.
 MAX_INSTRUCTIONS_CHARS = 100_000
@@ -183,7 +189,14 @@ class Overrides:
             self._cache.move_to_end(key)
             return hit[0]
         generation = self._generation(key)
-        head = await self.store.head(key)
+        try:
+            head = await self.store.head(key)
+        except StorageError as exc:
+            if hit is None:
+                raise storage_unavailable(exc) from exc
+            # Storage is down: the last version read beats failing the run (or running the code's).
+            log.warning("overrides of %s: storage failed (%s); using the version read before", key, exc)
+            return hit[0]
         if self._generation(key) == generation:  # no invalidation overtook the read
             self._remember(key, head)
         return head
@@ -198,7 +211,8 @@ class Overrides:
         return replace(head, values=effective_fields(head.values, agent.policy))
 
     async def versions(self, agent: Agent, tenant: str, below: int | None, limit: int) -> list[OverrideVersion]:
-        found = await self.store.versions(scoped(tenant, agent.id), below, limit)
+        with _storage_errors():
+            found = await self.store.versions(scoped(tenant, agent.id), below, limit)
         return [replace(v, values=effective_fields(v.values, agent.policy)) for v in found]
 
     async def effective(self, agent: Agent, tenant: str) -> Agent:
@@ -235,7 +249,8 @@ class Overrides:
         key = scoped(tenant, agent.id)
         if version < 1:
             raise InvalidArgument.field("version", "must be a version number (1 or more)")
-        old = await self.store.version(key, version)
+        with _storage_errors():
+            old = await self.store.version(key, version)
         if old is None:
             raise NotFound(
                 f"agent {agent.id!r} has no overrides version {version} (never written, or pruned)",
@@ -249,9 +264,19 @@ class Overrides:
     async def _write(self, agent: Agent, tenant: str, step: Any, updated_by: str) -> OverrideVersion:
         key = scoped(tenant, agent.id)
         self.invalidate(key)  # a read racing the write must not cache what the write replaces
-        made = await self.store.append(key, step, updated_by)
+        with _storage_errors():
+            made = await self.store.append(key, step, updated_by)
         self._remember(key, made)
         return made
+
+
+@contextmanager
+def _storage_errors() -> Iterator[None]:
+    """A store that fails is the storage backend failing: UNAVAILABLE, retry later."""
+    try:
+        yield
+    except StorageError as exc:
+        raise storage_unavailable(exc) from exc
 
 
 def check_values(agent: Agent, values: OverrideValues, catalogue: dict[str, Tool], where: str = "overrides") -> None:

@@ -391,11 +391,13 @@ class ThreadRuntime:
         replayable = []
         for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
             try:
-                agent = await self.agents.resolve(entry.agent_id, tenant_of(entry.thread_id))
+                code_agent = self.agents.get(entry.agent_id)
             except Exception:
                 log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
                 await self.storage.delete_pending([entry.signal.id])
                 continue
+            # Outside the try: overrides that cannot be read now must not drop the signal.
+            agent = await self.agents.overrides.effective(code_agent, tenant_of(entry.thread_id))
             replayable.append((agent, entry.signal))
         return replayable
 
