@@ -8,6 +8,7 @@ and its tools, so each test reads over the wire what a run was sent."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -18,18 +19,23 @@ from google.protobuf import field_mask_pb2
 
 from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
 from agentd.grpc.gate import Gate
-from agentd.runtime import Agent, register_provider
+from agentd.runtime import Agent, ModelEvent, ModelRequest, register_provider
 from agentd.runtime.cache import InMemoryServerCache
+from agentd.runtime.memory import Memory
 from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.overrides import MAX_VERSIONS, InMemoryOverrideStore
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
-from agentd.runtime.storage import StorageError
+from agentd.runtime.storage import InMemoryStorage, StorageError
 from agentd.runtime.tools import Tool
 from agentd_proto.v1 import agent_overrides_pb2 as opb
 from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import message_pb2 as mpb
+from agentd_proto.v1 import signal_pb2 as spb
+from agentd_proto.v1 import signal_service_pb2 as sspb
+from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
 from support.server import Running, start_server
-from support_models import PROMPT, prompt_model
+from support_models import PROMPT, FunctionModel, prompt_model
 
 register_provider(PROMPT, prompt_model)
 
@@ -399,5 +405,49 @@ async def test_a_storage_outage_is_unavailable_and_runs_keep_the_version_read_be
         assert (await reply(server, "locked")).startswith("system=[Code instructions.]")  # locked: nothing to read
         store.down = False
         assert (await reply(server, "tools")).startswith("system=[Code instructions.]")
+    finally:
+        await server.close()
+
+
+# ---------------------------------------------------------------- a run queued before the write
+
+GATE: dict[str, asyncio.Event] = {}
+
+
+async def _gated_prompt(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+    """Reveals the prompt as `prompt/...` does; a turn saying "wait" first waits for GATE["open"]."""
+    if request.prompt[-1].text == "wait":
+        await GATE["open"].wait()
+    async for event in prompt_model("x").stream(request):
+        yield event
+
+
+async def test_a_run_queued_before_a_write_starts_with_the_write() -> None:
+    GATE["open"] = asyncio.Event()
+    register_provider("gated", lambda model_id: FunctionModel(_gated_prompt, provider="gated", model_id=model_id))
+    storage = InMemoryStorage()
+    agent = Agent(id="chat", model="gated/x", instructions="Code instructions.", memory=Memory(storage))
+    server = await start_server([agent], storage=storage)
+    target = spb.SignalTarget(resource_id="u1", thread_id="t1")
+    try:
+        woke = await server.signals.SendMessage(
+            sspb.SendMessageRequest(agent_id="chat", target=target, message=spb.MessageInput(text="wait"))
+        )
+        assert woke.decision.WhichOneof("action") == "wake"
+        queued = await server.signals.QueueMessage(
+            sspb.QueueMessageRequest(agent_id="chat", target=target, message=spb.MessageInput(text="next"))
+        )
+        assert queued.decision.WhichOneof("action") == "deliver"
+        await server.agents.UpdateAgentOverrides(update("chat", "instructions", instructions="Written meanwhile."))
+        GATE["open"].set()
+        for _ in range(1000):  # poll until both runs answered
+            listed = await server.threads.ListMessages(tpb.ListMessagesRequest(thread_id="t1", resource_id="u1"))
+            answers = [m for m in listed.messages if m.role == mpb.ROLE_ASSISTANT]
+            if len(answers) == 2:
+                break
+            await asyncio.sleep(0.01)
+        texts = ["".join(p.text.text for p in m.parts) for m in answers]
+        assert texts[0].startswith("system=[Code instructions.]")  # started before the write
+        assert texts[1].startswith("system=[Written meanwhile.]")
     finally:
         await server.close()

@@ -49,6 +49,11 @@ class AgentRegistry:
         applied (NOT_FOUND for an unknown id)."""
         return await self.overrides.effective(self.get(agent_id), tenant)
 
+    async def refresh(self, agent: Agent, tenant: str) -> Agent:
+        """`agent` (resolved earlier, e.g. for a queued run) with the overrides as of now."""
+        code = self._agents.get(agent.id)
+        return agent if code is None else await self.overrides.effective(code, tenant)
+
     def add(self, agent: Agent) -> None:
         if agent.id in self._agents:
             raise AlreadyExists(f"agent {agent.id!r} defined twice", "AGENT_ALREADY_EXISTS")

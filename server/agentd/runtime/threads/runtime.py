@@ -314,8 +314,9 @@ class ThreadRuntime:
         while state.queue and state.active is None and not self._closed:
             item = state.queue.popleft()
             try:
+                agent = await self.agents.refresh(item.agent, tenant_of(state.thread_id))  # overrides as of now
                 await self.start_run(
-                    item.agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
+                    agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
                 )
             except Exception:
                 log.exception("queued run %s could not start", item.run_id)
