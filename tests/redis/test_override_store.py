@@ -142,3 +142,21 @@ async def test_redis_tells_other_processes_of_each_write(redis_server: RedisServ
         await writer.clear()
         await writer.close()
         await reader.close()
+
+
+async def test_a_broken_invalidation_channel_forgets_everything_once_back(redis_server: RedisServer) -> None:
+    """Messages published while the channel was down are lost: the listener
+    says "anything may have changed" (None) once it has resubscribed."""
+    prefix = f"ov-{uuid.uuid4().hex[:8]}:"
+    writer, reader = (RedisOverrideStore(redis_server.url, key_prefix=prefix) for _ in range(2))
+    heard: asyncio.Queue[str | None] = asyncio.Queue()
+    await reader.watch(heard.put_nowait)
+    try:
+        await writer.client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+        assert await asyncio.wait_for(heard.get(), 10) is None
+        await writer.append("a", setting("v1"), "alice")  # and it hears writes again
+        assert await asyncio.wait_for(heard.get(), 10) == "a"
+    finally:
+        await writer.clear()
+        await writer.close()
+        await reader.close()

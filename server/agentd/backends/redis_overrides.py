@@ -12,8 +12,8 @@ A write is one MULTI/EXEC under WATCH of the head: the next version, the new
 head, the pruning of versions beyond MAX_VERSIONS and the PUBLISH commit
 together or are retried, so two replicas writing at once make two versions,
 never one lost. `watch` follows the channel on a connection of its own; when
-that connection fails, every cached entry is dropped once it is back (what
-was published meanwhile is lost to it).
+that connection fails or reconnects, every cached entry is dropped once it is
+back (what was published meanwhile is lost to it).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
         self.writer_id = uuid.uuid4().hex[:12]
         self._pubsub: PubSub | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._on_change: OnChange | None = None
 
     def _key(self, *parts: str) -> str:
         return self.key("overrides", *parts)
@@ -108,24 +109,44 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
     async def watch(self, on_change: OnChange) -> None:
         if self._listener is not None:
             raise RuntimeError("RedisOverrideStore.watch: already watching")
-        with self.failures("watch"):
+        try:
             self._pubsub = await self._subscribe()
+        except (RedisError, OSError) as exc:  # Redis down at start: the listener keeps trying
+            log.warning("overrides invalidations: cannot subscribe yet: %s", exc)
+        self._on_change = on_change
         self._listener = asyncio.create_task(self._listen(on_change), name="overrides invalidations")
 
     async def _subscribe(self) -> PubSub:
         pubsub = self.client.pubsub()
-        await pubsub.subscribe(self._key("changed"))
+        try:
+            await pubsub.subscribe(self._key("changed"))
+        except BaseException:
+            with contextlib.suppress(RedisError, OSError):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            raise
+        # redis-py reconnects (and resubscribes) by itself inside get_message: hear of it.
+        assert pubsub.connection is not None
+        pubsub.connection.register_connect_callback(self._reconnected)
         return pubsub
+
+    def _reconnected(self, connection: Any) -> None:
+        """After a reconnection: what was published meanwhile is lost, so forget everything."""
+        if self._on_change is not None:
+            self._on_change(None)
 
     async def _listen(self, on_change: OnChange) -> None:
         while True:
+            if self._pubsub is None:
+                await self._resubscribe()
+                on_change(None)  # what was published while it was not listening is lost: forget everything
+            assert self._pubsub is not None
             try:
-                assert self._pubsub is not None
                 message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except (RedisError, OSError) as exc:
                 log.warning("overrides invalidations: the channel failed, resubscribing: %s", exc)
-                await self._resubscribe()
-                on_change(None)  # what was published meanwhile is lost: forget everything
+                with contextlib.suppress(RedisError, OSError):
+                    await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                self._pubsub = None
                 continue
             if message is None:
                 continue
@@ -136,11 +157,11 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
     async def _resubscribe(self) -> None:
         while True:
             await asyncio.sleep(0.2)
-            with contextlib.suppress(RedisError, OSError):
-                if self._pubsub is not None:
-                    await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            try:
                 self._pubsub = await self._subscribe()
                 return
+            except (RedisError, OSError):
+                continue
 
     async def close(self) -> None:
         if self._listener is not None:
