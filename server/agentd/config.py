@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentd.auth_config import AuthConfigError, AuthSettings, auth_settings, tls_settings
+from agentd.backends.sqlite_overrides import SQLiteOverrideStore  # stdlib sqlite3 only: cheap at start-up
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
@@ -401,8 +402,6 @@ def build_override_store(settings: StorageSettings, base: Path | None = None) ->
 
         return RedisOverrideStore(settings.redis_url, key_prefix=settings.key_prefix)
     if settings.backend == "sqlite":
-        from agentd.backends.sqlite_overrides import SQLiteOverrideStore
-
         path = Path(settings.path)
         return SQLiteOverrideStore(path if path.is_absolute() or base is None else base / path)
     return InMemoryOverrideStore()
