@@ -29,11 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentd.runtime import InvalidArgument, ModelEvent, ModelRequest
-from agentd.runtime.chunks import TextDelta
+from agentd.runtime.chunks import TextDelta, TextEnd, TextStart, Usage
+from agentd.runtime.models.base import ModelFinish
 from agentd.runtime.models.local import LocalModel
 
 #: The provider name the held models are registered under.
 HELD = "held"
+#: `prompt/<anything>` replies with what it was sent besides the conversation (`prompt_model`).
+PROMPT = "prompt"
 
 #: A function model's behaviour: the request and the call's number, to the call's events.
 StreamFunction = Callable[[ModelRequest, int], AsyncIterator[ModelEvent]]
@@ -119,3 +122,18 @@ async def _held(events: AsyncIterator[ModelEvent], hold: Hold) -> AsyncIterator[
         close = getattr(events, "aclose", None)
         if close is not None:
             await close()
+
+
+async def _reveal_prompt(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+    system = " | ".join(m.text for m in request.prompt if m.role == "system")
+    tools = ", ".join(f"{t.name}: {t.description}" for t in request.tools)
+    yield TextStart("t")
+    yield TextDelta("t", f"system=[{system}] tools=[{tools}]")
+    yield TextEnd("t")
+    yield ModelFinish("stop", Usage())
+
+
+def prompt_model(model_id: str) -> FunctionModel:
+    """A model whose reply is its system prompt and its tools (name: description), so a
+    test sees over the wire what a run sent: `system=[...] tools=[a: ..., b: ...]`."""
+    return FunctionModel(_reveal_prompt, provider=PROMPT, model_id=model_id)

@@ -13,10 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentd.auth_config import AuthConfigError, AuthSettings, auth_settings, tls_settings
+from agentd.backends.sqlite_overrides import SQLiteOverrideStore  # stdlib sqlite3 only: cheap at start-up
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
+from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
 from agentd.runtime.mcp_tools import McpServers, parse_server, parse_tool_refs
@@ -32,6 +34,7 @@ from agentd.runtime.options import (
     ProcessorSpec,
     ProcessorWorkflowSpec,
 )
+from agentd.runtime.overrides import InMemoryOverrideStore, OverrideStore
 from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
@@ -104,6 +107,8 @@ class Config:
     #: Threads and messages, built from `storage_settings`.
     storage: Storage | None = None
     notification_store: NotificationStore | None = None
+    #: Editor overrides, beside the threads.
+    override_store: OverrideStore | None = None
     #: Thread leases, built from `coordination_settings`.
     coordination: Coordination | None = None
     #: Shared chunk logs and replica requests (redis coordination only).
@@ -236,6 +241,7 @@ _AGENT_KEYS = {
     "scorers",
     "workflows",
     "tools",
+    "editor",
 }
 _OPTION_KEYS = {"max_steps", "provider_options", "model_settings", "request_context"}
 
@@ -389,6 +395,26 @@ def build_notification_store(settings: StorageSettings, base: Path | None = None
     return InMemoryNotificationStore()
 
 
+def build_override_store(settings: StorageSettings, base: Path | None = None) -> OverrideStore:
+    """Editor overrides beside the threads: in the SQLite file or on the Redis server, else in memory."""
+    if settings.backend == "redis":
+        from agentd.backends.redis_overrides import RedisOverrideStore
+
+        return RedisOverrideStore(settings.redis_url, key_prefix=settings.key_prefix)
+    if settings.backend == "sqlite":
+        path = Path(settings.path)
+        return SQLiteOverrideStore(path if path.is_absolute() or base is None else base / path)
+    return InMemoryOverrideStore()
+
+
+def _editor(value: Any, where: str) -> EditorPolicy:
+    """`editor = false` or `editor = { instructions = true, tools = { description = true } }`."""
+    try:
+        return editor_policy(value, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _scorers(entries: Any, where: str) -> Any:
     try:
         return parse_scorers(entries, where)
@@ -455,6 +481,7 @@ def _agent(
         else None,
         scorers=_scorers(table.get("scorers", []), f"{where}.scorers"),
         tool_sources=[mcp.select(refs)] if refs else [],
+        editor=_editor(table.get("editor"), f"{where}.editor"),
     )
 
 
@@ -555,6 +582,7 @@ def load(
     config.coordination = build_coordination(config.coordination_settings)
     config.notification_store = build_notification_store(config.storage_settings, base)
     config.scores = build_score_store(config.storage_settings, base)
+    config.override_store = build_override_store(config.storage_settings, base)
     scoring = settings.scoring
     config.scoring = ScoringSettings(scoring.max_pending, scoring.timeout_seconds, scoring.seed)
     config.caches = build_caches(config.cache)

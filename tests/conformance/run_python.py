@@ -367,6 +367,34 @@ async def step_connect_client_tool(ctx: Context, step: dict[str, Any]) -> None:
     expect.equal("text", deltas(run))
 
 
+async def step_update_overrides(ctx: Context, step: dict[str, Any]) -> None:
+    expect = Expect(step, {"overridden_fields", "error_code", "error_reason"})
+    try:
+        written = await ctx.client.update_agent_overrides(step["agent"], instructions=step["instructions"])
+    except AgentdError as err:
+        if "error_code" not in expect and "error_reason" not in expect:
+            raise StepFailed(f"update_overrides failed: {err}") from None
+        expect.equal("error_code", err.code_name)
+        expect.equal("error_reason", err.reason)
+        return
+    if "error_code" in expect or "error_reason" in expect:
+        raise StepFailed("expected an error, the update succeeded")
+    expect.equal("overridden_fields", list(written.overridden_fields))
+
+
+async def step_delete_overrides(ctx: Context, step: dict[str, Any]) -> None:
+    expect = Expect(step, {"overridden_fields"})
+    deleted = await ctx.client.delete_agent_overrides(step["agent"])
+    expect.equal("overridden_fields", list(deleted.overridden_fields))
+
+
+async def step_get_agent(ctx: Context, step: dict[str, Any]) -> None:
+    expect = Expect(step, {"instructions", "overridden_fields"})
+    agent = await ctx.client.get_agent(step["agent"])
+    expect.equal("instructions", agent.instructions)
+    expect.equal("overridden_fields", list(agent.overridden_fields))
+
+
 STEPS: dict[str, Callable[[Context, dict[str, Any]], Awaitable[None]]] = {
     "generate": step_generate,
     "stream": step_stream,
@@ -379,6 +407,9 @@ STEPS: dict[str, Callable[[Context, dict[str, Any]], Awaitable[None]]] = {
     "cache_stats": step_cache_stats,
     "connect_client_tool": step_connect_client_tool,
     "list_scores": step_list_scores,
+    "update_overrides": step_update_overrides,
+    "delete_overrides": step_delete_overrides,
+    "get_agent": step_get_agent,
 }
 
 

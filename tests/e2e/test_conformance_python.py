@@ -167,6 +167,29 @@ async def test_generate_and_agents(client: AgentdClient) -> None:
     assert (await client.generate("echo", [user("from a Message")])).text == "from a Message"
 
 
+async def test_agent_overrides(client: AgentdClient) -> None:
+    """An admin (anonymous, without auth) edits echo's instructions and tool
+    descriptions, lists the versions, restores one and deletes them all."""
+    before = await client.get_agent_overrides("echo")
+    first = await client.update_agent_overrides("echo", instructions="Be brief.")
+    assert (first.version, first.instructions) == (before.version + 1, "Be brief.")
+    assert (await client.get_agent("echo")).instructions == "Be brief."
+    second = await client.update_agent_overrides("echo", instructions=None)  # None: the code's again
+    assert not second.HasField("instructions") and list(second.overridden_fields) == []
+    versions = await client.agent_override_versions("echo", page_size=1).all()
+    assert [v.version for v in versions[:2]] == [second.version, first.version]
+    restored = await client.restore_agent_overrides("echo", first.version)
+    assert (restored.version, restored.instructions) == (second.version + 1, "Be brief.")
+    with pytest.raises(AgentdError) as caught:
+        await client.update_agent_overrides("echo", tool_descriptions={"nope": "x"})
+    assert (
+        caught.value.code_name == "INVALID_ARGUMENT"
+        and "overrides.tool_descriptions['nope']" in caught.value.violations
+    )
+    deleted = await client.delete_agent_overrides("echo")
+    assert deleted.version == restored.version + 1 and list(deleted.overridden_fields) == []
+
+
 async def test_tripwire_is_a_result_not_an_error(client: AgentdClient) -> None:
     result = await client.generate("guarded", "this is forbidden")
     assert result.finish_reason == "OTHER"

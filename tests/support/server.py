@@ -24,6 +24,7 @@ from agentd.runtime import Agent, AgentRegistry, InMemoryScoreStore, ScoringSett
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.mcp_tools import McpServers
+from agentd.runtime.overrides import InMemoryOverrideStore
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
@@ -86,6 +87,8 @@ async def start_server(
     score_store: Any = None,
     scoring_settings: Any = None,
     mcp: McpServers | None = None,
+    override_store: Any = None,
+    overrides_cache_ttl: float | None = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -101,7 +104,10 @@ async def start_server(
         score_store=score_store or InMemoryScoreStore(),
         scoring_settings=scoring_settings or ScoringSettings(),
         mcp=mcp or McpServers(),
+        override_store=override_store or InMemoryOverrideStore(),
     )
+    if overrides_cache_ttl is not None:
+        host.agents.overrides.cache_ttl = overrides_cache_ttl
     server = AgentdServer(host, **kwargs)
     port = await server.start("127.0.0.1:0")
     addr = f"127.0.0.1:{port}"

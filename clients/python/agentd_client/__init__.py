@@ -18,6 +18,7 @@ from .client import AgentdClient
 from .credentials import TLS, TOKEN_ENV
 from .errors import AgentdError, PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError
 from .options import ResponseCache, execution_options
+from .overrides import KEEP
 from .session import ClientTool, ConnectSession
 from .streams import RunStream, Subscription
 from .types import (
@@ -39,6 +40,7 @@ from .types import (
 )
 
 __all__ = [
+    "KEEP",
     "TLS",
     "TOKEN_ENV",
     "AgentdClient",

@@ -24,6 +24,7 @@ from agentd_proto.v1 import (
 from ._values import from_value, to_struct, to_value
 from .connection import Connection, MetadataArg
 from .options import OPTION_KEYWORDS, execution_options
+from .overrides import OverridesMixin
 from .session import ClientTool, ConnectSession, ToolHandler
 from .signals import (
     IfActiveArg,
@@ -52,7 +53,7 @@ from .types import (
 )
 
 
-class AgentdClient(Connection):
+class AgentdClient(OverridesMixin, Connection):
     """An asyncio client for an agentd server.
 
         async with AgentdClient("127.0.0.1:50051") as client:
@@ -80,6 +81,9 @@ class AgentdClient(Connection):
     `ResourceExhaustedError` are its subclasses for those codes.
     When opentelemetry is installed and a span is current, calls carry its
     W3C `traceparent`.
+
+    Editor overrides (`get_agent_overrides`, `update_agent_overrides`, ...):
+    see `agentd_client.overrides`.
     """
 
     # --------------------------------------------------------------- agents

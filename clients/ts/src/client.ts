@@ -223,6 +223,54 @@ export class AgentdClient {
     });
   }
 
+  // ---------------------------------------------------------------- editor overrides
+
+  /** The editor overrides in effect for an agent (`version` 0: none ever written). */
+  async getAgentOverrides(agentId: string, opts: CallOptions = {}): Promise<agentd.v1.AgentOverrides> {
+    const res = await this.unary(this.agents.getAgentOverrides.bind(this.agents), { agentId }, opts);
+    return res.overrides ?? v1.AgentOverrides.fromPartial({ agentId });
+  }
+
+  /**
+   * Writes the fields `updateMask` names (AIP-134: `instructions`, `tools`,
+   * `tool_descriptions`, `tool_descriptions.<tool>`); a path named with no
+   * value removes that override. Needs `admin`; a field the agent's `editor`
+   * policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED). Returns the new version.
+   */
+  async updateAgentOverrides(
+    overrides: Partial<agentd.v1.AgentOverrides> & { agentId: string },
+    updateMask: string[],
+    opts: CallOptions = {},
+  ): Promise<agentd.v1.AgentOverrides> {
+    const request = v1.UpdateAgentOverridesRequest.fromPartial({ overrides, updateMask });
+    const res = await this.unary(this.agents.updateAgentOverrides.bind(this.agents), request, opts);
+    return res.overrides ?? v1.AgentOverrides.fromPartial({ agentId: overrides.agentId });
+  }
+
+  /** Removes every override; returns the version that records it. */
+  async deleteAgentOverrides(agentId: string, opts: CallOptions = {}): Promise<agentd.v1.AgentOverrides> {
+    const res = await this.unary(this.agents.deleteAgentOverrides.bind(this.agents), { agentId }, opts);
+    return res.overrides ?? v1.AgentOverrides.fromPartial({ agentId });
+  }
+
+  /** Every override version of an agent, newest first (all pages). */
+  agentOverrideVersions(agentId: string, opts: CallOptions & { pageSize?: number } = {}): Paged<agentd.v1.AgentOverrides> {
+    return new Paged(async (pageToken) => {
+      const res = await this.unary(
+        this.agents.listAgentOverrideVersions.bind(this.agents),
+        v1.ListAgentOverrideVersionsRequest.fromPartial({ agentId, pageSize: opts.pageSize ?? 0, pageToken }),
+        opts,
+      );
+      return { items: res.versions, nextPageToken: res.nextPageToken };
+    });
+  }
+
+  /** Makes an earlier version's fields current again, as a new version (returned). */
+  async restoreAgentOverrides(agentId: string, version: number, opts: CallOptions = {}): Promise<agentd.v1.AgentOverrides> {
+    const res = await this.unary(this.agents.restoreAgentOverrides.bind(this.agents), { agentId, version }, opts);
+    return res.overrides ?? v1.AgentOverrides.fromPartial({ agentId });
+  }
+
   /** Runs an agent to completion. A tripwire is not an error: see `tripwire` and finish reason OTHER. */
   generate(agentId: string, input: RunInput, opts: GenerateOptions = {}): Promise<agentd.v1.GenerateResponse> {
     const request = v1.GenerateRequest.fromPartial({ agentId, ...this.input(input), options: this.runOptions(opts) });

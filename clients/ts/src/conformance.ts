@@ -189,6 +189,12 @@ class ScenarioRun {
         return this.connectClientTool(step);
       case "list_scores":
         return this.listScores(step);
+      case "update_overrides":
+        return this.updateOverrides(step);
+      case "delete_overrides":
+        return this.deleteOverrides(step);
+      case "get_agent":
+        return this.getAgent(step);
       default:
         fail(`unknown step kind ${show(step.kind)}`);
     }
@@ -288,6 +294,42 @@ class ScenarioRun {
           `${run.responses} messages for ${chunks.length} chunks, want fewer_messages_than_chunks=${show(want)}`,
         ),
       seq_contiguous: (want) => eq("seq contiguous", seqContiguous(chunks), want),
+    });
+  }
+
+  private async updateOverrides(step: Step): Promise<void> {
+    const agentId = str(step, "agent");
+    const instructions = typeof step.instructions === "string" ? step.instructions : undefined;
+    const expect = step.expect ?? {};
+    const wantsError = "error_code" in expect || "error_reason" in expect;
+    let written: agentd.v1.AgentOverrides | undefined;
+    let error: AgentdError | undefined;
+    try {
+      written = await this.client.updateAgentOverrides({ agentId, instructions }, ["instructions"], {
+        deadlineMs: this.timeoutMs,
+      });
+    } catch (err) {
+      error = AgentdError.from(err);
+      if (!wantsError) fail(`update_overrides(${agentId}): ${error.message}`);
+    }
+    if (wantsError) check(error !== undefined, `update_overrides(${agentId}): succeeded, want ${show(expect)}`);
+    expectations(step, {
+      overridden_fields: (want) => eq("overridden_fields", written?.overriddenFields, want),
+      error_code: (want) => eq("error code", error?.codeName, want),
+      error_reason: (want) => eq("error reason", error?.reason, want),
+    });
+  }
+
+  private async deleteOverrides(step: Step): Promise<void> {
+    const deleted = await this.client.deleteAgentOverrides(str(step, "agent"), { deadlineMs: this.timeoutMs });
+    expectations(step, { overridden_fields: (want) => eq("overridden_fields", deleted.overriddenFields, want) });
+  }
+
+  private async getAgent(step: Step): Promise<void> {
+    const agent = await this.client.getAgent(str(step, "agent"), { deadlineMs: this.timeoutMs });
+    expectations(step, {
+      instructions: (want) => eq("instructions", agent.instructions, want),
+      overridden_fields: (want) => eq("overridden_fields", agent.overriddenFields, want),
     });
   }
 

@@ -5,6 +5,7 @@
 
 /* eslint-disable */
 
+export * from "./agentd/v1/agent_overrides";
 export * from "./agentd/v1/message";
 export * from "./agentd/v1/usage";
 export * from "./agentd/v1/chunk";

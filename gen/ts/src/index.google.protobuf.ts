@@ -5,9 +5,9 @@
 
 /* eslint-disable */
 
-export * from "./google/protobuf/struct";
+export * from "./google/protobuf/field_mask";
 export * from "./google/protobuf/timestamp";
+export * from "./google/protobuf/struct";
 export * from "./google/protobuf/empty";
 export * from "./google/protobuf/duration";
-export * from "./google/protobuf/field_mask";
 export * from "./google/protobuf/any";

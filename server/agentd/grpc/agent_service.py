@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from agentd.grpc import paging
-from agentd.grpc.authz import caller
+from agentd.grpc.authz import caller, check_id_chars
 from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.errors import Context
+from agentd.grpc.overrides import overrides_to_pb, update_from_pb
 from agentd.grpc.results import result_to_pb
 from agentd.grpc.runs import run_request
 from agentd.grpc.scores import next_page_token, score_query, score_to_pb
@@ -18,13 +19,15 @@ from agentd.grpc.violations import Violations
 from agentd.grpc.walk import map_strings
 from agentd.runtime.agent import Agent
 from agentd.runtime.chunks import Chunk, Error
-from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, Unavailable
+from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, InvalidArgument, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.lanes import resolve_error_processors
+from agentd.runtime.overrides import OverrideVersion, instructions_text
 from agentd.runtime.redact import redact
 from agentd.runtime.run import RunResult
 from agentd.runtime.run_requests import start_run
 from agentd.runtime.workflows import static_workflows
+from agentd_proto.v1 import agent_overrides_pb2 as opb
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import score_pb2 as spb
@@ -35,7 +38,8 @@ MAX_BATCH = 512
 MAX_BATCH_BYTES = 3 * 1024 * 1024
 
 
-def agent_to_pb(agent: Agent) -> apb.Agent:
+def agent_to_pb(agent: Agent, overrides: OverrideVersion | None = None) -> apb.Agent:
+    """`agent` as runs get it (editor overrides applied), and the `overrides` in effect."""
     return apb.Agent(
         id=agent.id,
         name=agent.name,
@@ -57,6 +61,9 @@ def agent_to_pb(agent: Agent) -> apb.Agent:
         error_processor_ids=resolved_error_processor_ids(agent),
         sub_agent_ids=[] if callable(agent.agents) else [a.id for a in agent.agents.values()],
         memory_enabled=agent.memory is not None,
+        instructions=instructions_text(agent),
+        overridden_fields=overrides.values.fields if overrides is not None else [],
+        overrides_version=overrides.version if overrides is not None else 0,
     )
 
 
@@ -123,6 +130,12 @@ def _redacted(reply: R) -> R:
     return reply
 
 
+def _redacted_overrides(overrides: opb.AgentOverrides) -> opb.AgentOverrides:
+    """Instructions an operator wrote may quote a configured secret: never in a reply."""
+    map_strings(overrides, redact)
+    return overrides
+
+
 class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -136,13 +149,75 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         agents = [a for a in self.host.agents.list() if _matches(a, wanted) and (after is None or a.id > after)]
         page = agents[:size]
         token = paging.encode("agents", page[-1].id) if len(agents) > size else ""
-        return _redacted(apb.ListAgentsResponse(agents=[agent_to_pb(a) for a in page], next_page_token=token))
+        described = [await self._described(a) for a in page]
+        return _redacted(apb.ListAgentsResponse(agents=described, next_page_token=token))
 
     async def GetAgent(self, request: apb.GetAgentRequest, context: Context) -> apb.GetAgentResponse:
+        agent = self._agent(request.agent_id)
+        return _redacted(apb.GetAgentResponse(agent=await self._described(agent)))
+
+    async def _described(self, agent: Agent) -> apb.Agent:
+        """The agent as the caller's tenant's runs get it."""
+        overrides = self.host.agents.overrides
+        tenant = caller().tenant
+        return agent_to_pb(await overrides.effective(agent, tenant), await overrides.current(agent, tenant))
+
+    def _agent(self, agent_id: str, field: str = "agent_id") -> Agent:
         v = Violations()
-        v.require(request.agent_id, "agent_id")
+        v.require(agent_id, field)
         v.check()
-        return _redacted(apb.GetAgentResponse(agent=agent_to_pb(self.host.agents.get(request.agent_id))))
+        check_id_chars(agent_id, field)
+        return self.host.agents.get(agent_id)
+
+    # ------------------------------------------------------------ editor overrides
+
+    async def GetAgentOverrides(
+        self, request: opb.GetAgentOverridesRequest, context: Context
+    ) -> opb.GetAgentOverridesResponse:
+        agent = self._agent(request.agent_id)
+        current = await self.host.agents.overrides.current(agent, caller().tenant)
+        return opb.GetAgentOverridesResponse(overrides=_redacted_overrides(overrides_to_pb(agent.id, current)))
+
+    async def UpdateAgentOverrides(
+        self, request: opb.UpdateAgentOverridesRequest, context: Context
+    ) -> opb.UpdateAgentOverridesResponse:
+        agent = self._agent(request.overrides.agent_id, "overrides.agent_id")
+        who = caller()
+        made = await self.host.agents.overrides.update(agent, who.tenant, update_from_pb(request), who.subject)
+        return opb.UpdateAgentOverridesResponse(overrides=_redacted_overrides(overrides_to_pb(agent.id, made)))
+
+    async def DeleteAgentOverrides(
+        self, request: opb.DeleteAgentOverridesRequest, context: Context
+    ) -> opb.DeleteAgentOverridesResponse:
+        agent = self._agent(request.agent_id)
+        who = caller()
+        made = await self.host.agents.overrides.delete(agent, who.tenant, who.subject)
+        return opb.DeleteAgentOverridesResponse(overrides=overrides_to_pb(agent.id, made))
+
+    async def ListAgentOverrideVersions(
+        self, request: opb.ListAgentOverrideVersionsRequest, context: Context
+    ) -> opb.ListAgentOverrideVersionsResponse:
+        v = Violations()
+        size = paging.page_size(request.page_size, "page_size", v)
+        below = paging.decode(f"override-versions:{request.agent_id}", request.page_token)
+        v.check()
+        agent = self._agent(request.agent_id)
+        if below is not None and not isinstance(below, int):
+            raise InvalidArgument.field("page_token", "is not a page token this list issued")
+        found = await self.host.agents.overrides.versions(agent, caller().tenant, below, size + 1)
+        page = found[:size]
+        token = paging.encode(f"override-versions:{agent.id}", page[-1].version) if len(found) > size else ""
+        return opb.ListAgentOverrideVersionsResponse(
+            versions=[_redacted_overrides(overrides_to_pb(agent.id, o)) for o in page], next_page_token=token
+        )
+
+    async def RestoreAgentOverrides(
+        self, request: opb.RestoreAgentOverridesRequest, context: Context
+    ) -> opb.RestoreAgentOverridesResponse:
+        agent = self._agent(request.agent_id)
+        who = caller()
+        made = await self.host.agents.overrides.restore(agent, who.tenant, request.version, who.subject)
+        return opb.RestoreAgentOverridesResponse(overrides=_redacted_overrides(overrides_to_pb(agent.id, made)))
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> apb.GenerateResponse:
         handle = await start_run(self.host, run_request(self.host, request))

@@ -27,6 +27,12 @@ ROLES: Final[dict[str, Role]] = {
     "agentd.v1.AgentService/Generate": _WRITER,
     "agentd.v1.AgentService/Stream": _WRITER,
     "agentd.v1.AgentService/ListScores": _READER,
+    # Editor overrides change an agent for every caller of the tenant: admin to write.
+    "agentd.v1.AgentService/GetAgentOverrides": _READER,
+    "agentd.v1.AgentService/ListAgentOverrideVersions": _READER,
+    "agentd.v1.AgentService/UpdateAgentOverrides": _ADMIN,
+    "agentd.v1.AgentService/DeleteAgentOverrides": _ADMIN,
+    "agentd.v1.AgentService/RestoreAgentOverrides": _ADMIN,
     "agentd.v1.ThreadService/CreateThread": _WRITER,
     "agentd.v1.ThreadService/GetThread": _READER,
     # Without a resource id it lists across the tenant's resources: admin (checked by the servicer).

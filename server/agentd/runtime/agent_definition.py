@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
+from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.scoring.scorer import Scorer
@@ -136,6 +137,10 @@ class AgentDefinition:
     #: Live scorers (or a function of the request context returning them):
     #: each scores a sample of the runs that answered, after they did.
     scorers: Dynamic[Sequence[Scorer]] = ()
+    #: What editor overrides may change (the seed's `editor`): None (omitted)
+    #: allows instructions and tools, False locks the agent, or a dict such as
+    #: `{"instructions": True, "tools": {"description": True}}`; kept as an EditorPolicy.
+    editor: EditorPolicy | bool | dict[str, Any] | None = None
     #: Whether the implicit error-lane retry cap was logged for this agent (once per agent).
     retry_cap_warned: bool = field(default=False, init=False, repr=False, compare=False)
 
@@ -145,6 +150,13 @@ class AgentDefinition:
         if not self.name:
             self.name = self.id
         self.signal_delivery = signal_delivery_policy(self.signal_delivery)
+        self.editor = editor_policy(self.editor, f"agent {self.id!r}: editor")
+
+    @property
+    def policy(self) -> EditorPolicy:
+        """`editor`, as the EditorPolicy __post_init__ made it."""
+        assert isinstance(self.editor, EditorPolicy)
+        return self.editor
 
     def static_model(self) -> str:
         """The model string when it does not depend on the request, else ""."""

@@ -26,6 +26,7 @@ from agentd.runtime.notifications import (
     RouteResult,
     ThreadState,
 )
+from agentd.runtime.overrides import InMemoryOverrideStore, Overrides, OverrideStore
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.registry import AgentRegistry, RunRegistry
@@ -73,6 +74,8 @@ class HostConfig(Protocol):
     workflow_limits: WorkflowLimits
     #: `[[mcp_servers]]`: the connections its agents' MCP tools go through.
     mcp: McpServers
+    #: Editor overrides, beside the threads (None: in memory).
+    override_store: OverrideStore | None
 
     @property
     def cache_backend(self) -> str: ...
@@ -133,6 +136,8 @@ class Host:
     workflow_limits: WorkflowLimits = field(default_factory=WorkflowLimits)
     #: The MCP servers agents take tools from, connected for the whole process.
     mcp: McpServers = field(default_factory=McpServers)
+    #: Editor overrides of the agents (beside the threads, so replicas share them).
+    override_store: OverrideStore = field(default_factory=InMemoryOverrideStore)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
     #: The notification inbox and its delivery policies (one per agent).
@@ -148,6 +153,7 @@ class Host:
         self.runs.telemetry.scoring = self.scoring
         # Cycles, depth and width once, for every agent's workflows (however they were declared).
         check_workflows([], self.agents.list(), self.workflow_limits)
+        self.agents.overrides = Overrides(self.override_store, self.agents.tool_catalogue)
         settings = self.thread_settings
         if self.cluster is not None:
             ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
@@ -201,6 +207,7 @@ class Host:
             score_store=config.score_store,
             scoring_settings=config.scoring_settings,
             mcp=config.mcp,
+            override_store=config.override_store or InMemoryOverrideStore(),
         )
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
@@ -239,6 +246,7 @@ class Host:
         await self.notification_store.open()
         await self.score_store.open()
         await self.mcp.open()
+        await self.agents.overrides.open()
         replayed = await self.threads.open()
         await self.background.recover()
         if self.coordination.shared:  # a dead replica's work is found by the others
@@ -291,6 +299,7 @@ class Host:
         await self.storage.close()
         await self.notification_store.close()
         await self.score_store.close()
+        await self.agents.overrides.close()
         await self.coordination.close()
         if self.cluster is not None:
             await self.cluster.close()

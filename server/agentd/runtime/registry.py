@@ -13,8 +13,10 @@ from agentd.runtime.agent import Agent, RunInput
 from agentd.runtime.background import BackgroundWork
 from agentd.runtime.errors import AlreadyExists, Unavailable, agent_not_found
 from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.overrides import InMemoryOverrideStore, Overrides
 from agentd.runtime.run import RunHandle
 from agentd.runtime.telemetry import Telemetry
+from agentd.runtime.tools import Tool
 
 log = logging.getLogger("agentd.runs")
 
@@ -26,10 +28,31 @@ _ENDED_KEPT = 1000
 
 
 class AgentRegistry:
-    def __init__(self, agents: Iterable[Agent] = ()) -> None:
+    """The code's agents, and the editor overrides a run of one gets (`resolve`)."""
+
+    def __init__(self, agents: Iterable[Agent] = (), overrides: Overrides | None = None) -> None:
         self._agents: dict[str, Agent] = {}
         for agent in agents:
             self.add(agent)
+        self.overrides = overrides or Overrides(InMemoryOverrideStore(), self.tool_catalogue)
+
+    def tool_catalogue(self) -> dict[str, Tool]:
+        """The tools a membership override may give an agent: every hosted agent's own (first one wins)."""
+        catalogue: dict[str, Tool] = {}
+        for agent in self.list():
+            for tool in agent.static_tools():
+                catalogue.setdefault(tool.name, tool)
+        return catalogue
+
+    async def resolve(self, agent_id: str, tenant: str) -> Agent:
+        """The agent a run in `tenant` gets: the code's with that tenant's overrides
+        applied (NOT_FOUND for an unknown id)."""
+        return await self.overrides.effective(self.get(agent_id), tenant)
+
+    async def refresh(self, agent: Agent, tenant: str) -> Agent:
+        """`agent` (resolved earlier, e.g. for a queued run) with the overrides as of now."""
+        code = self._agents.get(agent.id)
+        return agent if code is None else await self.overrides.effective(code, tenant)
 
     def add(self, agent: Agent) -> None:
         if agent.id in self._agents:

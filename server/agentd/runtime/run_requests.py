@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentd.runtime.host import Host
+from agentd.runtime.identity import DEFAULT_TENANT
 from agentd.runtime.messages import Message
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.run import RunHandle
@@ -29,7 +30,8 @@ class RunRequest:
 
 async def start_run(host: Host, request: RunRequest) -> RunHandle:
     """Starts the run (NOT_FOUND for an unknown agent)."""
-    agent = host.agents.get(request.agent_id)
+    tenant = request.owner[0] if request.owner is not None else DEFAULT_TENANT
+    agent = await host.agents.resolve(request.agent_id, tenant)  # editor overrides as of now
     if request.thread_bound:
         return await host.threads.start_run(agent, list(request.messages), request.options)
     return host.runs.start(agent, list(request.messages), request.options, owner=request.owner)

@@ -131,6 +131,12 @@ func (r *runner) step(kind string, s step) error {
 		err = r.connectClientTool(s, e)
 	case "list_scores":
 		err = r.listScores(s, e)
+	case "update_overrides":
+		err = r.updateOverrides(s, e)
+	case "delete_overrides":
+		err = r.deleteOverrides(s, e)
+	case "get_agent":
+		err = r.getAgent(s, e)
 	default:
 		return fmt.Errorf("unknown step kind %q", kind)
 	}

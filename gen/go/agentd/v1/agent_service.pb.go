@@ -243,8 +243,15 @@ type Agent struct {
 	SubAgentIds []string `protobuf:"bytes,10,rep,name=sub_agent_ids,json=subAgentIds,proto3" json:"sub_agent_ids,omitempty"`
 	// True when the agent stores conversations (memory).
 	MemoryEnabled bool `protobuf:"varint,11,opt,name=memory_enabled,json=memoryEnabled,proto3" json:"memory_enabled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The effective instructions (editor overrides applied), the system
+	// messages' texts joined by blank lines; empty when they depend on the request.
+	Instructions string `protobuf:"bytes,20,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	// The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+	OverriddenFields []string `protobuf:"bytes,21,rep,name=overridden_fields,json=overriddenFields,proto3" json:"overridden_fields,omitempty"`
+	// The overrides' version in effect (0: none written).
+	OverridesVersion int64 `protobuf:"varint,22,opt,name=overrides_version,json=overridesVersion,proto3" json:"overrides_version,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -352,6 +359,27 @@ func (x *Agent) GetMemoryEnabled() bool {
 		return x.MemoryEnabled
 	}
 	return false
+}
+
+func (x *Agent) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
+	}
+	return ""
+}
+
+func (x *Agent) GetOverriddenFields() []string {
+	if x != nil {
+		return x.OverriddenFields
+	}
+	return nil
+}
+
+func (x *Agent) GetOverridesVersion() int64 {
+	if x != nil {
+		return x.OverridesVersion
+	}
+	return 0
 }
 
 type ToolInfo struct {
@@ -918,7 +946,7 @@ var File_agentd_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dagentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x15agentd/v1/chunk.proto\x1a\x17agentd/v1/message.proto\x1a\x17agentd/v1/options.proto\x1a\x15agentd/v1/score.proto\x1a\x15agentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n" +
+	"\x1dagentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x1fagentd/v1/agent_overrides.proto\x1a\x15agentd/v1/chunk.proto\x1a\x17agentd/v1/message.proto\x1a\x17agentd/v1/options.proto\x1a\x15agentd/v1/score.proto\x1a\x15agentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x91\x01\n" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -930,7 +958,7 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\x0fGetAgentRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\":\n" +
 	"\x10GetAgentResponse\x12&\n" +
-	"\x05agent\x18\x01 \x01(\v2\x10.agentd.v1.AgentR\x05agent\"\xa0\x03\n" +
+	"\x05agent\x18\x01 \x01(\v2\x10.agentd.v1.AgentR\x05agent\"\x9e\x04\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -943,7 +971,10 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\x05tools\x18\t \x03(\v2\x13.agentd.v1.ToolInfoR\x05tools\x12\"\n" +
 	"\rsub_agent_ids\x18\n" +
 	" \x03(\tR\vsubAgentIds\x12%\n" +
-	"\x0ememory_enabled\x18\v \x01(\bR\rmemoryEnabled\"\x94\x01\n" +
+	"\x0ememory_enabled\x18\v \x01(\bR\rmemoryEnabled\x12\"\n" +
+	"\finstructions\x18\x14 \x01(\tR\finstructions\x12+\n" +
+	"\x11overridden_fields\x18\x15 \x03(\tR\x10overriddenFields\x12+\n" +
+	"\x11overrides_version\x18\x16 \x01(\x03R\x10overridesVersion\"\x94\x01\n" +
 	"\bToolInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
@@ -998,7 +1029,7 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\aoptions\x18\x04 \x01(\v2\x1b.agentd.v1.ExecutionOptionsR\aoptions\x12!\n" +
 	"\fkeep_running\x18\x05 \x01(\bR\vkeepRunning\":\n" +
 	"\x0eStreamResponse\x12(\n" +
-	"\x06chunks\x18\x01 \x03(\v2\x10.agentd.v1.ChunkR\x06chunks2\xef\x02\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x10.agentd.v1.ChunkR\x06chunks2\x85\a\n" +
 	"\fAgentService\x12I\n" +
 	"\n" +
 	"ListAgents\x12\x1c.agentd.v1.ListAgentsRequest\x1a\x1d.agentd.v1.ListAgentsResponse\x12C\n" +
@@ -1006,7 +1037,12 @@ const file_agentd_v1_agent_service_proto_rawDesc = "" +
 	"\bGenerate\x12\x1a.agentd.v1.GenerateRequest\x1a\x1b.agentd.v1.GenerateResponse\x12?\n" +
 	"\x06Stream\x12\x18.agentd.v1.StreamRequest\x1a\x19.agentd.v1.StreamResponse0\x01\x12I\n" +
 	"\n" +
-	"ListScores\x12\x1c.agentd.v1.ListScoresRequest\x1a\x1d.agentd.v1.ListScoresResponseB4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
+	"ListScores\x12\x1c.agentd.v1.ListScoresRequest\x1a\x1d.agentd.v1.ListScoresResponse\x12^\n" +
+	"\x11GetAgentOverrides\x12#.agentd.v1.GetAgentOverridesRequest\x1a$.agentd.v1.GetAgentOverridesResponse\x12g\n" +
+	"\x14UpdateAgentOverrides\x12&.agentd.v1.UpdateAgentOverridesRequest\x1a'.agentd.v1.UpdateAgentOverridesResponse\x12g\n" +
+	"\x14DeleteAgentOverrides\x12&.agentd.v1.DeleteAgentOverridesRequest\x1a'.agentd.v1.DeleteAgentOverridesResponse\x12v\n" +
+	"\x19ListAgentOverrideVersions\x12+.agentd.v1.ListAgentOverrideVersionsRequest\x1a,.agentd.v1.ListAgentOverrideVersionsResponse\x12j\n" +
+	"\x15RestoreAgentOverrides\x12'.agentd.v1.RestoreAgentOverridesRequest\x1a(.agentd.v1.RestoreAgentOverridesResponseB4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3"
 
 var (
 	file_agentd_v1_agent_service_proto_rawDescOnce sync.Once
@@ -1022,29 +1058,39 @@ func file_agentd_v1_agent_service_proto_rawDescGZIP() []byte {
 
 var file_agentd_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_agentd_v1_agent_service_proto_goTypes = []any{
-	(*ListAgentsRequest)(nil),  // 0: agentd.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil), // 1: agentd.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),    // 2: agentd.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),   // 3: agentd.v1.GetAgentResponse
-	(*Agent)(nil),              // 4: agentd.v1.Agent
-	(*ToolInfo)(nil),           // 5: agentd.v1.ToolInfo
-	(*GenerateRequest)(nil),    // 6: agentd.v1.GenerateRequest
-	(*StepResult)(nil),         // 7: agentd.v1.StepResult
-	(*GenerateResponse)(nil),   // 8: agentd.v1.GenerateResponse
-	(*StreamRequest)(nil),      // 9: agentd.v1.StreamRequest
-	(*StreamResponse)(nil),     // 10: agentd.v1.StreamResponse
-	(*structpb.Struct)(nil),    // 11: google.protobuf.Struct
-	(*Message)(nil),            // 12: agentd.v1.Message
-	(*ExecutionOptions)(nil),   // 13: agentd.v1.ExecutionOptions
-	(FinishReason)(0),          // 14: agentd.v1.FinishReason
-	(*Usage)(nil),              // 15: agentd.v1.Usage
-	(*ToolCall)(nil),           // 16: agentd.v1.ToolCall
-	(*ToolResult)(nil),         // 17: agentd.v1.ToolResult
-	(*Tripwire)(nil),           // 18: agentd.v1.Tripwire
-	(*structpb.Value)(nil),     // 19: google.protobuf.Value
-	(*Chunk)(nil),              // 20: agentd.v1.Chunk
-	(*ListScoresRequest)(nil),  // 21: agentd.v1.ListScoresRequest
-	(*ListScoresResponse)(nil), // 22: agentd.v1.ListScoresResponse
+	(*ListAgentsRequest)(nil),                 // 0: agentd.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),                // 1: agentd.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),                   // 2: agentd.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),                  // 3: agentd.v1.GetAgentResponse
+	(*Agent)(nil),                             // 4: agentd.v1.Agent
+	(*ToolInfo)(nil),                          // 5: agentd.v1.ToolInfo
+	(*GenerateRequest)(nil),                   // 6: agentd.v1.GenerateRequest
+	(*StepResult)(nil),                        // 7: agentd.v1.StepResult
+	(*GenerateResponse)(nil),                  // 8: agentd.v1.GenerateResponse
+	(*StreamRequest)(nil),                     // 9: agentd.v1.StreamRequest
+	(*StreamResponse)(nil),                    // 10: agentd.v1.StreamResponse
+	(*structpb.Struct)(nil),                   // 11: google.protobuf.Struct
+	(*Message)(nil),                           // 12: agentd.v1.Message
+	(*ExecutionOptions)(nil),                  // 13: agentd.v1.ExecutionOptions
+	(FinishReason)(0),                         // 14: agentd.v1.FinishReason
+	(*Usage)(nil),                             // 15: agentd.v1.Usage
+	(*ToolCall)(nil),                          // 16: agentd.v1.ToolCall
+	(*ToolResult)(nil),                        // 17: agentd.v1.ToolResult
+	(*Tripwire)(nil),                          // 18: agentd.v1.Tripwire
+	(*structpb.Value)(nil),                    // 19: google.protobuf.Value
+	(*Chunk)(nil),                             // 20: agentd.v1.Chunk
+	(*ListScoresRequest)(nil),                 // 21: agentd.v1.ListScoresRequest
+	(*GetAgentOverridesRequest)(nil),          // 22: agentd.v1.GetAgentOverridesRequest
+	(*UpdateAgentOverridesRequest)(nil),       // 23: agentd.v1.UpdateAgentOverridesRequest
+	(*DeleteAgentOverridesRequest)(nil),       // 24: agentd.v1.DeleteAgentOverridesRequest
+	(*ListAgentOverrideVersionsRequest)(nil),  // 25: agentd.v1.ListAgentOverrideVersionsRequest
+	(*RestoreAgentOverridesRequest)(nil),      // 26: agentd.v1.RestoreAgentOverridesRequest
+	(*ListScoresResponse)(nil),                // 27: agentd.v1.ListScoresResponse
+	(*GetAgentOverridesResponse)(nil),         // 28: agentd.v1.GetAgentOverridesResponse
+	(*UpdateAgentOverridesResponse)(nil),      // 29: agentd.v1.UpdateAgentOverridesResponse
+	(*DeleteAgentOverridesResponse)(nil),      // 30: agentd.v1.DeleteAgentOverridesResponse
+	(*ListAgentOverrideVersionsResponse)(nil), // 31: agentd.v1.ListAgentOverrideVersionsResponse
+	(*RestoreAgentOverridesResponse)(nil),     // 32: agentd.v1.RestoreAgentOverridesResponse
 }
 var file_agentd_v1_agent_service_proto_depIdxs = []int32{
 	11, // 0: agentd.v1.ListAgentsRequest.metadata_filter:type_name -> google.protobuf.Struct
@@ -1077,13 +1123,23 @@ var file_agentd_v1_agent_service_proto_depIdxs = []int32{
 	6,  // 27: agentd.v1.AgentService.Generate:input_type -> agentd.v1.GenerateRequest
 	9,  // 28: agentd.v1.AgentService.Stream:input_type -> agentd.v1.StreamRequest
 	21, // 29: agentd.v1.AgentService.ListScores:input_type -> agentd.v1.ListScoresRequest
-	1,  // 30: agentd.v1.AgentService.ListAgents:output_type -> agentd.v1.ListAgentsResponse
-	3,  // 31: agentd.v1.AgentService.GetAgent:output_type -> agentd.v1.GetAgentResponse
-	8,  // 32: agentd.v1.AgentService.Generate:output_type -> agentd.v1.GenerateResponse
-	10, // 33: agentd.v1.AgentService.Stream:output_type -> agentd.v1.StreamResponse
-	22, // 34: agentd.v1.AgentService.ListScores:output_type -> agentd.v1.ListScoresResponse
-	30, // [30:35] is the sub-list for method output_type
-	25, // [25:30] is the sub-list for method input_type
+	22, // 30: agentd.v1.AgentService.GetAgentOverrides:input_type -> agentd.v1.GetAgentOverridesRequest
+	23, // 31: agentd.v1.AgentService.UpdateAgentOverrides:input_type -> agentd.v1.UpdateAgentOverridesRequest
+	24, // 32: agentd.v1.AgentService.DeleteAgentOverrides:input_type -> agentd.v1.DeleteAgentOverridesRequest
+	25, // 33: agentd.v1.AgentService.ListAgentOverrideVersions:input_type -> agentd.v1.ListAgentOverrideVersionsRequest
+	26, // 34: agentd.v1.AgentService.RestoreAgentOverrides:input_type -> agentd.v1.RestoreAgentOverridesRequest
+	1,  // 35: agentd.v1.AgentService.ListAgents:output_type -> agentd.v1.ListAgentsResponse
+	3,  // 36: agentd.v1.AgentService.GetAgent:output_type -> agentd.v1.GetAgentResponse
+	8,  // 37: agentd.v1.AgentService.Generate:output_type -> agentd.v1.GenerateResponse
+	10, // 38: agentd.v1.AgentService.Stream:output_type -> agentd.v1.StreamResponse
+	27, // 39: agentd.v1.AgentService.ListScores:output_type -> agentd.v1.ListScoresResponse
+	28, // 40: agentd.v1.AgentService.GetAgentOverrides:output_type -> agentd.v1.GetAgentOverridesResponse
+	29, // 41: agentd.v1.AgentService.UpdateAgentOverrides:output_type -> agentd.v1.UpdateAgentOverridesResponse
+	30, // 42: agentd.v1.AgentService.DeleteAgentOverrides:output_type -> agentd.v1.DeleteAgentOverridesResponse
+	31, // 43: agentd.v1.AgentService.ListAgentOverrideVersions:output_type -> agentd.v1.ListAgentOverrideVersionsResponse
+	32, // 44: agentd.v1.AgentService.RestoreAgentOverrides:output_type -> agentd.v1.RestoreAgentOverridesResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -1094,6 +1150,7 @@ func file_agentd_v1_agent_service_proto_init() {
 	if File_agentd_v1_agent_service_proto != nil {
 		return
 	}
+	file_agentd_v1_agent_overrides_proto_init()
 	file_agentd_v1_chunk_proto_init()
 	file_agentd_v1_message_proto_init()
 	file_agentd_v1_options_proto_init()

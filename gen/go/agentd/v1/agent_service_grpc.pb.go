@@ -19,11 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_ListAgents_FullMethodName = "/agentd.v1.AgentService/ListAgents"
-	AgentService_GetAgent_FullMethodName   = "/agentd.v1.AgentService/GetAgent"
-	AgentService_Generate_FullMethodName   = "/agentd.v1.AgentService/Generate"
-	AgentService_Stream_FullMethodName     = "/agentd.v1.AgentService/Stream"
-	AgentService_ListScores_FullMethodName = "/agentd.v1.AgentService/ListScores"
+	AgentService_ListAgents_FullMethodName                = "/agentd.v1.AgentService/ListAgents"
+	AgentService_GetAgent_FullMethodName                  = "/agentd.v1.AgentService/GetAgent"
+	AgentService_Generate_FullMethodName                  = "/agentd.v1.AgentService/Generate"
+	AgentService_Stream_FullMethodName                    = "/agentd.v1.AgentService/Stream"
+	AgentService_ListScores_FullMethodName                = "/agentd.v1.AgentService/ListScores"
+	AgentService_GetAgentOverrides_FullMethodName         = "/agentd.v1.AgentService/GetAgentOverrides"
+	AgentService_UpdateAgentOverrides_FullMethodName      = "/agentd.v1.AgentService/UpdateAgentOverrides"
+	AgentService_DeleteAgentOverrides_FullMethodName      = "/agentd.v1.AgentService/DeleteAgentOverrides"
+	AgentService_ListAgentOverrideVersions_FullMethodName = "/agentd.v1.AgentService/ListAgentOverrideVersions"
+	AgentService_RestoreAgentOverrides_FullMethodName     = "/agentd.v1.AgentService/RestoreAgentOverrides"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -59,6 +64,19 @@ type AgentServiceClient interface {
 	// Lists the scores the agents' live scorers gave runs of the caller's
 	// tenant, newest first, filtered by agent, thread, run, scorer or time.
 	ListScores(ctx context.Context, in *ListScoresRequest, opts ...grpc.CallOption) (*ListScoresResponse, error)
+	// Editor overrides (admin to write; see AgentOverrides). A field the
+	// agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+	// with a field violation naming it; a field no override can change (id,
+	// name, model, output-only fields, unknown paths or tools) is
+	// INVALID_ARGUMENT. The next run after a write uses the new version, on
+	// every replica.
+	GetAgentOverrides(ctx context.Context, in *GetAgentOverridesRequest, opts ...grpc.CallOption) (*GetAgentOverridesResponse, error)
+	UpdateAgentOverrides(ctx context.Context, in *UpdateAgentOverridesRequest, opts ...grpc.CallOption) (*UpdateAgentOverridesResponse, error)
+	// Removes every override (a new version with nothing overridden).
+	DeleteAgentOverrides(ctx context.Context, in *DeleteAgentOverridesRequest, opts ...grpc.CallOption) (*DeleteAgentOverridesResponse, error)
+	ListAgentOverrideVersions(ctx context.Context, in *ListAgentOverrideVersionsRequest, opts ...grpc.CallOption) (*ListAgentOverrideVersionsResponse, error)
+	// Makes an earlier version's fields current again, as a new version.
+	RestoreAgentOverrides(ctx context.Context, in *RestoreAgentOverridesRequest, opts ...grpc.CallOption) (*RestoreAgentOverridesResponse, error)
 }
 
 type agentServiceClient struct {
@@ -128,6 +146,56 @@ func (c *agentServiceClient) ListScores(ctx context.Context, in *ListScoresReque
 	return out, nil
 }
 
+func (c *agentServiceClient) GetAgentOverrides(ctx context.Context, in *GetAgentOverridesRequest, opts ...grpc.CallOption) (*GetAgentOverridesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAgentOverridesResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetAgentOverrides_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) UpdateAgentOverrides(ctx context.Context, in *UpdateAgentOverridesRequest, opts ...grpc.CallOption) (*UpdateAgentOverridesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateAgentOverridesResponse)
+	err := c.cc.Invoke(ctx, AgentService_UpdateAgentOverrides_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) DeleteAgentOverrides(ctx context.Context, in *DeleteAgentOverridesRequest, opts ...grpc.CallOption) (*DeleteAgentOverridesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteAgentOverridesResponse)
+	err := c.cc.Invoke(ctx, AgentService_DeleteAgentOverrides_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListAgentOverrideVersions(ctx context.Context, in *ListAgentOverrideVersionsRequest, opts ...grpc.CallOption) (*ListAgentOverrideVersionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentOverrideVersionsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListAgentOverrideVersions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RestoreAgentOverrides(ctx context.Context, in *RestoreAgentOverridesRequest, opts ...grpc.CallOption) (*RestoreAgentOverridesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreAgentOverridesResponse)
+	err := c.cc.Invoke(ctx, AgentService_RestoreAgentOverrides_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -161,6 +229,19 @@ type AgentServiceServer interface {
 	// Lists the scores the agents' live scorers gave runs of the caller's
 	// tenant, newest first, filtered by agent, thread, run, scorer or time.
 	ListScores(context.Context, *ListScoresRequest) (*ListScoresResponse, error)
+	// Editor overrides (admin to write; see AgentOverrides). A field the
+	// agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+	// with a field violation naming it; a field no override can change (id,
+	// name, model, output-only fields, unknown paths or tools) is
+	// INVALID_ARGUMENT. The next run after a write uses the new version, on
+	// every replica.
+	GetAgentOverrides(context.Context, *GetAgentOverridesRequest) (*GetAgentOverridesResponse, error)
+	UpdateAgentOverrides(context.Context, *UpdateAgentOverridesRequest) (*UpdateAgentOverridesResponse, error)
+	// Removes every override (a new version with nothing overridden).
+	DeleteAgentOverrides(context.Context, *DeleteAgentOverridesRequest) (*DeleteAgentOverridesResponse, error)
+	ListAgentOverrideVersions(context.Context, *ListAgentOverrideVersionsRequest) (*ListAgentOverrideVersionsResponse, error)
+	// Makes an earlier version's fields current again, as a new version.
+	RestoreAgentOverrides(context.Context, *RestoreAgentOverridesRequest) (*RestoreAgentOverridesResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -185,6 +266,21 @@ func (UnimplementedAgentServiceServer) Stream(*StreamRequest, grpc.ServerStreami
 }
 func (UnimplementedAgentServiceServer) ListScores(context.Context, *ListScoresRequest) (*ListScoresResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListScores not implemented")
+}
+func (UnimplementedAgentServiceServer) GetAgentOverrides(context.Context, *GetAgentOverridesRequest) (*GetAgentOverridesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAgentOverrides not implemented")
+}
+func (UnimplementedAgentServiceServer) UpdateAgentOverrides(context.Context, *UpdateAgentOverridesRequest) (*UpdateAgentOverridesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateAgentOverrides not implemented")
+}
+func (UnimplementedAgentServiceServer) DeleteAgentOverrides(context.Context, *DeleteAgentOverridesRequest) (*DeleteAgentOverridesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteAgentOverrides not implemented")
+}
+func (UnimplementedAgentServiceServer) ListAgentOverrideVersions(context.Context, *ListAgentOverrideVersionsRequest) (*ListAgentOverrideVersionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAgentOverrideVersions not implemented")
+}
+func (UnimplementedAgentServiceServer) RestoreAgentOverrides(context.Context, *RestoreAgentOverridesRequest) (*RestoreAgentOverridesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreAgentOverrides not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -290,6 +386,96 @@ func _AgentService_ListScores_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetAgentOverrides_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAgentOverridesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetAgentOverrides(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetAgentOverrides_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetAgentOverrides(ctx, req.(*GetAgentOverridesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_UpdateAgentOverrides_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateAgentOverridesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).UpdateAgentOverrides(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_UpdateAgentOverrides_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).UpdateAgentOverrides(ctx, req.(*UpdateAgentOverridesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_DeleteAgentOverrides_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAgentOverridesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DeleteAgentOverrides(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DeleteAgentOverrides_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DeleteAgentOverrides(ctx, req.(*DeleteAgentOverridesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListAgentOverrideVersions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAgentOverrideVersionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListAgentOverrideVersions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListAgentOverrideVersions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListAgentOverrideVersions(ctx, req.(*ListAgentOverrideVersionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RestoreAgentOverrides_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreAgentOverridesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RestoreAgentOverrides(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RestoreAgentOverrides_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RestoreAgentOverrides(ctx, req.(*RestoreAgentOverridesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -312,6 +498,26 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListScores",
 			Handler:    _AgentService_ListScores_Handler,
+		},
+		{
+			MethodName: "GetAgentOverrides",
+			Handler:    _AgentService_GetAgentOverrides_Handler,
+		},
+		{
+			MethodName: "UpdateAgentOverrides",
+			Handler:    _AgentService_UpdateAgentOverrides_Handler,
+		},
+		{
+			MethodName: "DeleteAgentOverrides",
+			Handler:    _AgentService_DeleteAgentOverrides_Handler,
+		},
+		{
+			MethodName: "ListAgentOverrideVersions",
+			Handler:    _AgentService_ListAgentOverrideVersions_Handler,
+		},
+		{
+			MethodName: "RestoreAgentOverrides",
+			Handler:    _AgentService_RestoreAgentOverrides_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -22,6 +22,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from agentd_proto.v1 import agent_overrides_pb2 as agentd_dot_v1_dot_agent__overrides__pb2
 from agentd_proto.v1 import chunk_pb2 as agentd_dot_v1_dot_chunk__pb2
 from agentd_proto.v1 import message_pb2 as agentd_dot_v1_dot_message__pb2
 from agentd_proto.v1 import options_pb2 as agentd_dot_v1_dot_options__pb2
@@ -30,7 +31,7 @@ from agentd_proto.v1 import usage_pb2 as agentd_dot_v1_dot_usage__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x61gentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x15\x61gentd/v1/chunk.proto\x1a\x17\x61gentd/v1/message.proto\x1a\x17\x61gentd/v1/options.proto\x1a\x15\x61gentd/v1/score.proto\x1a\x15\x61gentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"l\n\x11ListAgentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x30\n\x0fmetadata_filter\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"O\n\x12ListAgentsResponse\x12 \n\x06\x61gents\x18\x01 \x03(\x0b\x32\x10.agentd.v1.Agent\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetAgentRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"3\n\x10GetAgentResponse\x12\x1f\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x10.agentd.v1.Agent\"\x9b\x02\n\x05\x41gent\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12)\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05model\x18\x05 \x01(\t\x12\x1b\n\x13input_processor_ids\x18\x06 \x03(\t\x12\x1c\n\x14output_processor_ids\x18\x07 \x03(\t\x12\x1b\n\x13\x65rror_processor_ids\x18\x08 \x03(\t\x12\"\n\x05tools\x18\t \x03(\x0b\x32\x13.agentd.v1.ToolInfo\x12\x15\n\rsub_agent_ids\x18\n \x03(\t\x12\x16\n\x0ememory_enabled\x18\x0b \x01(\x08\"l\n\x08ToolInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12-\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06source\x18\x04 \x01(\t\"\x85\x01\n\x0fGenerateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12$\n\x08messages\x18\x02 \x03(\x0b\x32\x12.agentd.v1.Message\x12\x0c\n\x04text\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.agentd.v1.ExecutionOptions\"\xb6\x02\n\nStepResult\x12\x13\n\x0bstep_number\x18\x01 \x01(\r\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0ereasoning_text\x18\x03 \x01(\t\x12.\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x17.agentd.v1.FinishReason\x12\x1f\n\x05usage\x18\x05 \x01(\x0b\x32\x10.agentd.v1.Usage\x12\'\n\ntool_calls\x18\x06 \x03(\x0b\x32\x13.agentd.v1.ToolCall\x12+\n\x0ctool_results\x18\x07 \x03(\x0b\x32\x15.agentd.v1.ToolResult\x12\r\n\x05model\x18\x08 \x01(\t\x12%\n\x08tripwire\x18\t \x01(\x0b\x32\x13.agentd.v1.Tripwire\x12\x10\n\x08warnings\x18\n \x03(\t\"\x9e\x04\n\x10GenerateResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0ereasoning_text\x18\x03 \x01(\t\x12.\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x17.agentd.v1.FinishReason\x12\x19\n\x11raw_finish_reason\x18\x05 \x01(\t\x12\x1f\n\x05usage\x18\x06 \x01(\x0b\x32\x10.agentd.v1.Usage\x12%\n\x0btotal_usage\x18\x07 \x01(\x0b\x32\x10.agentd.v1.Usage\x12$\n\x05steps\x18\x08 \x03(\x0b\x32\x15.agentd.v1.StepResult\x12\'\n\ntool_calls\x18\t \x03(\x0b\x32\x13.agentd.v1.ToolCall\x12+\n\x0ctool_results\x18\n \x03(\x0b\x32\x15.agentd.v1.ToolResult\x12-\n\x11response_messages\x18\x0b \x03(\x0b\x32\x12.agentd.v1.Message\x12&\n\x06object\x18\x0c \x01(\x0b\x32\x16.google.protobuf.Value\x12%\n\x08tripwire\x18\r \x01(\x0b\x32\x13.agentd.v1.Tripwire\x12\r\n\x05model\x18\x0e \x01(\t\x12\x10\n\x08warnings\x18\x0f \x03(\t\x12\x11\n\tthread_id\x18\x10 \x01(\t\x12\x13\n\x0bresource_id\x18\x11 \x01(\t\"\x99\x01\n\rStreamRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12$\n\x08messages\x18\x02 \x03(\x0b\x32\x12.agentd.v1.Message\x12\x0c\n\x04text\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.agentd.v1.ExecutionOptions\x12\x14\n\x0ckeep_running\x18\x05 \x01(\x08\"2\n\x0eStreamResponse\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.agentd.v1.Chunk2\xef\x02\n\x0c\x41gentService\x12I\n\nListAgents\x12\x1c.agentd.v1.ListAgentsRequest\x1a\x1d.agentd.v1.ListAgentsResponse\x12\x43\n\x08GetAgent\x12\x1a.agentd.v1.GetAgentRequest\x1a\x1b.agentd.v1.GetAgentResponse\x12\x43\n\x08Generate\x12\x1a.agentd.v1.GenerateRequest\x1a\x1b.agentd.v1.GenerateResponse\x12?\n\x06Stream\x12\x18.agentd.v1.StreamRequest\x1a\x19.agentd.v1.StreamResponse0\x01\x12I\n\nListScores\x12\x1c.agentd.v1.ListScoresRequest\x1a\x1d.agentd.v1.ListScoresResponseB4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x61gentd/v1/agent_service.proto\x12\tagentd.v1\x1a\x1f\x61gentd/v1/agent_overrides.proto\x1a\x15\x61gentd/v1/chunk.proto\x1a\x17\x61gentd/v1/message.proto\x1a\x17\x61gentd/v1/options.proto\x1a\x15\x61gentd/v1/score.proto\x1a\x15\x61gentd/v1/usage.proto\x1a\x1cgoogle/protobuf/struct.proto\"l\n\x11ListAgentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x30\n\x0fmetadata_filter\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"O\n\x12ListAgentsResponse\x12 \n\x06\x61gents\x18\x01 \x03(\x0b\x32\x10.agentd.v1.Agent\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetAgentRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"3\n\x10GetAgentResponse\x12\x1f\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x10.agentd.v1.Agent\"\xe7\x02\n\x05\x41gent\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12)\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05model\x18\x05 \x01(\t\x12\x1b\n\x13input_processor_ids\x18\x06 \x03(\t\x12\x1c\n\x14output_processor_ids\x18\x07 \x03(\t\x12\x1b\n\x13\x65rror_processor_ids\x18\x08 \x03(\t\x12\"\n\x05tools\x18\t \x03(\x0b\x32\x13.agentd.v1.ToolInfo\x12\x15\n\rsub_agent_ids\x18\n \x03(\t\x12\x16\n\x0ememory_enabled\x18\x0b \x01(\x08\x12\x14\n\x0cinstructions\x18\x14 \x01(\t\x12\x19\n\x11overridden_fields\x18\x15 \x03(\t\x12\x19\n\x11overrides_version\x18\x16 \x01(\x03\"l\n\x08ToolInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12-\n\x0cinput_schema\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06source\x18\x04 \x01(\t\"\x85\x01\n\x0fGenerateRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12$\n\x08messages\x18\x02 \x03(\x0b\x32\x12.agentd.v1.Message\x12\x0c\n\x04text\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.agentd.v1.ExecutionOptions\"\xb6\x02\n\nStepResult\x12\x13\n\x0bstep_number\x18\x01 \x01(\r\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0ereasoning_text\x18\x03 \x01(\t\x12.\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x17.agentd.v1.FinishReason\x12\x1f\n\x05usage\x18\x05 \x01(\x0b\x32\x10.agentd.v1.Usage\x12\'\n\ntool_calls\x18\x06 \x03(\x0b\x32\x13.agentd.v1.ToolCall\x12+\n\x0ctool_results\x18\x07 \x03(\x0b\x32\x15.agentd.v1.ToolResult\x12\r\n\x05model\x18\x08 \x01(\t\x12%\n\x08tripwire\x18\t \x01(\x0b\x32\x13.agentd.v1.Tripwire\x12\x10\n\x08warnings\x18\n \x03(\t\"\x9e\x04\n\x10GenerateResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x16\n\x0ereasoning_text\x18\x03 \x01(\t\x12.\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x17.agentd.v1.FinishReason\x12\x19\n\x11raw_finish_reason\x18\x05 \x01(\t\x12\x1f\n\x05usage\x18\x06 \x01(\x0b\x32\x10.agentd.v1.Usage\x12%\n\x0btotal_usage\x18\x07 \x01(\x0b\x32\x10.agentd.v1.Usage\x12$\n\x05steps\x18\x08 \x03(\x0b\x32\x15.agentd.v1.StepResult\x12\'\n\ntool_calls\x18\t \x03(\x0b\x32\x13.agentd.v1.ToolCall\x12+\n\x0ctool_results\x18\n \x03(\x0b\x32\x15.agentd.v1.ToolResult\x12-\n\x11response_messages\x18\x0b \x03(\x0b\x32\x12.agentd.v1.Message\x12&\n\x06object\x18\x0c \x01(\x0b\x32\x16.google.protobuf.Value\x12%\n\x08tripwire\x18\r \x01(\x0b\x32\x13.agentd.v1.Tripwire\x12\r\n\x05model\x18\x0e \x01(\t\x12\x10\n\x08warnings\x18\x0f \x03(\t\x12\x11\n\tthread_id\x18\x10 \x01(\t\x12\x13\n\x0bresource_id\x18\x11 \x01(\t\"\x99\x01\n\rStreamRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12$\n\x08messages\x18\x02 \x03(\x0b\x32\x12.agentd.v1.Message\x12\x0c\n\x04text\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.agentd.v1.ExecutionOptions\x12\x14\n\x0ckeep_running\x18\x05 \x01(\x08\"2\n\x0eStreamResponse\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.agentd.v1.Chunk2\x85\x07\n\x0c\x41gentService\x12I\n\nListAgents\x12\x1c.agentd.v1.ListAgentsRequest\x1a\x1d.agentd.v1.ListAgentsResponse\x12\x43\n\x08GetAgent\x12\x1a.agentd.v1.GetAgentRequest\x1a\x1b.agentd.v1.GetAgentResponse\x12\x43\n\x08Generate\x12\x1a.agentd.v1.GenerateRequest\x1a\x1b.agentd.v1.GenerateResponse\x12?\n\x06Stream\x12\x18.agentd.v1.StreamRequest\x1a\x19.agentd.v1.StreamResponse0\x01\x12I\n\nListScores\x12\x1c.agentd.v1.ListScoresRequest\x1a\x1d.agentd.v1.ListScoresResponse\x12^\n\x11GetAgentOverrides\x12#.agentd.v1.GetAgentOverridesRequest\x1a$.agentd.v1.GetAgentOverridesResponse\x12g\n\x14UpdateAgentOverrides\x12&.agentd.v1.UpdateAgentOverridesRequest\x1a\'.agentd.v1.UpdateAgentOverridesResponse\x12g\n\x14\x44\x65leteAgentOverrides\x12&.agentd.v1.DeleteAgentOverridesRequest\x1a\'.agentd.v1.DeleteAgentOverridesResponse\x12v\n\x19ListAgentOverrideVersions\x12+.agentd.v1.ListAgentOverrideVersionsRequest\x1a,.agentd.v1.ListAgentOverrideVersionsResponse\x12j\n\x15RestoreAgentOverrides\x12\'.agentd.v1.RestoreAgentOverridesRequest\x1a(.agentd.v1.RestoreAgentOverridesResponseB4Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,28 +39,28 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentd_proto.v1.agent_servi
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z2github.com/agentd/agentd/gen/go/agentd/v1;agentdv1'
-  _globals['_LISTAGENTSREQUEST']._serialized_start=193
-  _globals['_LISTAGENTSREQUEST']._serialized_end=301
-  _globals['_LISTAGENTSRESPONSE']._serialized_start=303
-  _globals['_LISTAGENTSRESPONSE']._serialized_end=382
-  _globals['_GETAGENTREQUEST']._serialized_start=384
-  _globals['_GETAGENTREQUEST']._serialized_end=419
-  _globals['_GETAGENTRESPONSE']._serialized_start=421
-  _globals['_GETAGENTRESPONSE']._serialized_end=472
-  _globals['_AGENT']._serialized_start=475
-  _globals['_AGENT']._serialized_end=758
-  _globals['_TOOLINFO']._serialized_start=760
-  _globals['_TOOLINFO']._serialized_end=868
-  _globals['_GENERATEREQUEST']._serialized_start=871
-  _globals['_GENERATEREQUEST']._serialized_end=1004
-  _globals['_STEPRESULT']._serialized_start=1007
-  _globals['_STEPRESULT']._serialized_end=1317
-  _globals['_GENERATERESPONSE']._serialized_start=1320
-  _globals['_GENERATERESPONSE']._serialized_end=1862
-  _globals['_STREAMREQUEST']._serialized_start=1865
-  _globals['_STREAMREQUEST']._serialized_end=2018
-  _globals['_STREAMRESPONSE']._serialized_start=2020
-  _globals['_STREAMRESPONSE']._serialized_end=2070
-  _globals['_AGENTSERVICE']._serialized_start=2073
-  _globals['_AGENTSERVICE']._serialized_end=2440
+  _globals['_LISTAGENTSREQUEST']._serialized_start=226
+  _globals['_LISTAGENTSREQUEST']._serialized_end=334
+  _globals['_LISTAGENTSRESPONSE']._serialized_start=336
+  _globals['_LISTAGENTSRESPONSE']._serialized_end=415
+  _globals['_GETAGENTREQUEST']._serialized_start=417
+  _globals['_GETAGENTREQUEST']._serialized_end=452
+  _globals['_GETAGENTRESPONSE']._serialized_start=454
+  _globals['_GETAGENTRESPONSE']._serialized_end=505
+  _globals['_AGENT']._serialized_start=508
+  _globals['_AGENT']._serialized_end=867
+  _globals['_TOOLINFO']._serialized_start=869
+  _globals['_TOOLINFO']._serialized_end=977
+  _globals['_GENERATEREQUEST']._serialized_start=980
+  _globals['_GENERATEREQUEST']._serialized_end=1113
+  _globals['_STEPRESULT']._serialized_start=1116
+  _globals['_STEPRESULT']._serialized_end=1426
+  _globals['_GENERATERESPONSE']._serialized_start=1429
+  _globals['_GENERATERESPONSE']._serialized_end=1971
+  _globals['_STREAMREQUEST']._serialized_start=1974
+  _globals['_STREAMREQUEST']._serialized_end=2127
+  _globals['_STREAMRESPONSE']._serialized_start=2129
+  _globals['_STREAMRESPONSE']._serialized_end=2179
+  _globals['_AGENTSERVICE']._serialized_start=2182
+  _globals['_AGENTSERVICE']._serialized_end=3083
 # @@protoc_insertion_point(module_scope)

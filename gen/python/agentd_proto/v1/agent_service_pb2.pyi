@@ -1,3 +1,4 @@
+from agentd_proto.v1 import agent_overrides_pb2 as _agent_overrides_pb2
 from agentd_proto.v1 import chunk_pb2 as _chunk_pb2
 from agentd_proto.v1 import message_pb2 as _message_pb2
 from agentd_proto.v1 import options_pb2 as _options_pb2
@@ -43,7 +44,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "name", "description", "metadata", "model", "input_processor_ids", "output_processor_ids", "error_processor_ids", "tools", "sub_agent_ids", "memory_enabled")
+    __slots__ = ("id", "name", "description", "metadata", "model", "input_processor_ids", "output_processor_ids", "error_processor_ids", "tools", "sub_agent_ids", "memory_enabled", "instructions", "overridden_fields", "overrides_version")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +56,9 @@ class Agent(_message.Message):
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     SUB_AGENT_IDS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    OVERRIDDEN_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    OVERRIDES_VERSION_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     description: str
@@ -66,7 +70,10 @@ class Agent(_message.Message):
     tools: _containers.RepeatedCompositeFieldContainer[ToolInfo]
     sub_agent_ids: _containers.RepeatedScalarFieldContainer[str]
     memory_enabled: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model: _Optional[str] = ..., input_processor_ids: _Optional[_Iterable[str]] = ..., output_processor_ids: _Optional[_Iterable[str]] = ..., error_processor_ids: _Optional[_Iterable[str]] = ..., tools: _Optional[_Iterable[_Union[ToolInfo, _Mapping]]] = ..., sub_agent_ids: _Optional[_Iterable[str]] = ..., memory_enabled: _Optional[bool] = ...) -> None: ...
+    instructions: str
+    overridden_fields: _containers.RepeatedScalarFieldContainer[str]
+    overrides_version: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., model: _Optional[str] = ..., input_processor_ids: _Optional[_Iterable[str]] = ..., output_processor_ids: _Optional[_Iterable[str]] = ..., error_processor_ids: _Optional[_Iterable[str]] = ..., tools: _Optional[_Iterable[_Union[ToolInfo, _Mapping]]] = ..., sub_agent_ids: _Optional[_Iterable[str]] = ..., memory_enabled: _Optional[bool] = ..., instructions: _Optional[str] = ..., overridden_fields: _Optional[_Iterable[str]] = ..., overrides_version: _Optional[int] = ...) -> None: ...
 
 class ToolInfo(_message.Message):
     __slots__ = ("name", "description", "input_schema", "source")

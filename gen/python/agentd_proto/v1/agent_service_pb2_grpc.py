@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from agentd_proto.v1 import agent_overrides_pb2 as agentd_dot_v1_dot_agent__overrides__pb2
 from agentd_proto.v1 import agent_service_pb2 as agentd_dot_v1_dot_agent__service__pb2
 from agentd_proto.v1 import score_pb2 as agentd_dot_v1_dot_score__pb2
 
@@ -60,6 +61,31 @@ class AgentServiceStub:
                 '/agentd.v1.AgentService/ListScores',
                 request_serializer=agentd_dot_v1_dot_score__pb2.ListScoresRequest.SerializeToString,
                 response_deserializer=agentd_dot_v1_dot_score__pb2.ListScoresResponse.FromString,
+                _registered_method=True)
+        self.GetAgentOverrides = channel.unary_unary(
+                '/agentd.v1.AgentService/GetAgentOverrides',
+                request_serializer=agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesResponse.FromString,
+                _registered_method=True)
+        self.UpdateAgentOverrides = channel.unary_unary(
+                '/agentd.v1.AgentService/UpdateAgentOverrides',
+                request_serializer=agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesResponse.FromString,
+                _registered_method=True)
+        self.DeleteAgentOverrides = channel.unary_unary(
+                '/agentd.v1.AgentService/DeleteAgentOverrides',
+                request_serializer=agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesResponse.FromString,
+                _registered_method=True)
+        self.ListAgentOverrideVersions = channel.unary_unary(
+                '/agentd.v1.AgentService/ListAgentOverrideVersions',
+                request_serializer=agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsResponse.FromString,
+                _registered_method=True)
+        self.RestoreAgentOverrides = channel.unary_unary(
+                '/agentd.v1.AgentService/RestoreAgentOverrides',
+                request_serializer=agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesRequest.SerializeToString,
+                response_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesResponse.FromString,
                 _registered_method=True)
 
 
@@ -119,6 +145,44 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetAgentOverrides(self, request, context):
+        """Editor overrides (admin to write; see AgentOverrides). A field the
+        agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+        with a field violation naming it; a field no override can change (id,
+        name, model, output-only fields, unknown paths or tools) is
+        INVALID_ARGUMENT. The next run after a write uses the new version, on
+        every replica.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateAgentOverrides(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAgentOverrides(self, request, context):
+        """Removes every override (a new version with nothing overridden).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAgentOverrideVersions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreAgentOverrides(self, request, context):
+        """Makes an earlier version's fields current again, as a new version.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -146,6 +210,31 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.ListScores,
                     request_deserializer=agentd_dot_v1_dot_score__pb2.ListScoresRequest.FromString,
                     response_serializer=agentd_dot_v1_dot_score__pb2.ListScoresResponse.SerializeToString,
+            ),
+            'GetAgentOverrides': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetAgentOverrides,
+                    request_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesResponse.SerializeToString,
+            ),
+            'UpdateAgentOverrides': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateAgentOverrides,
+                    request_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesResponse.SerializeToString,
+            ),
+            'DeleteAgentOverrides': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAgentOverrides,
+                    request_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesResponse.SerializeToString,
+            ),
+            'ListAgentOverrideVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAgentOverrideVersions,
+                    request_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsResponse.SerializeToString,
+            ),
+            'RestoreAgentOverrides': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreAgentOverrides,
+                    request_deserializer=agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesRequest.FromString,
+                    response_serializer=agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -284,6 +373,141 @@ class AgentService:
             '/agentd.v1.AgentService/ListScores',
             agentd_dot_v1_dot_score__pb2.ListScoresRequest.SerializeToString,
             agentd_dot_v1_dot_score__pb2.ListScoresResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAgentOverrides(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/GetAgentOverrides',
+            agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesRequest.SerializeToString,
+            agentd_dot_v1_dot_agent__overrides__pb2.GetAgentOverridesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateAgentOverrides(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/UpdateAgentOverrides',
+            agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesRequest.SerializeToString,
+            agentd_dot_v1_dot_agent__overrides__pb2.UpdateAgentOverridesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAgentOverrides(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/DeleteAgentOverrides',
+            agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesRequest.SerializeToString,
+            agentd_dot_v1_dot_agent__overrides__pb2.DeleteAgentOverridesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAgentOverrideVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/ListAgentOverrideVersions',
+            agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsRequest.SerializeToString,
+            agentd_dot_v1_dot_agent__overrides__pb2.ListAgentOverrideVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreAgentOverrides(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentd.v1.AgentService/RestoreAgentOverrides',
+            agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesRequest.SerializeToString,
+            agentd_dot_v1_dot_agent__overrides__pb2.RestoreAgentOverridesResponse.FromString,
             options,
             channel_credentials,
             insecure,

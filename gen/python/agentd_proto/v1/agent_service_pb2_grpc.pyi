@@ -3,6 +3,7 @@
 isort:skip_file
 """
 
+from agentd_proto.v1 import agent_overrides_pb2 as _agent_overrides_pb2
 from agentd_proto.v1 import agent_service_pb2 as _agent_service_pb2
 from agentd_proto.v1 import score_pb2 as _score_pb2
 from collections import abc as _abc
@@ -64,6 +65,20 @@ class AgentServiceStub:
     """Lists the scores the agents' live scorers gave runs of the caller's
     tenant, newest first, filtered by agent, thread, run, scorer or time.
     """
+    GetAgentOverrides: _grpc.UnaryUnaryMultiCallable[_agent_overrides_pb2.GetAgentOverridesRequest, _agent_overrides_pb2.GetAgentOverridesResponse]
+    """Editor overrides (admin to write; see AgentOverrides). A field the
+    agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+    with a field violation naming it; a field no override can change (id,
+    name, model, output-only fields, unknown paths or tools) is
+    INVALID_ARGUMENT. The next run after a write uses the new version, on
+    every replica.
+    """
+    UpdateAgentOverrides: _grpc.UnaryUnaryMultiCallable[_agent_overrides_pb2.UpdateAgentOverridesRequest, _agent_overrides_pb2.UpdateAgentOverridesResponse]
+    DeleteAgentOverrides: _grpc.UnaryUnaryMultiCallable[_agent_overrides_pb2.DeleteAgentOverridesRequest, _agent_overrides_pb2.DeleteAgentOverridesResponse]
+    """Removes every override (a new version with nothing overridden)."""
+    ListAgentOverrideVersions: _grpc.UnaryUnaryMultiCallable[_agent_overrides_pb2.ListAgentOverrideVersionsRequest, _agent_overrides_pb2.ListAgentOverrideVersionsResponse]
+    RestoreAgentOverrides: _grpc.UnaryUnaryMultiCallable[_agent_overrides_pb2.RestoreAgentOverridesRequest, _agent_overrides_pb2.RestoreAgentOverridesResponse]
+    """Makes an earlier version's fields current again, as a new version."""
 
 @_typing.type_check_only
 class AgentServiceAsyncStub(AgentServiceStub):
@@ -100,6 +115,20 @@ class AgentServiceAsyncStub(AgentServiceStub):
     """Lists the scores the agents' live scorers gave runs of the caller's
     tenant, newest first, filtered by agent, thread, run, scorer or time.
     """
+    GetAgentOverrides: _aio.UnaryUnaryMultiCallable[_agent_overrides_pb2.GetAgentOverridesRequest, _agent_overrides_pb2.GetAgentOverridesResponse]  # type: ignore[assignment]
+    """Editor overrides (admin to write; see AgentOverrides). A field the
+    agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+    with a field violation naming it; a field no override can change (id,
+    name, model, output-only fields, unknown paths or tools) is
+    INVALID_ARGUMENT. The next run after a write uses the new version, on
+    every replica.
+    """
+    UpdateAgentOverrides: _aio.UnaryUnaryMultiCallable[_agent_overrides_pb2.UpdateAgentOverridesRequest, _agent_overrides_pb2.UpdateAgentOverridesResponse]  # type: ignore[assignment]
+    DeleteAgentOverrides: _aio.UnaryUnaryMultiCallable[_agent_overrides_pb2.DeleteAgentOverridesRequest, _agent_overrides_pb2.DeleteAgentOverridesResponse]  # type: ignore[assignment]
+    """Removes every override (a new version with nothing overridden)."""
+    ListAgentOverrideVersions: _aio.UnaryUnaryMultiCallable[_agent_overrides_pb2.ListAgentOverrideVersionsRequest, _agent_overrides_pb2.ListAgentOverrideVersionsResponse]  # type: ignore[assignment]
+    RestoreAgentOverrides: _aio.UnaryUnaryMultiCallable[_agent_overrides_pb2.RestoreAgentOverridesRequest, _agent_overrides_pb2.RestoreAgentOverridesResponse]  # type: ignore[assignment]
+    """Makes an earlier version's fields current again, as a new version."""
 
 class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
     """Lists agents and runs them."""
@@ -163,5 +192,49 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
         """Lists the scores the agents' live scorers gave runs of the caller's
         tenant, newest first, filtered by agent, thread, run, scorer or time.
         """
+
+    @_abc_1.abstractmethod
+    def GetAgentOverrides(
+        self,
+        request: _agent_overrides_pb2.GetAgentOverridesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_overrides_pb2.GetAgentOverridesResponse, _abc.Awaitable[_agent_overrides_pb2.GetAgentOverridesResponse]]:
+        """Editor overrides (admin to write; see AgentOverrides). A field the
+        agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+        with a field violation naming it; a field no override can change (id,
+        name, model, output-only fields, unknown paths or tools) is
+        INVALID_ARGUMENT. The next run after a write uses the new version, on
+        every replica.
+        """
+
+    @_abc_1.abstractmethod
+    def UpdateAgentOverrides(
+        self,
+        request: _agent_overrides_pb2.UpdateAgentOverridesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_overrides_pb2.UpdateAgentOverridesResponse, _abc.Awaitable[_agent_overrides_pb2.UpdateAgentOverridesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteAgentOverrides(
+        self,
+        request: _agent_overrides_pb2.DeleteAgentOverridesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_overrides_pb2.DeleteAgentOverridesResponse, _abc.Awaitable[_agent_overrides_pb2.DeleteAgentOverridesResponse]]:
+        """Removes every override (a new version with nothing overridden)."""
+
+    @_abc_1.abstractmethod
+    def ListAgentOverrideVersions(
+        self,
+        request: _agent_overrides_pb2.ListAgentOverrideVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_overrides_pb2.ListAgentOverrideVersionsResponse, _abc.Awaitable[_agent_overrides_pb2.ListAgentOverrideVersionsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RestoreAgentOverrides(
+        self,
+        request: _agent_overrides_pb2.RestoreAgentOverridesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_overrides_pb2.RestoreAgentOverridesResponse, _abc.Awaitable[_agent_overrides_pb2.RestoreAgentOverridesResponse]]:
+        """Makes an earlier version's fields current again, as a new version."""
 
 def add_AgentServiceServicer_to_server(servicer: AgentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
 from agentd.runtime.cluster import RunMarker
 from agentd.runtime.errors import FailedPrecondition, Unavailable, storage_unavailable
+from agentd.runtime.identity import tenant_of
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
@@ -313,8 +314,9 @@ class ThreadRuntime:
         while state.queue and state.active is None and not self._closed:
             item = state.queue.popleft()
             try:
+                agent = await self.agents.refresh(item.agent, tenant_of(state.thread_id))  # overrides as of now
                 await self.start_run(
-                    item.agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
+                    agent, [to_db_message(item.signal)], item.options, run_id=item.run_id, opening=item.signal
                 )
             except Exception:
                 log.exception("queued run %s could not start", item.run_id)
@@ -390,11 +392,13 @@ class ThreadRuntime:
         replayable = []
         for entry in await self._unsaved([e for e in entries if e.signal.id not in held]):
             try:
-                agent = self.agents.get(entry.agent_id)
+                code_agent = self.agents.get(entry.agent_id)
             except Exception:
                 log.warning("dropping a pending signal for unknown agent %r", entry.agent_id)
                 await self.storage.delete_pending([entry.signal.id])
                 continue
+            # Outside the try: overrides that cannot be read now must not drop the signal.
+            agent = await self.agents.overrides.effective(code_agent, tenant_of(entry.thread_id))
             replayable.append((agent, entry.signal))
         return replayable
 
@@ -478,7 +482,7 @@ class ThreadRuntime:
     async def _route_here(self, request: RouteRequest) -> Routing:
         """Routes into this process's view of the thread. Deliver and wake
         answer only once the signal is committed to the outbox."""
-        agent = self.agents.get(request.agent_id)
+        agent = await self.agents.resolve(request.agent_id, request.tenant)
         # Accepted now, whatever the caller said: the runtime stamps it (a retry gets the first answer).
         signal = replace(request.signal, accepted_at=utcnow())
         resource_id, thread_id, run_id = request.resource_id, request.thread_id, request.run_id

@@ -21,6 +21,18 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Struct, Value } from "../../google/protobuf/struct";
+import {
+  DeleteAgentOverridesRequest,
+  DeleteAgentOverridesResponse,
+  GetAgentOverridesRequest,
+  GetAgentOverridesResponse,
+  ListAgentOverrideVersionsRequest,
+  ListAgentOverrideVersionsResponse,
+  RestoreAgentOverridesRequest,
+  RestoreAgentOverridesResponse,
+  UpdateAgentOverridesRequest,
+  UpdateAgentOverridesResponse,
+} from "./agent_overrides";
 import { Chunk, Tripwire } from "./chunk";
 import { Message, ToolCall, ToolResult } from "./message";
 import { ExecutionOptions } from "./options";
@@ -70,6 +82,15 @@ export interface Agent {
   subAgentIds: string[];
   /** True when the agent stores conversations (memory). */
   memoryEnabled: boolean;
+  /**
+   * The effective instructions (editor overrides applied), the system
+   * messages' texts joined by blank lines; empty when they depend on the request.
+   */
+  instructions: string;
+  /** The fields editor overrides change: "instructions", "tools", "tool_descriptions". */
+  overriddenFields: string[];
+  /** The overrides' version in effect (0: none written). */
+  overridesVersion: number;
 }
 
 export interface ToolInfo {
@@ -458,6 +479,9 @@ function createBaseAgent(): Agent {
     tools: [],
     subAgentIds: [],
     memoryEnabled: false,
+    instructions: "",
+    overriddenFields: [],
+    overridesVersion: 0,
   };
 }
 
@@ -495,6 +519,15 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.memoryEnabled !== false) {
       writer.uint32(88).bool(message.memoryEnabled);
+    }
+    if (message.instructions !== "") {
+      writer.uint32(162).string(message.instructions);
+    }
+    for (const v of message.overriddenFields) {
+      writer.uint32(170).string(v!);
+    }
+    if (message.overridesVersion !== 0) {
+      writer.uint32(176).int64(message.overridesVersion);
     }
     return writer;
   },
@@ -594,6 +627,30 @@ export const Agent: MessageFns<Agent> = {
           message.memoryEnabled = reader.bool();
           continue;
         }
+        case 20: {
+          if (tag !== 162) {
+            break;
+          }
+
+          message.instructions = reader.string();
+          continue;
+        }
+        case 21: {
+          if (tag !== 170) {
+            break;
+          }
+
+          message.overriddenFields.push(reader.string());
+          continue;
+        }
+        case 22: {
+          if (tag !== 176) {
+            break;
+          }
+
+          message.overridesVersion = longToNumber(reader.int64());
+          continue;
+        }
       }
       if ((tag & 7) === 4 || tag === 0) {
         break;
@@ -624,6 +681,11 @@ export const Agent: MessageFns<Agent> = {
         ? object.subAgentIds.map((e: any) => globalThis.String(e))
         : [],
       memoryEnabled: isSet(object.memoryEnabled) ? globalThis.Boolean(object.memoryEnabled) : false,
+      instructions: isSet(object.instructions) ? globalThis.String(object.instructions) : "",
+      overriddenFields: globalThis.Array.isArray(object?.overriddenFields)
+        ? object.overriddenFields.map((e: any) => globalThis.String(e))
+        : [],
+      overridesVersion: isSet(object.overridesVersion) ? globalThis.Number(object.overridesVersion) : 0,
     };
   },
 
@@ -662,6 +724,15 @@ export const Agent: MessageFns<Agent> = {
     if (message.memoryEnabled !== false) {
       obj.memoryEnabled = message.memoryEnabled;
     }
+    if (message.instructions !== "") {
+      obj.instructions = message.instructions;
+    }
+    if (message.overriddenFields?.length) {
+      obj.overriddenFields = message.overriddenFields;
+    }
+    if (message.overridesVersion !== 0) {
+      obj.overridesVersion = Math.round(message.overridesVersion);
+    }
     return obj;
   },
 
@@ -681,6 +752,9 @@ export const Agent: MessageFns<Agent> = {
     message.tools = object.tools?.map((e) => ToolInfo.fromPartial(e)) || [];
     message.subAgentIds = object.subAgentIds?.map((e) => e) || [];
     message.memoryEnabled = object.memoryEnabled ?? false;
+    message.instructions = object.instructions ?? "";
+    message.overriddenFields = object.overriddenFields?.map((e) => e) || [];
+    message.overridesVersion = object.overridesVersion ?? 0;
     return message;
   },
 };
@@ -1728,6 +1802,73 @@ export const AgentServiceService = {
     responseSerialize: (value: ListScoresResponse): Buffer => Buffer.from(ListScoresResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListScoresResponse => ListScoresResponse.decode(value),
   },
+  /**
+   * Editor overrides (admin to write; see AgentOverrides). A field the
+   * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+   * with a field violation naming it; a field no override can change (id,
+   * name, model, output-only fields, unknown paths or tools) is
+   * INVALID_ARGUMENT. The next run after a write uses the new version, on
+   * every replica.
+   */
+  getAgentOverrides: {
+    path: "/agentd.v1.AgentService/GetAgentOverrides",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: GetAgentOverridesRequest): Buffer =>
+      Buffer.from(GetAgentOverridesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetAgentOverridesRequest => GetAgentOverridesRequest.decode(value),
+    responseSerialize: (value: GetAgentOverridesResponse): Buffer =>
+      Buffer.from(GetAgentOverridesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetAgentOverridesResponse => GetAgentOverridesResponse.decode(value),
+  },
+  updateAgentOverrides: {
+    path: "/agentd.v1.AgentService/UpdateAgentOverrides",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: UpdateAgentOverridesRequest): Buffer =>
+      Buffer.from(UpdateAgentOverridesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateAgentOverridesRequest => UpdateAgentOverridesRequest.decode(value),
+    responseSerialize: (value: UpdateAgentOverridesResponse): Buffer =>
+      Buffer.from(UpdateAgentOverridesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateAgentOverridesResponse => UpdateAgentOverridesResponse.decode(value),
+  },
+  /** Removes every override (a new version with nothing overridden). */
+  deleteAgentOverrides: {
+    path: "/agentd.v1.AgentService/DeleteAgentOverrides",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: DeleteAgentOverridesRequest): Buffer =>
+      Buffer.from(DeleteAgentOverridesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteAgentOverridesRequest => DeleteAgentOverridesRequest.decode(value),
+    responseSerialize: (value: DeleteAgentOverridesResponse): Buffer =>
+      Buffer.from(DeleteAgentOverridesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteAgentOverridesResponse => DeleteAgentOverridesResponse.decode(value),
+  },
+  listAgentOverrideVersions: {
+    path: "/agentd.v1.AgentService/ListAgentOverrideVersions",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: ListAgentOverrideVersionsRequest): Buffer =>
+      Buffer.from(ListAgentOverrideVersionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAgentOverrideVersionsRequest =>
+      ListAgentOverrideVersionsRequest.decode(value),
+    responseSerialize: (value: ListAgentOverrideVersionsResponse): Buffer =>
+      Buffer.from(ListAgentOverrideVersionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAgentOverrideVersionsResponse =>
+      ListAgentOverrideVersionsResponse.decode(value),
+  },
+  /** Makes an earlier version's fields current again, as a new version. */
+  restoreAgentOverrides: {
+    path: "/agentd.v1.AgentService/RestoreAgentOverrides",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: RestoreAgentOverridesRequest): Buffer =>
+      Buffer.from(RestoreAgentOverridesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RestoreAgentOverridesRequest => RestoreAgentOverridesRequest.decode(value),
+    responseSerialize: (value: RestoreAgentOverridesResponse): Buffer =>
+      Buffer.from(RestoreAgentOverridesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RestoreAgentOverridesResponse => RestoreAgentOverridesResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -1764,6 +1905,21 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * tenant, newest first, filtered by agent, thread, run, scorer or time.
    */
   listScores: handleUnaryCall<ListScoresRequest, ListScoresResponse>;
+  /**
+   * Editor overrides (admin to write; see AgentOverrides). A field the
+   * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+   * with a field violation naming it; a field no override can change (id,
+   * name, model, output-only fields, unknown paths or tools) is
+   * INVALID_ARGUMENT. The next run after a write uses the new version, on
+   * every replica.
+   */
+  getAgentOverrides: handleUnaryCall<GetAgentOverridesRequest, GetAgentOverridesResponse>;
+  updateAgentOverrides: handleUnaryCall<UpdateAgentOverridesRequest, UpdateAgentOverridesResponse>;
+  /** Removes every override (a new version with nothing overridden). */
+  deleteAgentOverrides: handleUnaryCall<DeleteAgentOverridesRequest, DeleteAgentOverridesResponse>;
+  listAgentOverrideVersions: handleUnaryCall<ListAgentOverrideVersionsRequest, ListAgentOverrideVersionsResponse>;
+  /** Makes an earlier version's fields current again, as a new version. */
+  restoreAgentOverrides: handleUnaryCall<RestoreAgentOverridesRequest, RestoreAgentOverridesResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -1861,6 +2017,91 @@ export interface AgentServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListScoresResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Editor overrides (admin to write; see AgentOverrides). A field the
+   * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+   * with a field violation naming it; a field no override can change (id,
+   * name, model, output-only fields, unknown paths or tools) is
+   * INVALID_ARGUMENT. The next run after a write uses the new version, on
+   * every replica.
+   */
+  getAgentOverrides(
+    request: GetAgentOverridesRequest,
+    callback: (error: ServiceError | null, response: GetAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  getAgentOverrides(
+    request: GetAgentOverridesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  getAgentOverrides(
+    request: GetAgentOverridesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  updateAgentOverrides(
+    request: UpdateAgentOverridesRequest,
+    callback: (error: ServiceError | null, response: UpdateAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  updateAgentOverrides(
+    request: UpdateAgentOverridesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  updateAgentOverrides(
+    request: UpdateAgentOverridesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  /** Removes every override (a new version with nothing overridden). */
+  deleteAgentOverrides(
+    request: DeleteAgentOverridesRequest,
+    callback: (error: ServiceError | null, response: DeleteAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  deleteAgentOverrides(
+    request: DeleteAgentOverridesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  deleteAgentOverrides(
+    request: DeleteAgentOverridesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  listAgentOverrideVersions(
+    request: ListAgentOverrideVersionsRequest,
+    callback: (error: ServiceError | null, response: ListAgentOverrideVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listAgentOverrideVersions(
+    request: ListAgentOverrideVersionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAgentOverrideVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listAgentOverrideVersions(
+    request: ListAgentOverrideVersionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAgentOverrideVersionsResponse) => void,
+  ): ClientUnaryCall;
+  /** Makes an earlier version's fields current again, as a new version. */
+  restoreAgentOverrides(
+    request: RestoreAgentOverridesRequest,
+    callback: (error: ServiceError | null, response: RestoreAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  restoreAgentOverrides(
+    request: RestoreAgentOverridesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RestoreAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
+  restoreAgentOverrides(
+    request: RestoreAgentOverridesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RestoreAgentOverridesResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(
@@ -1884,6 +2125,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;

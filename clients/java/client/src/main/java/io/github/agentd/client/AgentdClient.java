@@ -222,6 +222,38 @@ public final class AgentdClient implements AutoCloseable {
         .thenApply(GetAgentResponse::getAgent);
   }
 
+  // Editor overrides: the fields UpdateAgentOverrides's mask names (instructions, tools,
+  // tool_descriptions, tool_descriptions.<tool>) are written; admin only; a field the agent's
+  // editor policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED). Each write returns its version.
+
+  public AgentOverrides getAgentOverrides(String agent) {
+    return await(future(agents.getAgentOverrides(GetAgentOverridesRequest.newBuilder().setAgentId(agent).build()))
+        .thenApply(GetAgentOverridesResponse::getOverrides));
+  }
+
+  public AgentOverrides updateAgentOverrides(AgentOverrides overrides, List<String> paths) {
+    UpdateAgentOverridesRequest req = UpdateAgentOverridesRequest.newBuilder()
+        .setOverrides(overrides).setUpdateMask(FieldMask.newBuilder().addAllPaths(paths)).build();
+    return await(future(agents.updateAgentOverrides(req)).thenApply(UpdateAgentOverridesResponse::getOverrides));
+  }
+
+  public AgentOverrides deleteAgentOverrides(String agent) {
+    return await(future(agents.deleteAgentOverrides(DeleteAgentOverridesRequest.newBuilder().setAgentId(agent).build()))
+        .thenApply(DeleteAgentOverridesResponse::getOverrides));
+  }
+
+  /** One page of an agent's override versions, newest first. */
+  public ListAgentOverrideVersionsResponse listAgentOverrideVersions(String agent, ListOptions o) {
+    return await(future(agents.listAgentOverrideVersions(ListAgentOverrideVersionsRequest.newBuilder()
+        .setAgentId(agent).setPageSize(o.pageSize).setPageToken(o.pageToken).build())));
+  }
+
+  public AgentOverrides restoreAgentOverrides(String agent, long version) {
+    return await(future(agents.restoreAgentOverrides(
+        RestoreAgentOverridesRequest.newBuilder().setAgentId(agent).setVersion(version).build()))
+        .thenApply(RestoreAgentOverridesResponse::getOverrides));
+  }
+
   /** One page of agents. */
   public ListAgentsResponse listAgents(ListOptions options) {
     return await(listAgentsAsync(options));

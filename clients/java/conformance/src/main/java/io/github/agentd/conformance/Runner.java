@@ -11,6 +11,8 @@ import io.github.agentd.client.SessionOptions;
 import io.github.agentd.client.SubscribeOptions;
 import io.github.agentd.client.Subscription;
 import io.github.agentd.client.Values;
+import io.github.agentd.proto.v1.Agent;
+import io.github.agentd.proto.v1.AgentOverrides;
 import io.github.agentd.proto.v1.Chunk;
 import io.github.agentd.proto.v1.FinishReason;
 import io.github.agentd.proto.v1.GenerateResponse;
@@ -153,6 +155,9 @@ final class Runner {
       case "cache_stats" -> cacheStats(s);
       case "list_scores" -> listScores(s);
       case "connect_client_tool" -> connectClientTool(s);
+      case "update_overrides" -> updateOverrides(s);
+      case "delete_overrides" -> deleteOverrides(s);
+      case "get_agent" -> getAgent(s);
       default -> throw new Failure("unknown step kind \"" + kind + "\"");
     }
     s.unknown();
@@ -220,6 +225,42 @@ final class Runner {
         throw new Failure("usage.input_tokens " + resp.getUsage().getInputTokens() + ", want at least " + n);
       }
     }
+  }
+
+  private static void checkFields(List<String> got, Step s) throws Failure {
+    if (s.expects("overridden_fields") && !got.equals(s.expected("overridden_fields"))) {
+      throw new Failure("overridden_fields " + got + ", want " + s.expected("overridden_fields"));
+    }
+  }
+
+  private void updateOverrides(Step s) throws Failure {
+    AgentOverrides.Builder overrides = AgentOverrides.newBuilder().setAgentId(s.str("agent"));
+    if (!s.optStr("instructions").isEmpty()) {
+      overrides.setInstructions(s.optStr("instructions"));
+    }
+    AgentOverrides written = null;
+    AgentdException error = null;
+    try {
+      written = client.updateAgentOverrides(overrides.build(), List.of("instructions"));
+    } catch (AgentdException e) {
+      error = e;
+    }
+    if (checkError(error, s)) {
+      return;
+    }
+    checkFields(written.getOverriddenFieldsList(), s);
+  }
+
+  private void deleteOverrides(Step s) throws Failure {
+    checkFields(client.deleteAgentOverrides(s.str("agent")).getOverriddenFieldsList(), s);
+  }
+
+  private void getAgent(Step s) throws Failure {
+    Agent agent = client.getAgent(s.str("agent"));
+    if (s.expects("instructions") && !agent.getInstructions().equals(s.expected("instructions"))) {
+      throw new Failure("instructions \"" + agent.getInstructions() + "\", want \"" + s.expected("instructions") + "\"");
+    }
+    checkFields(agent.getOverriddenFieldsList(), s);
   }
 
   private void stream(Step s) throws Failure {

@@ -45,6 +45,9 @@ private static final long serialVersionUID = 0L;
     tools_ = java.util.Collections.emptyList();
     subAgentIds_ =
         com.google.protobuf.LazyStringArrayList.emptyList();
+    instructions_ = "";
+    overriddenFields_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -471,6 +474,123 @@ private static final long serialVersionUID = 0L;
     return memoryEnabled_;
   }
 
+  public static final int INSTRUCTIONS_FIELD_NUMBER = 20;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object instructions_ = "";
+  /**
+   * <pre>
+   * The effective instructions (editor overrides applied), the system
+   * messages' texts joined by blank lines; empty when they depend on the request.
+   * </pre>
+   *
+   * <code>string instructions = 20;</code>
+   * @return The instructions.
+   */
+  @java.lang.Override
+  public java.lang.String getInstructions() {
+    java.lang.Object ref = instructions_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      instructions_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The effective instructions (editor overrides applied), the system
+   * messages' texts joined by blank lines; empty when they depend on the request.
+   * </pre>
+   *
+   * <code>string instructions = 20;</code>
+   * @return The bytes for instructions.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getInstructionsBytes() {
+    java.lang.Object ref = instructions_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      instructions_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int OVERRIDDEN_FIELDS_FIELD_NUMBER = 21;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList overriddenFields_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @return A list containing the overriddenFields.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getOverriddenFieldsList() {
+    return overriddenFields_;
+  }
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @return The count of overriddenFields.
+   */
+  public int getOverriddenFieldsCount() {
+    return overriddenFields_.size();
+  }
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @param index The index of the element to return.
+   * @return The overriddenFields at the given index.
+   */
+  public java.lang.String getOverriddenFields(int index) {
+    return overriddenFields_.get(index);
+  }
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the overriddenFields at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getOverriddenFieldsBytes(int index) {
+    return overriddenFields_.getByteString(index);
+  }
+
+  public static final int OVERRIDES_VERSION_FIELD_NUMBER = 22;
+  private long overridesVersion_ = 0L;
+  /**
+   * <pre>
+   * The overrides' version in effect (0: none written).
+   * </pre>
+   *
+   * <code>int64 overrides_version = 22;</code>
+   * @return The overridesVersion.
+   */
+  @java.lang.Override
+  public long getOverridesVersion() {
+    return overridesVersion_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -517,6 +637,15 @@ private static final long serialVersionUID = 0L;
     }
     if (memoryEnabled_ != false) {
       output.writeBool(11, memoryEnabled_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(instructions_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 20, instructions_);
+    }
+    for (int i = 0; i < overriddenFields_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 21, overriddenFields_.getRaw(i));
+    }
+    if (overridesVersion_ != 0L) {
+      output.writeInt64(22, overridesVersion_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -583,6 +712,21 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(11, memoryEnabled_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(instructions_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(20, instructions_);
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < overriddenFields_.size(); i++) {
+        dataSize += computeStringSizeNoTag(overriddenFields_.getRaw(i));
+      }
+      size += dataSize;
+      size += 2 * getOverriddenFieldsList().size();
+    }
+    if (overridesVersion_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt64Size(22, overridesVersion_);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -623,6 +767,12 @@ private static final long serialVersionUID = 0L;
         .equals(other.getSubAgentIdsList())) return false;
     if (getMemoryEnabled()
         != other.getMemoryEnabled()) return false;
+    if (!getInstructions()
+        .equals(other.getInstructions())) return false;
+    if (!getOverriddenFieldsList()
+        .equals(other.getOverriddenFieldsList())) return false;
+    if (getOverridesVersion()
+        != other.getOverridesVersion()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -669,6 +819,15 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + MEMORY_ENABLED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getMemoryEnabled());
+    hash = (37 * hash) + INSTRUCTIONS_FIELD_NUMBER;
+    hash = (53 * hash) + getInstructions().hashCode();
+    if (getOverriddenFieldsCount() > 0) {
+      hash = (37 * hash) + OVERRIDDEN_FIELDS_FIELD_NUMBER;
+      hash = (53 * hash) + getOverriddenFieldsList().hashCode();
+    }
+    hash = (37 * hash) + OVERRIDES_VERSION_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getOverridesVersion());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -836,6 +995,10 @@ private static final long serialVersionUID = 0L;
       subAgentIds_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
       memoryEnabled_ = false;
+      instructions_ = "";
+      overriddenFields_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
+      overridesVersion_ = 0L;
       return this;
     }
 
@@ -919,6 +1082,16 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000400) != 0)) {
         result.memoryEnabled_ = memoryEnabled_;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.instructions_ = instructions_;
+      }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        overriddenFields_.makeImmutable();
+        result.overriddenFields_ = overriddenFields_;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.overridesVersion_ = overridesVersion_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1027,6 +1200,24 @@ private static final long serialVersionUID = 0L;
       if (other.getMemoryEnabled() != false) {
         setMemoryEnabled(other.getMemoryEnabled());
       }
+      if (!other.getInstructions().isEmpty()) {
+        instructions_ = other.instructions_;
+        bitField0_ |= 0x00000800;
+        onChanged();
+      }
+      if (!other.overriddenFields_.isEmpty()) {
+        if (overriddenFields_.isEmpty()) {
+          overriddenFields_ = other.overriddenFields_;
+          bitField0_ |= 0x00001000;
+        } else {
+          ensureOverriddenFieldsIsMutable();
+          overriddenFields_.addAll(other.overriddenFields_);
+        }
+        onChanged();
+      }
+      if (other.getOverridesVersion() != 0L) {
+        setOverridesVersion(other.getOverridesVersion());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1122,6 +1313,22 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000400;
               break;
             } // case 88
+            case 162: {
+              instructions_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 162
+            case 170: {
+              java.lang.String s = input.readStringRequireUtf8();
+              ensureOverriddenFieldsIsMutable();
+              overriddenFields_.add(s);
+              break;
+            } // case 170
+            case 176: {
+              overridesVersion_ = input.readInt64();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 176
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2328,6 +2535,294 @@ private static final long serialVersionUID = 0L;
     public Builder clearMemoryEnabled() {
       bitField0_ = (bitField0_ & ~0x00000400);
       memoryEnabled_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object instructions_ = "";
+    /**
+     * <pre>
+     * The effective instructions (editor overrides applied), the system
+     * messages' texts joined by blank lines; empty when they depend on the request.
+     * </pre>
+     *
+     * <code>string instructions = 20;</code>
+     * @return The instructions.
+     */
+    public java.lang.String getInstructions() {
+      java.lang.Object ref = instructions_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        instructions_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The effective instructions (editor overrides applied), the system
+     * messages' texts joined by blank lines; empty when they depend on the request.
+     * </pre>
+     *
+     * <code>string instructions = 20;</code>
+     * @return The bytes for instructions.
+     */
+    public com.google.protobuf.ByteString
+        getInstructionsBytes() {
+      java.lang.Object ref = instructions_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        instructions_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The effective instructions (editor overrides applied), the system
+     * messages' texts joined by blank lines; empty when they depend on the request.
+     * </pre>
+     *
+     * <code>string instructions = 20;</code>
+     * @param value The instructions to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInstructions(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      instructions_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The effective instructions (editor overrides applied), the system
+     * messages' texts joined by blank lines; empty when they depend on the request.
+     * </pre>
+     *
+     * <code>string instructions = 20;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearInstructions() {
+      instructions_ = getDefaultInstance().getInstructions();
+      bitField0_ = (bitField0_ & ~0x00000800);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The effective instructions (editor overrides applied), the system
+     * messages' texts joined by blank lines; empty when they depend on the request.
+     * </pre>
+     *
+     * <code>string instructions = 20;</code>
+     * @param value The bytes for instructions to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInstructionsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      instructions_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.LazyStringArrayList overriddenFields_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureOverriddenFieldsIsMutable() {
+      if (!overriddenFields_.isModifiable()) {
+        overriddenFields_ = new com.google.protobuf.LazyStringArrayList(overriddenFields_);
+      }
+      bitField0_ |= 0x00001000;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @return A list containing the overriddenFields.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getOverriddenFieldsList() {
+      overriddenFields_.makeImmutable();
+      return overriddenFields_;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @return The count of overriddenFields.
+     */
+    public int getOverriddenFieldsCount() {
+      return overriddenFields_.size();
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param index The index of the element to return.
+     * @return The overriddenFields at the given index.
+     */
+    public java.lang.String getOverriddenFields(int index) {
+      return overriddenFields_.get(index);
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the overriddenFields at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getOverriddenFieldsBytes(int index) {
+      return overriddenFields_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param index The index to set the value at.
+     * @param value The overriddenFields to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOverriddenFields(
+        int index, java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureOverriddenFieldsIsMutable();
+      overriddenFields_.set(index, value);
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param value The overriddenFields to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOverriddenFields(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      ensureOverriddenFieldsIsMutable();
+      overriddenFields_.add(value);
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param values The overriddenFields to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllOverriddenFields(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureOverriddenFieldsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, overriddenFields_);
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOverriddenFields() {
+      overriddenFields_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00001000);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+     * </pre>
+     *
+     * <code>repeated string overridden_fields = 21;</code>
+     * @param value The bytes of the overriddenFields to add.
+     * @return This builder for chaining.
+     */
+    public Builder addOverriddenFieldsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      ensureOverriddenFieldsIsMutable();
+      overriddenFields_.add(value);
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+
+    private long overridesVersion_ ;
+    /**
+     * <pre>
+     * The overrides' version in effect (0: none written).
+     * </pre>
+     *
+     * <code>int64 overrides_version = 22;</code>
+     * @return The overridesVersion.
+     */
+    @java.lang.Override
+    public long getOverridesVersion() {
+      return overridesVersion_;
+    }
+    /**
+     * <pre>
+     * The overrides' version in effect (0: none written).
+     * </pre>
+     *
+     * <code>int64 overrides_version = 22;</code>
+     * @param value The overridesVersion to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOverridesVersion(long value) {
+
+      overridesVersion_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The overrides' version in effect (0: none written).
+     * </pre>
+     *
+     * <code>int64 overrides_version = 22;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOverridesVersion() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      overridesVersion_ = 0L;
       onChanged();
       return this;
     }

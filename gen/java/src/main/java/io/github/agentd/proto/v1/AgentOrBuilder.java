@@ -230,4 +230,77 @@ public interface AgentOrBuilder extends
    * @return The memoryEnabled.
    */
   boolean getMemoryEnabled();
+
+  /**
+   * <pre>
+   * The effective instructions (editor overrides applied), the system
+   * messages' texts joined by blank lines; empty when they depend on the request.
+   * </pre>
+   *
+   * <code>string instructions = 20;</code>
+   * @return The instructions.
+   */
+  java.lang.String getInstructions();
+  /**
+   * <pre>
+   * The effective instructions (editor overrides applied), the system
+   * messages' texts joined by blank lines; empty when they depend on the request.
+   * </pre>
+   *
+   * <code>string instructions = 20;</code>
+   * @return The bytes for instructions.
+   */
+  com.google.protobuf.ByteString
+      getInstructionsBytes();
+
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @return A list containing the overriddenFields.
+   */
+  java.util.List<java.lang.String>
+      getOverriddenFieldsList();
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @return The count of overriddenFields.
+   */
+  int getOverriddenFieldsCount();
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @param index The index of the element to return.
+   * @return The overriddenFields at the given index.
+   */
+  java.lang.String getOverriddenFields(int index);
+  /**
+   * <pre>
+   * The fields editor overrides change: "instructions", "tools", "tool_descriptions".
+   * </pre>
+   *
+   * <code>repeated string overridden_fields = 21;</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the overriddenFields at the given index.
+   */
+  com.google.protobuf.ByteString
+      getOverriddenFieldsBytes(int index);
+
+  /**
+   * <pre>
+   * The overrides' version in effect (0: none written).
+   * </pre>
+   *
+   * <code>int64 overrides_version = 22;</code>
+   * @return The overridesVersion.
+   */
+  long getOverridesVersion();
 }

@@ -170,6 +170,161 @@ public final class AgentServiceGrpc {
     return getListScoresMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.GetAgentOverridesRequest,
+      io.github.agentd.proto.v1.GetAgentOverridesResponse> getGetAgentOverridesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetAgentOverrides",
+      requestType = io.github.agentd.proto.v1.GetAgentOverridesRequest.class,
+      responseType = io.github.agentd.proto.v1.GetAgentOverridesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.GetAgentOverridesRequest,
+      io.github.agentd.proto.v1.GetAgentOverridesResponse> getGetAgentOverridesMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.GetAgentOverridesRequest, io.github.agentd.proto.v1.GetAgentOverridesResponse> getGetAgentOverridesMethod;
+    if ((getGetAgentOverridesMethod = AgentServiceGrpc.getGetAgentOverridesMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getGetAgentOverridesMethod = AgentServiceGrpc.getGetAgentOverridesMethod) == null) {
+          AgentServiceGrpc.getGetAgentOverridesMethod = getGetAgentOverridesMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.GetAgentOverridesRequest, io.github.agentd.proto.v1.GetAgentOverridesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetAgentOverrides"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.GetAgentOverridesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.GetAgentOverridesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("GetAgentOverrides"))
+              .build();
+        }
+      }
+    }
+    return getGetAgentOverridesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.UpdateAgentOverridesRequest,
+      io.github.agentd.proto.v1.UpdateAgentOverridesResponse> getUpdateAgentOverridesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "UpdateAgentOverrides",
+      requestType = io.github.agentd.proto.v1.UpdateAgentOverridesRequest.class,
+      responseType = io.github.agentd.proto.v1.UpdateAgentOverridesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.UpdateAgentOverridesRequest,
+      io.github.agentd.proto.v1.UpdateAgentOverridesResponse> getUpdateAgentOverridesMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.UpdateAgentOverridesRequest, io.github.agentd.proto.v1.UpdateAgentOverridesResponse> getUpdateAgentOverridesMethod;
+    if ((getUpdateAgentOverridesMethod = AgentServiceGrpc.getUpdateAgentOverridesMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getUpdateAgentOverridesMethod = AgentServiceGrpc.getUpdateAgentOverridesMethod) == null) {
+          AgentServiceGrpc.getUpdateAgentOverridesMethod = getUpdateAgentOverridesMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.UpdateAgentOverridesRequest, io.github.agentd.proto.v1.UpdateAgentOverridesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "UpdateAgentOverrides"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.UpdateAgentOverridesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.UpdateAgentOverridesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("UpdateAgentOverrides"))
+              .build();
+        }
+      }
+    }
+    return getUpdateAgentOverridesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.DeleteAgentOverridesRequest,
+      io.github.agentd.proto.v1.DeleteAgentOverridesResponse> getDeleteAgentOverridesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteAgentOverrides",
+      requestType = io.github.agentd.proto.v1.DeleteAgentOverridesRequest.class,
+      responseType = io.github.agentd.proto.v1.DeleteAgentOverridesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.DeleteAgentOverridesRequest,
+      io.github.agentd.proto.v1.DeleteAgentOverridesResponse> getDeleteAgentOverridesMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.DeleteAgentOverridesRequest, io.github.agentd.proto.v1.DeleteAgentOverridesResponse> getDeleteAgentOverridesMethod;
+    if ((getDeleteAgentOverridesMethod = AgentServiceGrpc.getDeleteAgentOverridesMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getDeleteAgentOverridesMethod = AgentServiceGrpc.getDeleteAgentOverridesMethod) == null) {
+          AgentServiceGrpc.getDeleteAgentOverridesMethod = getDeleteAgentOverridesMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.DeleteAgentOverridesRequest, io.github.agentd.proto.v1.DeleteAgentOverridesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteAgentOverrides"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.DeleteAgentOverridesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.DeleteAgentOverridesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("DeleteAgentOverrides"))
+              .build();
+        }
+      }
+    }
+    return getDeleteAgentOverridesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest,
+      io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> getListAgentOverrideVersionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListAgentOverrideVersions",
+      requestType = io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest.class,
+      responseType = io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest,
+      io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> getListAgentOverrideVersionsMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest, io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> getListAgentOverrideVersionsMethod;
+    if ((getListAgentOverrideVersionsMethod = AgentServiceGrpc.getListAgentOverrideVersionsMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListAgentOverrideVersionsMethod = AgentServiceGrpc.getListAgentOverrideVersionsMethod) == null) {
+          AgentServiceGrpc.getListAgentOverrideVersionsMethod = getListAgentOverrideVersionsMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest, io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListAgentOverrideVersions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListAgentOverrideVersions"))
+              .build();
+        }
+      }
+    }
+    return getListAgentOverrideVersionsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.agentd.proto.v1.RestoreAgentOverridesRequest,
+      io.github.agentd.proto.v1.RestoreAgentOverridesResponse> getRestoreAgentOverridesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RestoreAgentOverrides",
+      requestType = io.github.agentd.proto.v1.RestoreAgentOverridesRequest.class,
+      responseType = io.github.agentd.proto.v1.RestoreAgentOverridesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.agentd.proto.v1.RestoreAgentOverridesRequest,
+      io.github.agentd.proto.v1.RestoreAgentOverridesResponse> getRestoreAgentOverridesMethod() {
+    io.grpc.MethodDescriptor<io.github.agentd.proto.v1.RestoreAgentOverridesRequest, io.github.agentd.proto.v1.RestoreAgentOverridesResponse> getRestoreAgentOverridesMethod;
+    if ((getRestoreAgentOverridesMethod = AgentServiceGrpc.getRestoreAgentOverridesMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getRestoreAgentOverridesMethod = AgentServiceGrpc.getRestoreAgentOverridesMethod) == null) {
+          AgentServiceGrpc.getRestoreAgentOverridesMethod = getRestoreAgentOverridesMethod =
+              io.grpc.MethodDescriptor.<io.github.agentd.proto.v1.RestoreAgentOverridesRequest, io.github.agentd.proto.v1.RestoreAgentOverridesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RestoreAgentOverrides"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.RestoreAgentOverridesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.agentd.proto.v1.RestoreAgentOverridesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("RestoreAgentOverrides"))
+              .build();
+        }
+      }
+    }
+    return getRestoreAgentOverridesMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -301,6 +456,55 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListScoresResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListScoresMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Editor overrides (admin to write; see AgentOverrides). A field the
+     * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+     * with a field violation naming it; a field no override can change (id,
+     * name, model, output-only fields, unknown paths or tools) is
+     * INVALID_ARGUMENT. The next run after a write uses the new version, on
+     * every replica.
+     * </pre>
+     */
+    default void getAgentOverrides(io.github.agentd.proto.v1.GetAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.GetAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetAgentOverridesMethod(), responseObserver);
+    }
+
+    /**
+     */
+    default void updateAgentOverrides(io.github.agentd.proto.v1.UpdateAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.UpdateAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getUpdateAgentOverridesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Removes every override (a new version with nothing overridden).
+     * </pre>
+     */
+    default void deleteAgentOverrides(io.github.agentd.proto.v1.DeleteAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.DeleteAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteAgentOverridesMethod(), responseObserver);
+    }
+
+    /**
+     */
+    default void listAgentOverrideVersions(io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListAgentOverrideVersionsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Makes an earlier version's fields current again, as a new version.
+     * </pre>
+     */
+    default void restoreAgentOverrides(io.github.agentd.proto.v1.RestoreAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.RestoreAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRestoreAgentOverridesMethod(), responseObserver);
+    }
   }
 
   /**
@@ -406,6 +610,60 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListScoresMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Editor overrides (admin to write; see AgentOverrides). A field the
+     * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+     * with a field violation naming it; a field no override can change (id,
+     * name, model, output-only fields, unknown paths or tools) is
+     * INVALID_ARGUMENT. The next run after a write uses the new version, on
+     * every replica.
+     * </pre>
+     */
+    public void getAgentOverrides(io.github.agentd.proto.v1.GetAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.GetAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetAgentOverridesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     */
+    public void updateAgentOverrides(io.github.agentd.proto.v1.UpdateAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.UpdateAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getUpdateAgentOverridesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Removes every override (a new version with nothing overridden).
+     * </pre>
+     */
+    public void deleteAgentOverrides(io.github.agentd.proto.v1.DeleteAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.DeleteAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteAgentOverridesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     */
+    public void listAgentOverrideVersions(io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListAgentOverrideVersionsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Makes an earlier version's fields current again, as a new version.
+     * </pre>
+     */
+    public void restoreAgentOverrides(io.github.agentd.proto.v1.RestoreAgentOverridesRequest request,
+        io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.RestoreAgentOverridesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRestoreAgentOverridesMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -494,6 +752,55 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListScoresMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Editor overrides (admin to write; see AgentOverrides). A field the
+     * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+     * with a field violation naming it; a field no override can change (id,
+     * name, model, output-only fields, unknown paths or tools) is
+     * INVALID_ARGUMENT. The next run after a write uses the new version, on
+     * every replica.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.GetAgentOverridesResponse getAgentOverrides(io.github.agentd.proto.v1.GetAgentOverridesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
+    public io.github.agentd.proto.v1.UpdateAgentOverridesResponse updateAgentOverrides(io.github.agentd.proto.v1.UpdateAgentOverridesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getUpdateAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Removes every override (a new version with nothing overridden).
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.DeleteAgentOverridesResponse deleteAgentOverrides(io.github.agentd.proto.v1.DeleteAgentOverridesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
+    public io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse listAgentOverrideVersions(io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListAgentOverrideVersionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Makes an earlier version's fields current again, as a new version.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.RestoreAgentOverridesResponse restoreAgentOverrides(io.github.agentd.proto.v1.RestoreAgentOverridesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRestoreAgentOverridesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -581,6 +888,55 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListScoresMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Editor overrides (admin to write; see AgentOverrides). A field the
+     * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+     * with a field violation naming it; a field no override can change (id,
+     * name, model, output-only fields, unknown paths or tools) is
+     * INVALID_ARGUMENT. The next run after a write uses the new version, on
+     * every replica.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.GetAgentOverridesResponse getAgentOverrides(io.github.agentd.proto.v1.GetAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
+    public io.github.agentd.proto.v1.UpdateAgentOverridesResponse updateAgentOverrides(io.github.agentd.proto.v1.UpdateAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getUpdateAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Removes every override (a new version with nothing overridden).
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.DeleteAgentOverridesResponse deleteAgentOverrides(io.github.agentd.proto.v1.DeleteAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteAgentOverridesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
+    public io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse listAgentOverrideVersions(io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListAgentOverrideVersionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Makes an earlier version's fields current again, as a new version.
+     * </pre>
+     */
+    public io.github.agentd.proto.v1.RestoreAgentOverridesResponse restoreAgentOverrides(io.github.agentd.proto.v1.RestoreAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRestoreAgentOverridesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -647,6 +1003,60 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListScoresMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Editor overrides (admin to write; see AgentOverrides). A field the
+     * agent's `editor` policy locks is PERMISSION_DENIED (EDITOR_FIELD_LOCKED)
+     * with a field violation naming it; a field no override can change (id,
+     * name, model, output-only fields, unknown paths or tools) is
+     * INVALID_ARGUMENT. The next run after a write uses the new version, on
+     * every replica.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.GetAgentOverridesResponse> getAgentOverrides(
+        io.github.agentd.proto.v1.GetAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetAgentOverridesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.UpdateAgentOverridesResponse> updateAgentOverrides(
+        io.github.agentd.proto.v1.UpdateAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getUpdateAgentOverridesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Removes every override (a new version with nothing overridden).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.DeleteAgentOverridesResponse> deleteAgentOverrides(
+        io.github.agentd.proto.v1.DeleteAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteAgentOverridesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse> listAgentOverrideVersions(
+        io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListAgentOverrideVersionsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Makes an earlier version's fields current again, as a new version.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.agentd.proto.v1.RestoreAgentOverridesResponse> restoreAgentOverrides(
+        io.github.agentd.proto.v1.RestoreAgentOverridesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRestoreAgentOverridesMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_LIST_AGENTS = 0;
@@ -654,6 +1064,11 @@ public final class AgentServiceGrpc {
   private static final int METHODID_GENERATE = 2;
   private static final int METHODID_STREAM = 3;
   private static final int METHODID_LIST_SCORES = 4;
+  private static final int METHODID_GET_AGENT_OVERRIDES = 5;
+  private static final int METHODID_UPDATE_AGENT_OVERRIDES = 6;
+  private static final int METHODID_DELETE_AGENT_OVERRIDES = 7;
+  private static final int METHODID_LIST_AGENT_OVERRIDE_VERSIONS = 8;
+  private static final int METHODID_RESTORE_AGENT_OVERRIDES = 9;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -691,6 +1106,26 @@ public final class AgentServiceGrpc {
         case METHODID_LIST_SCORES:
           serviceImpl.listScores((io.github.agentd.proto.v1.ListScoresRequest) request,
               (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListScoresResponse>) responseObserver);
+          break;
+        case METHODID_GET_AGENT_OVERRIDES:
+          serviceImpl.getAgentOverrides((io.github.agentd.proto.v1.GetAgentOverridesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.GetAgentOverridesResponse>) responseObserver);
+          break;
+        case METHODID_UPDATE_AGENT_OVERRIDES:
+          serviceImpl.updateAgentOverrides((io.github.agentd.proto.v1.UpdateAgentOverridesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.UpdateAgentOverridesResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_AGENT_OVERRIDES:
+          serviceImpl.deleteAgentOverrides((io.github.agentd.proto.v1.DeleteAgentOverridesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.DeleteAgentOverridesResponse>) responseObserver);
+          break;
+        case METHODID_LIST_AGENT_OVERRIDE_VERSIONS:
+          serviceImpl.listAgentOverrideVersions((io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse>) responseObserver);
+          break;
+        case METHODID_RESTORE_AGENT_OVERRIDES:
+          serviceImpl.restoreAgentOverrides((io.github.agentd.proto.v1.RestoreAgentOverridesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.agentd.proto.v1.RestoreAgentOverridesResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -745,6 +1180,41 @@ public final class AgentServiceGrpc {
               io.github.agentd.proto.v1.ListScoresRequest,
               io.github.agentd.proto.v1.ListScoresResponse>(
                 service, METHODID_LIST_SCORES)))
+        .addMethod(
+          getGetAgentOverridesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.GetAgentOverridesRequest,
+              io.github.agentd.proto.v1.GetAgentOverridesResponse>(
+                service, METHODID_GET_AGENT_OVERRIDES)))
+        .addMethod(
+          getUpdateAgentOverridesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.UpdateAgentOverridesRequest,
+              io.github.agentd.proto.v1.UpdateAgentOverridesResponse>(
+                service, METHODID_UPDATE_AGENT_OVERRIDES)))
+        .addMethod(
+          getDeleteAgentOverridesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.DeleteAgentOverridesRequest,
+              io.github.agentd.proto.v1.DeleteAgentOverridesResponse>(
+                service, METHODID_DELETE_AGENT_OVERRIDES)))
+        .addMethod(
+          getListAgentOverrideVersionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.ListAgentOverrideVersionsRequest,
+              io.github.agentd.proto.v1.ListAgentOverrideVersionsResponse>(
+                service, METHODID_LIST_AGENT_OVERRIDE_VERSIONS)))
+        .addMethod(
+          getRestoreAgentOverridesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.agentd.proto.v1.RestoreAgentOverridesRequest,
+              io.github.agentd.proto.v1.RestoreAgentOverridesResponse>(
+                service, METHODID_RESTORE_AGENT_OVERRIDES)))
         .build();
   }
 
@@ -798,6 +1268,11 @@ public final class AgentServiceGrpc {
               .addMethod(getGenerateMethod())
               .addMethod(getStreamMethod())
               .addMethod(getListScoresMethod())
+              .addMethod(getGetAgentOverridesMethod())
+              .addMethod(getUpdateAgentOverridesMethod())
+              .addMethod(getDeleteAgentOverridesMethod())
+              .addMethod(getListAgentOverrideVersionsMethod())
+              .addMethod(getRestoreAgentOverridesMethod())
               .build();
         }
       }

@@ -91,73 +91,90 @@ public final class AgentServiceProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\035agentd/v1/agent_service.proto\022\tagentd." +
-      "v1\032\025agentd/v1/chunk.proto\032\027agentd/v1/mes" +
-      "sage.proto\032\027agentd/v1/options.proto\032\025age" +
-      "ntd/v1/score.proto\032\025agentd/v1/usage.prot" +
-      "o\032\034google/protobuf/struct.proto\"l\n\021ListA" +
-      "gentsRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_" +
-      "token\030\002 \001(\t\0220\n\017metadata_filter\030\003 \001(\0132\027.g" +
-      "oogle.protobuf.Struct\"O\n\022ListAgentsRespo" +
-      "nse\022 \n\006agents\030\001 \003(\0132\020.agentd.v1.Agent\022\027\n" +
-      "\017next_page_token\030\002 \001(\t\"#\n\017GetAgentReques" +
-      "t\022\020\n\010agent_id\030\001 \001(\t\"3\n\020GetAgentResponse\022" +
-      "\037\n\005agent\030\001 \001(\0132\020.agentd.v1.Agent\"\233\002\n\005Age" +
-      "nt\022\n\n\002id\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\023\n\013descript" +
-      "ion\030\003 \001(\t\022)\n\010metadata\030\004 \001(\0132\027.google.pro" +
-      "tobuf.Struct\022\r\n\005model\030\005 \001(\t\022\033\n\023input_pro" +
-      "cessor_ids\030\006 \003(\t\022\034\n\024output_processor_ids" +
-      "\030\007 \003(\t\022\033\n\023error_processor_ids\030\010 \003(\t\022\"\n\005t" +
-      "ools\030\t \003(\0132\023.agentd.v1.ToolInfo\022\025\n\rsub_a" +
-      "gent_ids\030\n \003(\t\022\026\n\016memory_enabled\030\013 \001(\010\"l" +
-      "\n\010ToolInfo\022\014\n\004name\030\001 \001(\t\022\023\n\013description\030" +
-      "\002 \001(\t\022-\n\014input_schema\030\003 \001(\0132\027.google.pro" +
-      "tobuf.Struct\022\016\n\006source\030\004 \001(\t\"\205\001\n\017Generat" +
-      "eRequest\022\020\n\010agent_id\030\001 \001(\t\022$\n\010messages\030\002" +
-      " \003(\0132\022.agentd.v1.Message\022\014\n\004text\030\003 \001(\t\022," +
-      "\n\007options\030\004 \001(\0132\033.agentd.v1.ExecutionOpt" +
-      "ions\"\266\002\n\nStepResult\022\023\n\013step_number\030\001 \001(\r" +
-      "\022\014\n\004text\030\002 \001(\t\022\026\n\016reasoning_text\030\003 \001(\t\022." +
-      "\n\rfinish_reason\030\004 \001(\0162\027.agentd.v1.Finish" +
-      "Reason\022\037\n\005usage\030\005 \001(\0132\020.agentd.v1.Usage\022" +
-      "\'\n\ntool_calls\030\006 \003(\0132\023.agentd.v1.ToolCall" +
-      "\022+\n\014tool_results\030\007 \003(\0132\025.agentd.v1.ToolR" +
-      "esult\022\r\n\005model\030\010 \001(\t\022%\n\010tripwire\030\t \001(\0132\023" +
-      ".agentd.v1.Tripwire\022\020\n\010warnings\030\n \003(\t\"\236\004" +
-      "\n\020GenerateResponse\022\016\n\006run_id\030\001 \001(\t\022\014\n\004te" +
-      "xt\030\002 \001(\t\022\026\n\016reasoning_text\030\003 \001(\t\022.\n\rfini" +
-      "sh_reason\030\004 \001(\0162\027.agentd.v1.FinishReason" +
-      "\022\031\n\021raw_finish_reason\030\005 \001(\t\022\037\n\005usage\030\006 \001" +
-      "(\0132\020.agentd.v1.Usage\022%\n\013total_usage\030\007 \001(" +
-      "\0132\020.agentd.v1.Usage\022$\n\005steps\030\010 \003(\0132\025.age" +
-      "ntd.v1.StepResult\022\'\n\ntool_calls\030\t \003(\0132\023." +
-      "agentd.v1.ToolCall\022+\n\014tool_results\030\n \003(\013" +
-      "2\025.agentd.v1.ToolResult\022-\n\021response_mess" +
-      "ages\030\013 \003(\0132\022.agentd.v1.Message\022&\n\006object" +
-      "\030\014 \001(\0132\026.google.protobuf.Value\022%\n\010tripwi" +
-      "re\030\r \001(\0132\023.agentd.v1.Tripwire\022\r\n\005model\030\016" +
-      " \001(\t\022\020\n\010warnings\030\017 \003(\t\022\021\n\tthread_id\030\020 \001(" +
-      "\t\022\023\n\013resource_id\030\021 \001(\t\"\231\001\n\rStreamRequest" +
-      "\022\020\n\010agent_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.a" +
-      "gentd.v1.Message\022\014\n\004text\030\003 \001(\t\022,\n\007option" +
-      "s\030\004 \001(\0132\033.agentd.v1.ExecutionOptions\022\024\n\014" +
-      "keep_running\030\005 \001(\010\"2\n\016StreamResponse\022 \n\006" +
-      "chunks\030\001 \003(\0132\020.agentd.v1.Chunk2\357\002\n\014Agent" +
-      "Service\022I\n\nListAgents\022\034.agentd.v1.ListAg" +
-      "entsRequest\032\035.agentd.v1.ListAgentsRespon" +
-      "se\022C\n\010GetAgent\022\032.agentd.v1.GetAgentReque" +
-      "st\032\033.agentd.v1.GetAgentResponse\022C\n\010Gener" +
-      "ate\022\032.agentd.v1.GenerateRequest\032\033.agentd" +
-      ".v1.GenerateResponse\022?\n\006Stream\022\030.agentd." +
-      "v1.StreamRequest\032\031.agentd.v1.StreamRespo" +
-      "nse0\001\022I\n\nListScores\022\034.agentd.v1.ListScor" +
-      "esRequest\032\035.agentd.v1.ListScoresResponse" +
-      "Bd\n\031io.github.agentd.proto.v1B\021AgentServ" +
-      "iceProtoP\001Z2github.com/agentd/agentd/gen" +
-      "/go/agentd/v1;agentdv1b\006proto3"
+      "v1\032\037agentd/v1/agent_overrides.proto\032\025age" +
+      "ntd/v1/chunk.proto\032\027agentd/v1/message.pr" +
+      "oto\032\027agentd/v1/options.proto\032\025agentd/v1/" +
+      "score.proto\032\025agentd/v1/usage.proto\032\034goog" +
+      "le/protobuf/struct.proto\"l\n\021ListAgentsRe" +
+      "quest\022\021\n\tpage_size\030\001 \001(\005\022\022\n\npage_token\030\002" +
+      " \001(\t\0220\n\017metadata_filter\030\003 \001(\0132\027.google.p" +
+      "rotobuf.Struct\"O\n\022ListAgentsResponse\022 \n\006" +
+      "agents\030\001 \003(\0132\020.agentd.v1.Agent\022\027\n\017next_p" +
+      "age_token\030\002 \001(\t\"#\n\017GetAgentRequest\022\020\n\010ag" +
+      "ent_id\030\001 \001(\t\"3\n\020GetAgentResponse\022\037\n\005agen" +
+      "t\030\001 \001(\0132\020.agentd.v1.Agent\"\347\002\n\005Agent\022\n\n\002i" +
+      "d\030\001 \001(\t\022\014\n\004name\030\002 \001(\t\022\023\n\013description\030\003 \001" +
+      "(\t\022)\n\010metadata\030\004 \001(\0132\027.google.protobuf.S" +
+      "truct\022\r\n\005model\030\005 \001(\t\022\033\n\023input_processor_" +
+      "ids\030\006 \003(\t\022\034\n\024output_processor_ids\030\007 \003(\t\022" +
+      "\033\n\023error_processor_ids\030\010 \003(\t\022\"\n\005tools\030\t " +
+      "\003(\0132\023.agentd.v1.ToolInfo\022\025\n\rsub_agent_id" +
+      "s\030\n \003(\t\022\026\n\016memory_enabled\030\013 \001(\010\022\024\n\014instr" +
+      "uctions\030\024 \001(\t\022\031\n\021overridden_fields\030\025 \003(\t" +
+      "\022\031\n\021overrides_version\030\026 \001(\003\"l\n\010ToolInfo\022" +
+      "\014\n\004name\030\001 \001(\t\022\023\n\013description\030\002 \001(\t\022-\n\014in" +
+      "put_schema\030\003 \001(\0132\027.google.protobuf.Struc" +
+      "t\022\016\n\006source\030\004 \001(\t\"\205\001\n\017GenerateRequest\022\020\n" +
+      "\010agent_id\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.agen" +
+      "td.v1.Message\022\014\n\004text\030\003 \001(\t\022,\n\007options\030\004" +
+      " \001(\0132\033.agentd.v1.ExecutionOptions\"\266\002\n\nSt" +
+      "epResult\022\023\n\013step_number\030\001 \001(\r\022\014\n\004text\030\002 " +
+      "\001(\t\022\026\n\016reasoning_text\030\003 \001(\t\022.\n\rfinish_re" +
+      "ason\030\004 \001(\0162\027.agentd.v1.FinishReason\022\037\n\005u" +
+      "sage\030\005 \001(\0132\020.agentd.v1.Usage\022\'\n\ntool_cal" +
+      "ls\030\006 \003(\0132\023.agentd.v1.ToolCall\022+\n\014tool_re" +
+      "sults\030\007 \003(\0132\025.agentd.v1.ToolResult\022\r\n\005mo" +
+      "del\030\010 \001(\t\022%\n\010tripwire\030\t \001(\0132\023.agentd.v1." +
+      "Tripwire\022\020\n\010warnings\030\n \003(\t\"\236\004\n\020GenerateR" +
+      "esponse\022\016\n\006run_id\030\001 \001(\t\022\014\n\004text\030\002 \001(\t\022\026\n" +
+      "\016reasoning_text\030\003 \001(\t\022.\n\rfinish_reason\030\004" +
+      " \001(\0162\027.agentd.v1.FinishReason\022\031\n\021raw_fin" +
+      "ish_reason\030\005 \001(\t\022\037\n\005usage\030\006 \001(\0132\020.agentd" +
+      ".v1.Usage\022%\n\013total_usage\030\007 \001(\0132\020.agentd." +
+      "v1.Usage\022$\n\005steps\030\010 \003(\0132\025.agentd.v1.Step" +
+      "Result\022\'\n\ntool_calls\030\t \003(\0132\023.agentd.v1.T" +
+      "oolCall\022+\n\014tool_results\030\n \003(\0132\025.agentd.v" +
+      "1.ToolResult\022-\n\021response_messages\030\013 \003(\0132" +
+      "\022.agentd.v1.Message\022&\n\006object\030\014 \001(\0132\026.go" +
+      "ogle.protobuf.Value\022%\n\010tripwire\030\r \001(\0132\023." +
+      "agentd.v1.Tripwire\022\r\n\005model\030\016 \001(\t\022\020\n\010war" +
+      "nings\030\017 \003(\t\022\021\n\tthread_id\030\020 \001(\t\022\023\n\013resour" +
+      "ce_id\030\021 \001(\t\"\231\001\n\rStreamRequest\022\020\n\010agent_i" +
+      "d\030\001 \001(\t\022$\n\010messages\030\002 \003(\0132\022.agentd.v1.Me" +
+      "ssage\022\014\n\004text\030\003 \001(\t\022,\n\007options\030\004 \001(\0132\033.a" +
+      "gentd.v1.ExecutionOptions\022\024\n\014keep_runnin" +
+      "g\030\005 \001(\010\"2\n\016StreamResponse\022 \n\006chunks\030\001 \003(" +
+      "\0132\020.agentd.v1.Chunk2\205\007\n\014AgentService\022I\n\n" +
+      "ListAgents\022\034.agentd.v1.ListAgentsRequest" +
+      "\032\035.agentd.v1.ListAgentsResponse\022C\n\010GetAg" +
+      "ent\022\032.agentd.v1.GetAgentRequest\032\033.agentd" +
+      ".v1.GetAgentResponse\022C\n\010Generate\022\032.agent" +
+      "d.v1.GenerateRequest\032\033.agentd.v1.Generat" +
+      "eResponse\022?\n\006Stream\022\030.agentd.v1.StreamRe" +
+      "quest\032\031.agentd.v1.StreamResponse0\001\022I\n\nLi" +
+      "stScores\022\034.agentd.v1.ListScoresRequest\032\035" +
+      ".agentd.v1.ListScoresResponse\022^\n\021GetAgen" +
+      "tOverrides\022#.agentd.v1.GetAgentOverrides" +
+      "Request\032$.agentd.v1.GetAgentOverridesRes" +
+      "ponse\022g\n\024UpdateAgentOverrides\022&.agentd.v" +
+      "1.UpdateAgentOverridesRequest\032\'.agentd.v" +
+      "1.UpdateAgentOverridesResponse\022g\n\024Delete" +
+      "AgentOverrides\022&.agentd.v1.DeleteAgentOv" +
+      "erridesRequest\032\'.agentd.v1.DeleteAgentOv" +
+      "erridesResponse\022v\n\031ListAgentOverrideVers" +
+      "ions\022+.agentd.v1.ListAgentOverrideVersio" +
+      "nsRequest\032,.agentd.v1.ListAgentOverrideV" +
+      "ersionsResponse\022j\n\025RestoreAgentOverrides" +
+      "\022\'.agentd.v1.RestoreAgentOverridesReques" +
+      "t\032(.agentd.v1.RestoreAgentOverridesRespo" +
+      "nseBd\n\031io.github.agentd.proto.v1B\021AgentS" +
+      "erviceProtoP\001Z2github.com/agentd/agentd/" +
+      "gen/go/agentd/v1;agentdv1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
         new com.google.protobuf.Descriptors.FileDescriptor[] {
+          io.github.agentd.proto.v1.AgentOverridesProto.getDescriptor(),
           io.github.agentd.proto.v1.ChunkProto.getDescriptor(),
           io.github.agentd.proto.v1.MessageProto.getDescriptor(),
           io.github.agentd.proto.v1.OptionsProto.getDescriptor(),
@@ -194,7 +211,7 @@ public final class AgentServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_agentd_v1_Agent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_agentd_v1_Agent_descriptor,
-        new java.lang.String[] { "Id", "Name", "Description", "Metadata", "Model", "InputProcessorIds", "OutputProcessorIds", "ErrorProcessorIds", "Tools", "SubAgentIds", "MemoryEnabled", });
+        new java.lang.String[] { "Id", "Name", "Description", "Metadata", "Model", "InputProcessorIds", "OutputProcessorIds", "ErrorProcessorIds", "Tools", "SubAgentIds", "MemoryEnabled", "Instructions", "OverriddenFields", "OverridesVersion", });
     internal_static_agentd_v1_ToolInfo_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_agentd_v1_ToolInfo_fieldAccessorTable = new
@@ -232,6 +249,7 @@ public final class AgentServiceProto extends com.google.protobuf.GeneratedFile {
         internal_static_agentd_v1_StreamResponse_descriptor,
         new java.lang.String[] { "Chunks", });
     descriptor.resolveAllFeaturesImmutable();
+    io.github.agentd.proto.v1.AgentOverridesProto.getDescriptor();
     io.github.agentd.proto.v1.ChunkProto.getDescriptor();
     io.github.agentd.proto.v1.MessageProto.getDescriptor();
     io.github.agentd.proto.v1.OptionsProto.getDescriptor();
