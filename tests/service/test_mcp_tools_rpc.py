@@ -35,7 +35,7 @@ from agentd.runtime import (
     ProcessToolResultArgs,
     Tool,
 )
-from agentd.runtime.mcp_tools import Backoff
+from agentd.runtime.mcp_tools.connection import Backoff
 from agentd.runtime.options import ToolHooks
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb

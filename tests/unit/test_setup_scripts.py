@@ -31,6 +31,10 @@ def machine(tmp_path: Path, *, uid: int, apt: bool, go: str = "go1.26.0") -> Pat
     fake(bin_dir, "go", f'[ "$1 $2" = "env GOVERSION" ] && echo {go}')
     fake(bin_dir, "node", "exit 0")
     fake(bin_dir, "npm", "exit 0")
+    fake(bin_dir, "javac", "exit 0")
+    fake(bin_dir, "mvn", "exit 0")
+    fake(bin_dir, "java", 'echo "    java.specification.version = 17" >&2')
+    os.symlink(shutil.which("sed") or "/usr/bin/sed", bin_dir / "sed")  # reads java's version
     if apt:
         log = tmp_path / "apt.log"
         chmod = shutil.which("chmod") or "/bin/chmod"

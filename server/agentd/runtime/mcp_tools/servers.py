@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import Tool as McpTool
-
-from agentd.runtime.mcp_tools.connection import Backoff, McpConnection
-from agentd.runtime.mcp_tools.results import tool_output
+from agentd.runtime.lazy import lazy
 from agentd.runtime.mcp_tools.spec import McpServerSpec, McpToolRef
 from agentd.runtime.tools import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as McpTool
+
+    from agentd.runtime.mcp_tools import connection, results
+    from agentd.runtime.mcp_tools.connection import Backoff, McpConnection
+else:
+    # The mcp SDK (its server side and cryptography come with any import of it)
+    # loads only for a server with [[mcp_servers]]: start-up cost, see lazy.py.
+    connection = lazy("agentd.runtime.mcp_tools.connection")
+    results = lazy("agentd.runtime.mcp_tools.results")
 
 __all__ = ["McpServers", "McpToolSelection", "mcp_source"]
 
@@ -37,7 +45,7 @@ class McpServers:
         for spec in specs:
             if spec.id in self.connections:
                 raise ValueError(f"MCP server {spec.id!r} is defined twice")
-            self.connections[spec.id] = McpConnection(spec, backoff, **pings)
+            self.connections[spec.id] = connection.McpConnection(spec, backoff, **pings)
         #: Tools by (server, name), rebuilt only when a listing changes.
         self._made: dict[tuple[str, str], tuple[McpTool, Tool]] = {}
 
@@ -90,18 +98,18 @@ class McpToolSelection:
         return list(picked.values())
 
 
-def _as_tool(connection: McpConnection, listed: McpTool) -> Tool:
+def _as_tool(server: McpConnection, listed: McpTool) -> Tool:
     """One MCP tool as an agentd Tool; its input schema reaches the model unchanged.
-    (Per-tool settings, `connection.spec.settings_for(name)`, apply here.)"""
+    (Per-tool settings, `server.spec.settings_for(name)`, apply here.)"""
     name = listed.name
 
     async def execute(args: Any, _context: ToolContext) -> Any:
-        return tool_output(await connection.call(name, args))
+        return results.tool_output(await server.call(name, args))
 
     return Tool(
         name=name,
         description=listed.description or listed.title or name,
         execute=execute,
         input_schema=dict(listed.input_schema),
-        source=mcp_source(connection.spec.id),
+        source=mcp_source(server.spec.id),
     )

@@ -21,13 +21,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union, cast
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from agentd.runtime.agent_definition import AgentDefinition
+from agentd.runtime.lazy import lazy
 from agentd.runtime.tools import Tool
 from agentd.runtime.workflows.conditions import FieldTest
+
+if TYPE_CHECKING:
+    import jsonschema
+else:
+    jsonschema = lazy("jsonschema")  # input schemas only: loaded on first use
 
 #: A branch condition: a function of the previous output (sync or async), or
 #: its data form (conditions.FieldTest, or the mapping it is compiled from).

@@ -17,19 +17,23 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.agent_definition import AgentDefinition
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Chunk, Data
 from agentd.runtime.concurrency import run_all
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import JSON, new_id
 from agentd.runtime.telemetry import Telemetry
 from agentd.runtime.tools import Tool, ToolContext
 from agentd.runtime.workflows.definition import Branch, Node, Parallel, Sequential, Step, Workflow, holds, output_key
+
+if TYPE_CHECKING:
+    import jsonschema
+    import jsonschema.exceptions
+else:
+    jsonschema = lazy("jsonschema")  # input schemas only: loaded on first use
 
 log = logging.getLogger("agentd.workflows")
 
@@ -94,7 +98,8 @@ class WorkflowRun:
         self.emit("start", {"workflowId": workflow.id, "input": _json(args)})
         try:
             with trace.active():
-                problem = best_match(jsonschema.Draft202012Validator(workflow.input_schema).iter_errors(args))
+                errors = jsonschema.Draft202012Validator(workflow.input_schema).iter_errors(args)
+                problem = jsonschema.exceptions.best_match(errors)
                 if problem is not None:
                     where = "".join(f"[{p!r}]" for p in problem.absolute_path) or "input"
                     raise StepFailed(
