@@ -91,9 +91,10 @@ class McpToolSelection:
 
 
 def _as_tool(connection: McpConnection, listed: McpTool) -> Tool:
-    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged.
-    (Per-tool settings, `connection.spec.settings_for(name)`, apply here.)"""
+    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged,
+    its `[mcp_servers.tools.<name>]` settings apply."""
     name = listed.name
+    settings = connection.spec.settings_for(name)
 
     async def execute(args: Any, _context: ToolContext) -> Any:
         return tool_output(await connection.call(name, args))
@@ -104,4 +105,5 @@ def _as_tool(connection: McpConnection, listed: McpTool) -> Tool:
         execute=execute,
         input_schema=dict(listed.input_schema),
         source=mcp_source(connection.spec.id),
+        background=settings.background,
     )
