@@ -127,12 +127,13 @@ def test_every_tools_readme_command_succeeds(grpcurl: str, tmp_path: Path) -> No
             outputs.append(
                 json_documents(ok_output(run_grpcurl(grpcurl, server, *args[:at], "--", *args[at:]), server))
             )
-        (agent,), (reply,) = outputs
+        (agent,), (reply,), (workflow,) = outputs
         tools = {t["name"]: t for t in agent["agent"]["tools"]}
-        assert set(tools) == {"convert_temperature", "convert_length"}
-        assert {t["source"] for t in tools.values()} == {"mcp:units"}
+        assert set(tools) == {"convert_temperature", "convert_length", "echo-twice"}
+        assert {tools[name]["source"] for name in ("convert_temperature", "convert_length")} == {"mcp:units"}
         assert reply["tool_results"][0]["result"] == {"result": 212}
         assert reply["text"] == "212 F"
+        assert workflow["tool_results"][0]["result"] == "hello" and workflow["text"] == "done", workflow
     finally:
         server.stop(timeout=10)
 

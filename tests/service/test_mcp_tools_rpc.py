@@ -28,9 +28,12 @@ from agentd.runtime import (
     Agent,
     App,
     Host,
+    InMemoryStorage,
     McpServers,
     McpServerSpec,
     McpToolRef,
+    McpToolSettings,
+    Memory,
     Processor,
     ProcessToolResultArgs,
     Tool,
@@ -40,12 +43,24 @@ from agentd.runtime.options import ToolHooks
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.background import CONTINUATION, calls, stored_results
+from support.background import options as background_options
 from support.runs import LocalModelSpy
 from support.server import Running, serving
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 LISTED = {"add", "echo", "picture", "fail", "slow", "crash", "grow", "pid", "whoami"}
+
+
+async def eventually_async(read: Any, holds: Any) -> Any:
+    """Reads until `holds(value)` (20 s at most)."""
+    for _ in range(400):
+        value = await read()
+        if holds(value):
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never held: {value!r}")
 
 
 def free_port() -> int:
@@ -524,3 +539,27 @@ async def test_an_app_agent_takes_mcp_tools_through_setup_beside_its_python_tool
         assert outcomes(reply) == [("add", "python add", False), ("echo", "e", False)]
     finally:
         await running.close()
+
+
+async def test_an_mcp_tool_marked_background_answers_deferred_and_its_result_is_reconciled() -> None:
+    """`[mcp_servers.tools.add] background = true`: the call answers at once with a
+    deferred result, and the server's real answer replaces it in the thread."""
+    spec = McpServerSpec(
+        id="t", command=sys.executable, args=(str(SERVER_SCRIPT),), tools={"add": McpToolSettings(background=True)}
+    )
+    mcp = McpServers([spec], backoff=Backoff(first=0.1, most=0.5))
+    storage = InMemoryStorage()
+    agent = mcp_agent(mcp, memory=Memory(storage), default_options=CONTINUATION)
+    async with serving([agent], mcp=mcp, storage=storage) as running:
+        await available(mcp)
+        reply = await running.agents.Generate(
+            apb.GenerateRequest(
+                agent_id="mcp",
+                text="go",
+                options=background_options(calls(("c1", "add", {"a": 2, "b": 3})), {"text": "started"}),
+            )
+        )
+        ((name, deferred, is_error),) = outcomes(reply)
+        assert name == "add" and deferred["status"] == "running" and deferred["taskId"] and not is_error
+        results = await eventually_async(lambda: stored_results(running), lambda got: got["c1"][0] == {"result": 5})
+    assert results == {"c1": ({"result": 5}, False)}

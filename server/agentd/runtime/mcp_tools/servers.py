@@ -99,9 +99,10 @@ class McpToolSelection:
 
 
 def _as_tool(server: McpConnection, listed: McpTool) -> Tool:
-    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged.
-    (Per-tool settings, `server.spec.settings_for(name)`, apply here.)"""
+    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged,
+    its `[mcp_servers.tools.<name>]` settings apply."""
     name = listed.name
+    settings = server.spec.settings_for(name)
 
     async def execute(args: Any, _context: ToolContext) -> Any:
         return results.tool_output(await server.call(name, args))
@@ -112,4 +113,5 @@ def _as_tool(server: McpConnection, listed: McpTool) -> Tool:
         execute=execute,
         input_schema=dict(listed.input_schema),
         source=mcp_source(server.spec.id),
+        background=settings.background,
     )

@@ -21,8 +21,8 @@ _SERVER_KEYS = {"id", "command", "args", "env", "cwd", "url", "headers", "timeou
 class McpToolSettings:
     """Per-tool settings under `[mcp_servers.tools.<name>]`."""
 
-    #: Run the tool as background work (the call returns at once); stored here,
-    #: acted on by the background-tool machinery.
+    #: Run the tool as background work: the call answers at once with a deferred
+    #: result and the real one is reconciled into the thread (runtime/background.py).
     background: bool = False
 
 
