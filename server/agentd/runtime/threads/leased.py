@@ -271,7 +271,11 @@ class LeasedOwnership(ThreadOwnership):
         except PeerGone:
             return None  # it died: its lease has yet to expire, and a sweep takes its threads over
         except (PeerTimeout, ClusterError) as exc:
-            raise Unavailable(f"replica {replica} did not answer: {exc}", "REPLICA_UNREACHABLE") from exc
+            raise Unavailable(
+                f"replica {replica} did not answer: {exc}",
+                "REPLICA_UNREACHABLE",
+                retry_after=self.settings.lease_ttl,  # by then its lease has expired or been renewed
+            ) from exc
         return answer
 
     # ------------------------------------------------------------ retried requests
@@ -290,7 +294,11 @@ class LeasedOwnership(ThreadOwnership):
             if isinstance(earlier, Routing):
                 return earlier
             if loop.time() > deadline:
-                raise Unavailable("an earlier copy of this request is still being routed", "REPLICA_UNREACHABLE")
+                raise Unavailable(
+                    "an earlier copy of this request is still being routed",
+                    "REPLICA_UNREACHABLE",
+                    retry_after=self.settings.lease_ttl,
+                )
             await asyncio.sleep(0.01)  # the first copy is being routed (or failed and let go)
         try:
             routing = await answer()

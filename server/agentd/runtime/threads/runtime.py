@@ -455,6 +455,7 @@ class ThreadRuntime:
                 raise Unavailable(
                     f"thread {thread_id!r} is held by replica {holder.replica}, which does not answer",
                     "REPLICA_UNREACHABLE",
+                    retry_after=self.settings.lease_ttl,  # by then its lease has expired or been renewed
                 )
             quick = answer is not None or holder.replica == self.ownership.replica_id
             await asyncio.sleep(0.005 if quick else self.ownership.poll_interval)
