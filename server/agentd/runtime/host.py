@@ -246,7 +246,7 @@ class Host:
         await self.notification_store.open()
         await self.score_store.open()
         await self.mcp.open()
-        await self.agents.overrides.open()
+        await self.agents.overrides.open(agent.id for agent in self.agents.list())
         replayed = await self.threads.open()
         await self.background.recover()
         if self.coordination.shared:  # a dead replica's work is found by the others

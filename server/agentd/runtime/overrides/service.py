@@ -9,7 +9,8 @@ the write is answered; another process's write reaches it through the store's
 invalidation overtook is not cached (a generation counter per key), so a
 stale read never outlives the invalidation that should have removed it; the
 TTL bounds how long a lost invalidation can matter. While the store fails, a
-run gets the version last read (expired or not); with none read, UNAVAILABLE.
+run gets the version last read (expired or not: the default tenant's are read
+at start-up); with none read, UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from agentd.runtime.agent_definition import RequestContext, instructions_to_messages, resolve_dynamic
 from agentd.runtime.editor import FIELDS, EditorPolicy
 from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, storage_unavailable
-from agentd.runtime.identity import scoped
+from agentd.runtime.identity import DEFAULT_TENANT, scoped
 from agentd.runtime.overrides.store import OverrideStore, OverrideValues, OverrideVersion
 from agentd.runtime.storage import StorageError
 from agentd.runtime.tools import Tool
@@ -154,9 +155,18 @@ class Overrides:
         self._generations: dict[str, int] = {}
         self._all_generation = 0
 
-    async def open(self) -> None:
+    async def open(self, agent_ids: Iterable[str] = ()) -> None:
+        """Opens the store, and reads the default tenant's overrides of `agent_ids`
+        (none is an answer too), so that a storage outage later leaves those
+        agents' runs the version read rather than UNAVAILABLE."""
         await self.store.open()
         await self.store.watch(self.invalidate)
+        for agent_id in agent_ids:
+            key = scoped(DEFAULT_TENANT, agent_id)
+            try:
+                self._remember(key, await self.store.head(key))
+            except StorageError as exc:
+                log.warning("overrides of %s: not read at start-up (%s)", key, exc)
 
     async def close(self) -> None:
         await self.store.close()
