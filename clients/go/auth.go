@@ -36,13 +36,24 @@ func (t BearerToken) GetRequestMetadata(context.Context, ...string) (map[string]
 // RequireTransportSecurity implements credentials.PerRPCCredentials.
 func (t BearerToken) RequireTransportSecurity() bool { return !t.AllowInsecure }
 
+// TokenEnv is read for the bearer token when Dial is given none.
+const TokenEnv = "AGENTD_TOKEN"
+
 // WithToken sends a bearer token with every call (see BearerToken). Over
 // TLS it goes to any server; over a plaintext connection (WithInsecure) only
 // to a loopback target, and Dial fails for any other: to send it anyway,
 // use WithPerRPCCredentials(agentd.BearerToken{Token: t, AllowInsecure: true}).
-// An empty token sends nothing.
+//
+// Without WithToken, Dial sends $AGENTD_TOKEN (TokenEnv) the same way,
+// unless WithPerRPCCredentials or an "authorization" WithMetadata says how
+// the caller is known. WithToken("") sends no token, whatever the
+// environment holds. A token and an "authorization" WithMetadata together
+// are refused.
 func WithToken(token string) Option {
-	return func(c *dialConfig) { c.token = strings.TrimSpace(token) }
+	return func(c *dialConfig) {
+		token = strings.TrimSpace(token)
+		c.token = &token
+	}
 }
 
 // WithPerRPCCredentials adds credentials computed for each call, e.g. a
@@ -98,13 +109,32 @@ func LoadTLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 	return config, nil
 }
 
-// tokenCredentials is the BearerToken of WithToken for this connection, or
-// an error for a token that would cross the network in clear.
-func tokenCredentials(token, target string, creds credentials.TransportCredentials) (credentials.PerRPCCredentials, error) {
-	plaintext := creds.Info().SecurityProtocol == "insecure"
+// bearerToken is the BearerToken Dial sends, if any: WithToken's, else
+// $AGENTD_TOKEN's when no other credentials are given; an error for a token
+// that would cross the network in clear.
+func (c *dialConfig) bearerToken(target string) (credentials.PerRPCCredentials, error) {
+	authorization := false
+	for i := 0; i+1 < len(c.metadata); i += 2 {
+		authorization = authorization || strings.EqualFold(c.metadata[i], "authorization")
+	}
+	token, source := "", "a token"
+	switch {
+	case c.token != nil:
+		token = *c.token
+		if token != "" && authorization {
+			return nil, errors.New("agentd: give WithToken or an authorization WithMetadata, not both")
+		}
+	case len(c.perRPC) == 0 && !authorization:
+		token, source = strings.TrimSpace(os.Getenv(TokenEnv)), "a token from $"+TokenEnv
+	}
+	if token == "" {
+		return nil, nil
+	}
+	plaintext := c.creds.Info().SecurityProtocol == "insecure"
 	if plaintext && !isLoopback(target) {
-		return nil, fmt.Errorf("agentd: a token over plaintext to %s would cross the network in clear: "+
-			"use TLS, or WithPerRPCCredentials(agentd.BearerToken{Token: ..., AllowInsecure: true})", target)
+		return nil, fmt.Errorf("agentd: %s over plaintext to %s would cross the network in clear: use TLS, "+
+			"WithToken(\"\") to send none, or WithPerRPCCredentials(agentd.BearerToken{Token: ..., AllowInsecure: true})",
+			source, target)
 	}
 	return BearerToken{Token: token, AllowInsecure: plaintext}, nil
 }

@@ -215,3 +215,69 @@ func TestIsLoopback(t *testing.T) {
 		}
 	}
 }
+
+// authorizations is every authorization header of the fake server's last call.
+func authorizations(t *testing.T, client *Client, f *fakeServer) []string {
+	t.Helper()
+	if _, err := client.GetAgent(context.Background(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.headers.Get("authorization")
+}
+
+func TestTheTokenComesFromAgentdTokenWhenNoneIsGiven(t *testing.T) {
+	f := &fakeServer{}
+	addr := serveTCP(t, f)
+	t.Setenv(TokenEnv, " agentd_env ")
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want []string
+	}{
+		{"the environment's by default", nil, []string{"Bearer agentd_env"}},
+		{`none with WithToken("")`, []Option{WithToken("")}, nil},
+		{"an explicit token wins", []Option{WithToken("agentd_explicit")}, []string{"Bearer agentd_explicit"}},
+		{"an authorization metadata entry wins", []Option{WithMetadata("Authorization", "Bearer agentd_md")}, []string{"Bearer agentd_md"}},
+		{"per-call credentials win", []Option{WithPerRPCCredentials(BearerToken{Token: "agentd_creds", AllowInsecure: true})}, []string{"Bearer agentd_creds"}},
+		{`WithToken("") beside metadata`, []Option{WithToken(""), WithMetadata("authorization", "Bearer agentd_md")}, []string{"Bearer agentd_md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, err := Dial(context.Background(), addr, append([]Option{WithInsecure()}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			if got := authorizations(t, client, f); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("authorization headers = %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	// An explicit token and an authorization entry are two answers to one question.
+	_, err := Dial(context.Background(), addr, WithInsecure(), WithToken("agentd_x"), WithMetadata("authorization", "Bearer agentd_y"))
+	if err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("a token beside an authorization entry: err = %v", err)
+	}
+	// The environment's token stays off plaintext beyond loopback, as WithToken's does.
+	_, err = Dial(context.Background(), "agentd.example.com:50051", WithInsecure())
+	if err == nil || !strings.Contains(err.Error(), "$AGENTD_TOKEN") || !strings.Contains(err.Error(), "in clear") {
+		t.Fatalf("the environment's token over plaintext beyond loopback: err = %v", err)
+	}
+	anonymous, err := Dial(context.Background(), "agentd.example.com:50051", WithInsecure(), WithToken(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = anonymous.Close()
+
+	t.Setenv(TokenEnv, "")
+	client, err := Dial(context.Background(), addr, WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if got := authorizations(t, client, f); len(got) != 0 {
+		t.Fatalf("no token anywhere, yet authorization headers = %q", got)
+	}
+}

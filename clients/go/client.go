@@ -37,7 +37,7 @@ type dialConfig struct {
 	block      bool
 	propagator propagation.TextMapPropagator
 	extra      []grpc.DialOption
-	token      string
+	token      *string // WithToken's; nil: $AGENTD_TOKEN unless other credentials are given
 	perRPC     []credentials.PerRPCCredentials
 	errs       []error
 }
@@ -67,7 +67,8 @@ func WithKeepalive(time, timeout time.Duration) Option {
 
 // WithMetadata adds a gRPC metadata pair (a request header) to every call.
 // Keys are lowercased by gRPC. It may be given more than once. For a bearer
-// token use WithToken, which keeps it off plaintext connections.
+// token use WithToken, which keeps it off plaintext connections; an
+// "authorization" entry given here replaces $AGENTD_TOKEN.
 func WithMetadata(key, value string) Option {
 	return func(c *dialConfig) { c.metadata = append(c.metadata, key, value) }
 }
@@ -119,12 +120,12 @@ func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
 	if cfg.creds == nil {
 		cfg.creds = credentials.NewTLS(nil)
 	}
-	if cfg.token != "" {
-		creds, err := tokenCredentials(cfg.token, target, cfg.creds)
-		if err != nil {
-			return nil, err
-		}
-		cfg.perRPC = append(cfg.perRPC, creds)
+	bearer, err := cfg.bearerToken(target)
+	if err != nil {
+		return nil, err
+	}
+	if bearer != nil {
+		cfg.perRPC = append(cfg.perRPC, bearer)
 	}
 	if cfg.propagator == nil {
 		cfg.propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})

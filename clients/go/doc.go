@@ -22,8 +22,8 @@
 //	}
 //
 // A server with [auth] and [server.tls] takes a bearer token (WithToken,
-// sent as per-call credentials) over TLS (WithTLSFiles, WithTLSConfig; a
-// client certificate makes it mutual TLS):
+// default $AGENTD_TOKEN, sent as per-call credentials) over TLS
+// (WithTLSFiles, WithTLSConfig; a client certificate makes it mutual TLS):
 //
 //	client, err := agentd.Dial(ctx, "agentd.internal:50051",
 //		agentd.WithTLSFiles("ca.pem", "", ""), agentd.WithToken(token))

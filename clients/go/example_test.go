@@ -128,10 +128,11 @@ func ExampleWithToken() {
 	ctx := context.Background()
 	// A server with [auth] mode "token" and [server.tls]: the token rides on
 	// every call, and the server's certificate is checked against ca.pem
-	// (add a client certificate and key for mutual TLS).
+	// (add a client certificate and key for mutual TLS). Without WithToken,
+	// $AGENTD_TOKEN is sent; WithToken("") sends none.
 	client, err := agentd.Dial(ctx, "agentd.internal:50051",
 		agentd.WithTLSFiles("ca.pem", "", ""),
-		agentd.WithToken(os.Getenv("AGENTD_TOKEN")),
+		agentd.WithToken(os.Getenv("MY_AGENTD_TOKEN")),
 	)
 	if err != nil {
 		log.Fatal(err)
