@@ -226,15 +226,87 @@ func (c *callConfig) modelSettings() *agentdv1.ModelSettings {
 }
 
 // WithStructuredOutput asks the model for a JSON object matching schema;
-// the parsed object is GenerateResponse.Object (and the finish chunk's).
+// the parsed object is GenerateResponse.Object (and the finish chunk's). An
+// answer that does not match fails the run (StrategyStrict); see
+// WithStructuredOutputSpec for the other strategies and a structuring model.
 func WithStructuredOutput(name string, schema map[string]any) CallOption {
+	return WithStructuredOutputSpec(StructuredOutput{Name: name, Schema: schema})
+}
+
+// ErrorStrategy is what a run does when its structured-output answer is
+// not JSON matching the schema.
+type ErrorStrategy string
+
+const (
+	// StrategyStrict (the default) ends the run with an error chunk, reason
+	// STRUCTURED_OUTPUT_INVALID (Generate: ErrFailedPrecondition).
+	StrategyStrict ErrorStrategy = "strict"
+	// StrategyWarn ends the run normally with no object and a warning.
+	StrategyWarn ErrorStrategy = "warn"
+	// StrategyFallback ends the run normally with FallbackValue as its object.
+	StrategyFallback ErrorStrategy = "fallback"
+)
+
+var errorStrategies = map[ErrorStrategy]agentdv1.StructuredOutputErrorStrategy{
+	"":               agentdv1.StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT,
+	StrategyStrict:   agentdv1.StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT,
+	StrategyWarn:     agentdv1.StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN,
+	StrategyFallback: agentdv1.StructuredOutputErrorStrategy_STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK,
+}
+
+// StructuredOutput is the full form of a run's structured output (see
+// WithStructuredOutputSpec). Only Schema is required.
+type StructuredOutput struct {
+	// Schema is the JSON Schema the answer must match.
+	Schema      map[string]any
+	Name        string
+	Description string
+	// ErrorStrategy is what a run does with an answer that does not match
+	// ("": StrategyStrict).
+	ErrorStrategy ErrorStrategy
+	// FallbackValue is the object of a StrategyFallback run whose answer
+	// does not match: required with StrategyFallback, refused with the
+	// others (nil: none; structpb.NewNullValue() for a JSON null).
+	FallbackValue any
+	// Model is a separate structuring model ("provider/model"): the agent's
+	// model answers in text, then this one turns the answer into the object.
+	Model string
+	// Instructions replace the structuring model's default system prompt
+	// (needs Model).
+	Instructions string
+}
+
+// WithStructuredOutputSpec asks for structured output described in full:
+// an error strategy, a fallback value, a structuring model and its
+// instructions. A missing schema or an unknown strategy is an
+// INVALID_ARGUMENT error before any call is made.
+func WithStructuredOutputSpec(spec StructuredOutput) CallOption {
 	return func(c *callConfig) {
-		s, err := Struct(schema)
+		strategy, ok := errorStrategies[spec.ErrorStrategy]
+		if !ok {
+			c.fail("structured output error strategy %q is not %q, %q or %q", spec.ErrorStrategy, StrategyStrict, StrategyWarn, StrategyFallback)
+			return
+		}
+		if spec.Schema == nil {
+			c.fail("structured output needs a schema")
+			return
+		}
+		s, err := Struct(spec.Schema)
 		if err != nil {
 			c.fail("structured output schema: %w", err)
 			return
 		}
-		c.exec().StructuredOutput = &agentdv1.StructuredOutput{Name: name, Schema: s}
+		out := &agentdv1.StructuredOutput{
+			Schema: s, Name: spec.Name, Description: spec.Description, ErrorStrategy: strategy,
+			Model: spec.Model, Instructions: spec.Instructions,
+		}
+		if spec.FallbackValue != nil {
+			if out.FallbackValue, err = Value(spec.FallbackValue); err != nil {
+				c.fail("structured output fallback value: %w", err)
+				return
+			}
+		}
+		c.exec().StructuredOutput = out
 	}
 }
 

@@ -6,7 +6,9 @@ tests.conformance.app) and checks that the runner passes every scenario of
 tests/conformance/scenarios.json, also against the same server with
 `[auth] mode = "token"` over TLS (-token, -cacert) and with mutual TLS (a
 client certificate alone: -cert, -key). Also keeps the module `go vet` clean
-and its unit tests (error parsing, stream reconnection, credentials) green.
+and its unit tests (error parsing, stream reconnection, credentials) green,
+and runs its live tests (live_test.go: a token from `$AGENTD_TOKEN` alone,
+structured output's fallback strategy) against the same servers.
 """
 
 from __future__ import annotations
@@ -42,12 +44,16 @@ def _text(out: str | bytes | None) -> str:
     return out or ""
 
 
-def _go(args: list[str], timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def _go(
+    args: list[str], timeout: float = BUILD_TIMEOUT_S, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `go <args>` in clients/go; fail the test with its output when it fails."""
     go = require_tool("go", GO_HINT)
     cmd = [go, *args]
     try:
-        result = subprocess.run(cmd, cwd=GO_CLIENT_DIR, capture_output=True, text=True, timeout=timeout, check=False)
+        result = subprocess.run(
+            cmd, cwd=GO_CLIENT_DIR, capture_output=True, text=True, timeout=timeout, check=False, env=env
+        )
     except subprocess.TimeoutExpired as err:
         pytest.fail(
             f"`{' '.join(cmd)}` in {GO_CLIENT_DIR} timed out after {timeout}s:\n"
@@ -161,3 +167,24 @@ def test_go_client_vet_is_clean() -> None:
 @pytest.mark.timeout(BUILD_TIMEOUT_S)
 def test_go_client_unit_tests() -> None:
     _go(["test", "-count=1", "./..."])
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_go_client_live_tests(conformance_server: ServerProcess, tmp_path: Path) -> None:
+    """live_test.go: the token from `$AGENTD_TOKEN` alone (the test sets it)
+    over TLS, and a fallback strategy's value for an answer that is no object."""
+    with secure_conformance_server(tmp_path) as (secure, pki, caller):
+        env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+        env |= {
+            "AGENTD_ADDR": conformance_server.addr,
+            "AGENTD_SECURE_ADDR": secure.addr,
+            "AGENTD_SECURE_CA": str(pki.ca),
+            "AGENTD_SECURE_TOKEN": caller.token,
+        }
+        result = _go(["test", "-count=1", "-v", "-run", "^TestLive", "."], RUN_TIMEOUT_S, env)
+    passed = re.findall(r"^--- PASS: (TestLive\w+)", result.stdout, re.MULTILINE)
+    assert "--- SKIP" not in result.stdout, result.stdout
+    assert sorted(passed) == [
+        "TestLiveAFallbackStrategyAnswersWithTheFallbackValue",
+        "TestLiveTheTokenComesFromAgentdTokenWhenNoneIsGiven",
+    ], result.stdout
