@@ -10,7 +10,9 @@ starts the conformance server (tests/conformance/agentd.toml with
   (--token, --cacert) and with mutual TLS (--cert, --key alone);
 - runs the client's own tests (build/test/*.test.js, as `npm test` does:
   fake-server unit tests, and live tests against the same server through
-  AGENTD_ADDR, and against the token + TLS one through AGENTD_SECURE_*).
+  AGENTD_ADDR, and against the token + TLS one through AGENTD_SECURE_*:
+  among them a token from `$AGENTD_TOKEN` alone, and structured output's
+  fallback strategy).
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def test_ts_client_tests(
     assert tests, f"no compiled tests under {TS_CLIENT_DIR / 'build' / 'test'}"
     secure, pki, caller, reader = secure_server
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"},  # the tests set it themselves
         "AGENTD_ADDR": conformance_server.addr,
         "AGENTD_SECURE_ADDR": secure.addr,
         "AGENTD_SECURE_CA": str(pki.ca),

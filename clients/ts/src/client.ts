@@ -11,7 +11,7 @@ import {
 } from "@grpc/grpc-js";
 import { agentd, google } from "@agentd/proto";
 
-import { channelSecurity, type TlsOptions } from "./credentials";
+import { TOKEN_ENV, channelSecurity, resolveToken, type Security, type TlsOptions } from "./credentials";
 import { AgentdError } from "./errors";
 import {
   executionOptions,
@@ -42,6 +42,8 @@ export interface AgentdClientOptions {
    * A bearer token sent as `authorization: Bearer <token>` with every call
    * (a server with `[auth]`). Over TLS it rides as call credentials; over
    * plaintext only to a loopback target unless `allowInsecureToken`.
+   * Undefined: `$AGENTD_TOKEN`, unless `metadata` has an `authorization`
+   * entry; `""`: no token.
    */
   token?: string;
   /** TLS: `{ ca, cert, key }` PEM contents (`cert` and `key`: mutual TLS), or `true` for the system's roots. */
@@ -143,11 +145,22 @@ export class AgentdClient {
   private readonly reconnectPolicy: ReconnectPolicy;
 
   constructor(target: string, options: AgentdClientOptions = {}) {
-    const given = Object.keys(options.metadata ?? {}).map((key) => key.toLowerCase());
-    if (options.token && given.includes("authorization")) {
+    const explicit = Object.keys(options.metadata ?? {}).some((key) => key.toLowerCase() === "authorization");
+    if (options.token?.trim() && explicit) {
       throw new TypeError("give token or an authorization metadata entry, not both");
     }
-    const security = channelSecurity(target, options);
+    // An authorization entry given as metadata wins over $AGENTD_TOKEN (not over token).
+    const fromEnv = options.token === undefined;
+    const token = fromEnv && explicit ? undefined : resolveToken(options.token);
+    let security: Security;
+    try {
+      security = channelSecurity(target, { ...options, token });
+    } catch (err) {
+      if (fromEnv && token !== undefined && err instanceof TypeError) {
+        throw new TypeError(`$${TOKEN_ENV}: ${err.message}; or token: "" to send none`);
+      }
+      throw err;
+    }
     const creds = security.credentials;
     const channelOptions: Partial<ChannelOptions> = { ...security.channelOptions, ...options.channelOptions };
     if (options.keepaliveMs !== undefined) {

@@ -6,6 +6,8 @@
 // over plaintext the header goes as plain metadata, and only to a loopback
 // target (a local or sidecar server) unless `allowInsecureToken` says
 // otherwise: a token sent in clear over a network is a token given away.
+//
+// A client given no token reads $AGENTD_TOKEN (`token: ""` reads nothing).
 
 import { isIP } from "node:net";
 
@@ -28,7 +30,7 @@ export interface SecurityOptions {
   credentials?: ChannelCredentials;
   /** TLS options, or `true` for TLS with the system's roots. */
   tls?: TlsOptions | true;
-  /** A bearer token sent with every call. */
+  /** A bearer token sent with every call (already resolved: see `resolveToken`). */
   token?: string;
   /** Send the token over plaintext to a target beyond loopback too. */
   allowInsecureToken?: boolean;
@@ -40,6 +42,15 @@ export interface Security {
   /** Metadata every call adds (the token, over plaintext). */
   metadata: Record<string, string>;
   channelOptions: Partial<ChannelOptions>;
+}
+
+/** Read for the token when the client is given none (`token: ""` reads nothing). */
+export const TOKEN_ENV = "AGENTD_TOKEN";
+
+/** `token`, or `$AGENTD_TOKEN` when it is undefined; undefined when neither is set. */
+export function resolveToken(token: string | undefined): string | undefined {
+  const value = (token ?? process.env[TOKEN_ENV] ?? "").trim();
+  return value === "" ? undefined : value;
 }
 
 function pem(value: Buffer | string | undefined): Buffer | null {

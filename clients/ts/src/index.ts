@@ -22,7 +22,14 @@ export {
   isServiceError,
   statusName,
 } from "./errors";
-export { channelSecurity, isLoopback, tlsCredentials, tokenCredentials } from "./credentials";
+export {
+  TOKEN_ENV,
+  channelSecurity,
+  isLoopback,
+  resolveToken,
+  tlsCredentials,
+  tokenCredentials,
+} from "./credentials";
 export type { Security, SecurityOptions, TlsOptions } from "./credentials";
 export type { ErrorInfo, FieldViolation } from "./errors";
 export { executionOptions } from "./options";
@@ -43,6 +50,8 @@ export type {
   RunInput,
   RunOptions,
   SendOptions,
+  StructuredOutputErrorStrategy,
+  StructuredOutputOption,
   ToolChoiceOption,
 } from "./options";
 export { Session } from "./session";

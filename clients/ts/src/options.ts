@@ -45,6 +45,55 @@ export interface ClientToolSpec {
   inputSchema?: JsonObject;
 }
 
+/**
+ * What a run does when its structured-output answer is not JSON matching
+ * the schema: "strict" (the default) fails it with STRUCTURED_OUTPUT_INVALID,
+ * "warn" ends it with no object and a warning, "fallback" answers with
+ * `fallbackValue`.
+ */
+export type StructuredOutputErrorStrategy = "strict" | "warn" | "fallback";
+
+/** Structured output (`ExecutionOptions.structured_output`). */
+export interface StructuredOutputOption {
+  /** The JSON Schema the answer must match. */
+  schema: JsonObject;
+  name?: string;
+  description?: string;
+  /** Default "strict". */
+  errorStrategy?: StructuredOutputErrorStrategy;
+  /** The object of a "fallback" run whose answer does not match: required with "fallback", refused otherwise. */
+  fallbackValue?: JsonValue;
+  /** A separate structuring model ("provider/model") that turns the agent's text answer into the object. */
+  model?: string;
+  /** The structuring model's system prompt, in place of the default (needs `model`). */
+  instructions?: string;
+}
+
+const ERROR_STRATEGIES: Record<StructuredOutputErrorStrategy, agentd.v1.StructuredOutputErrorStrategy> = {
+  strict: v1.StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_STRICT,
+  warn: v1.StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_WARN,
+  fallback: v1.StructuredOutputErrorStrategy.STRUCTURED_OUTPUT_ERROR_STRATEGY_FALLBACK,
+};
+
+function structuredOutput(opt: StructuredOutputOption): agentd.v1.StructuredOutput {
+  if (typeof opt.schema !== "object" || opt.schema === null || Array.isArray(opt.schema)) {
+    throw new TypeError("structuredOutput: schema is a JSON Schema object");
+  }
+  const strategy = opt.errorStrategy ?? "strict";
+  if (!Object.hasOwn(ERROR_STRATEGIES, strategy)) {
+    throw new TypeError('structuredOutput: errorStrategy is "strict", "warn" or "fallback"');
+  }
+  return v1.StructuredOutput.fromPartial({
+    schema: opt.schema,
+    name: opt.name ?? "",
+    description: opt.description ?? "",
+    errorStrategy: ERROR_STRATEGIES[strategy],
+    fallbackValue: opt.fallbackValue,
+    model: opt.model ?? "",
+    instructions: opt.instructions ?? "",
+  });
+}
+
 /** A processor by registered name, or a full ProcessorRef (workflow). */
 export type ProcessorOption = string | { name: string; id?: string; options?: JsonObject } | agentd.v1.ProcessorRef;
 
@@ -60,7 +109,8 @@ export interface RunOptions {
   modelSettings?: Partial<agentd.v1.ModelSettings>;
   /** Provider-namespaced options, e.g. `{ openai: { reasoningEffort: "low" } }`. */
   providerOptions?: JsonObject;
-  structuredOutput?: { schema: JsonObject; name?: string; description?: string };
+  /** Asks for a JSON object matching a schema (the result's `object`). */
+  structuredOutput?: StructuredOutputOption;
   /** Tools the caller executes (thread-bound runs only). */
   clientTools?: ClientToolSpec[];
   /** Free JSON context; keys starting with "agentd." are reserved. */
@@ -191,13 +241,7 @@ export function executionOptions(opts: RunOptions = {}): agentd.v1.ExecutionOpti
   if (opts.activeTools !== undefined) out.activeTools = { names: [...opts.activeTools] };
   if (opts.modelSettings !== undefined) out.modelSettings = v1.ModelSettings.fromPartial(opts.modelSettings);
   if (opts.providerOptions !== undefined) out.providerOptions = opts.providerOptions;
-  if (opts.structuredOutput !== undefined) {
-    out.structuredOutput = v1.StructuredOutput.fromPartial({
-      schema: opts.structuredOutput.schema,
-      name: opts.structuredOutput.name ?? "",
-      description: opts.structuredOutput.description ?? "",
-    });
-  }
+  if (opts.structuredOutput !== undefined) out.structuredOutput = structuredOutput(opts.structuredOutput);
   if (opts.clientTools !== undefined) {
     out.clientTools = opts.clientTools.map((t) =>
       v1.ClientTool.fromPartial({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema }),

@@ -11,12 +11,14 @@ import { BinaryWriter } from "@bufbuild/protobuf/wire";
 
 import {
   AgentdClient,
+  type AgentdClientOptions,
   PermissionDeniedError,
   ResourceExhaustedError,
   UnauthenticatedError,
   agentd,
   google,
   isLoopback,
+  resolveToken,
   tlsCredentials,
 } from "@agentd/client";
 
@@ -78,6 +80,47 @@ describe("credentials", { timeout: 15000 }, () => {
       /not both/,
     );
     assert.throws(() => tlsCredentials({ cert: "x" }), /together/);
+  });
+
+  it("reads $AGENTD_TOKEN when given no token, and token: \"\" sends none", async () => {
+    process.env["AGENTD_TOKEN"] = " agentd_env ";
+    try {
+      const cases: [AgentdClientOptions, string][] = [
+        [{}, "Bearer agentd_env"],
+        [{ token: "" }, ""],
+        [{ token: "agentd_explicit" }, "Bearer agentd_explicit"],
+        [{ metadata: { Authorization: "Bearer agentd_md" } }, "Bearer agentd_md"],
+        [{ token: "", metadata: { authorization: "Bearer agentd_md" } }, "Bearer agentd_md"],
+      ];
+      for (const [options, want] of cases) {
+        const client = new AgentdClient(addr, { ...options, deadlineMs: 5000 });
+        try {
+          await client.getAgent("echo");
+          assert.equal(seen.at(-1), want, JSON.stringify(options));
+        } finally {
+          client.close();
+        }
+      }
+      // The environment's token stays off plaintext beyond loopback, as an explicit one does.
+      assert.throws(() => new AgentdClient("agentd.example.com:50051"), /\$AGENTD_TOKEN: .*in clear/);
+      new AgentdClient("agentd.example.com:50051", { token: "" }).close();
+      assert.throws(
+        () => new AgentdClient(addr, { token: "agentd_x", metadata: { authorization: "Bearer agentd_y" } }),
+        /not both/,
+      );
+      assert.equal(resolveToken(undefined), "agentd_env");
+      assert.equal(resolveToken(""), undefined);
+      delete process.env["AGENTD_TOKEN"];
+      const anonymous = new AgentdClient(addr, { deadlineMs: 5000 });
+      try {
+        await anonymous.getAgent("echo");
+        assert.equal(seen.at(-1), "");
+      } finally {
+        anonymous.close();
+      }
+    } finally {
+      delete process.env["AGENTD_TOKEN"];
+    }
   });
 
   it("knows which targets are loopback", () => {

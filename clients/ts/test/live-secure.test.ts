@@ -54,7 +54,7 @@ describe("live agentd with a token over TLS", { skip, timeout: 60_000 }, () => {
   });
 
   it("says who is missing and whose role is too weak", async () => {
-    const anonymous = client(undefined);
+    const anonymous = client("");
     const reader = client(process.env["AGENTD_SECURE_READER_TOKEN"]);
     try {
       const missing = await rejection(anonymous.getAgent("echo"));
@@ -68,6 +68,21 @@ describe("live agentd with a token over TLS", { skip, timeout: 60_000 }, () => {
     } finally {
       anonymous.close();
       reader.close();
+    }
+  });
+
+  it("sends $AGENTD_TOKEN when given no token, and none for token: \"\"", async () => {
+    process.env["AGENTD_TOKEN"] = process.env["AGENTD_SECURE_TOKEN"];
+    const fromEnv = client(undefined);
+    const anonymous = client("");
+    try {
+      assert.equal((await fromEnv.generate("echo", "from the environment")).text, "from the environment");
+      const missing = await rejection(anonymous.listAgents().all());
+      assert.ok(missing instanceof UnauthenticatedError);
+    } finally {
+      delete process.env["AGENTD_TOKEN"];
+      fromEnv.close();
+      anonymous.close();
     }
   });
 });

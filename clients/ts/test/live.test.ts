@@ -82,6 +82,21 @@ describe("live agentd", { skip: addr ? false : "AGENTD_ADDR is not set", timeout
     assert.equal(await client.stream("echo", "a b").text(), "a b");
   });
 
+  it("answers with the fallback value when the answer does not match the schema", async () => {
+    // The local model answers "Paris": no JSON, let alone a city object.
+    const res = await client.generate("echo", "where?", {
+      providerOptions: { local: { script: [{ text: "Paris" }] } },
+      structuredOutput: {
+        name: "city",
+        schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        errorStrategy: "fallback",
+        fallbackValue: { city: "unknown" },
+      },
+    });
+    assert.deepEqual(res.object, { city: "unknown" });
+    assert.ok(res.warnings.some((w) => w.endsWith("the fallback value was used")), res.warnings.join("; "));
+  });
+
   it("applies response-cache overrides", async () => {
     const key = `live-key-${randomUUID()}`;
     assert.equal((await client.generate("cached-echo", "first", { responseCache: { key } })).text, "first");

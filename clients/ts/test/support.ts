@@ -9,6 +9,10 @@ import { BinaryWriter } from "@bufbuild/protobuf/wire";
 
 import { AgentdError, google } from "@agentd/client";
 
+// A client given no token reads $AGENTD_TOKEN: keep the caller's out of the
+// tests (those that want one set it themselves).
+delete process.env["AGENTD_TOKEN"];
+
 export function encodeErrorInfo(reason: string, metadata: Record<string, string>): Uint8Array {
   const w = new BinaryWriter();
   w.uint32(10).string(reason);
