@@ -19,13 +19,10 @@ from agentd.runtime.processors.base import (
     Hook,
     HookArgs,
     ProcessInputStepArgs,
-    ProcessorUnavailable,
-    ProcessOutputStreamArgs,
     StepOverrides,
-    TripWire,
-    log,
 )
 from agentd.runtime.processors.message_list import ExternalMessageListError, MessageList, Source
+from agentd.runtime.processors.stream_lane import StreamStep
 
 
 class ProcessorRunError(Exception):
@@ -58,8 +55,14 @@ class HookCaller(Protocol):
 
     def send_signal(self, processor: Any) -> Any: ...
 
-    def stream_parts(self, processor: Any) -> list[Chunk]:
-        """Every chunk `processor` was given so far (the runner's own list)."""
+    def stream_step(self, processor: Any) -> StreamStep:
+        """`processor`'s output-stream hook as the run calls it (its `stream_parts` included)."""
+        ...
+
+    async def call_stream(
+        self, step: StreamStep, part: Chunk, emitted: list[Chunk], message_list: MessageList | None
+    ) -> Chunk | None:
+        """Runs the hook on `part` under the stream rules; the chunk that goes on (None: dropped)."""
         ...
 
     def in_llm_request(self, processor: Any) -> bool:
@@ -296,26 +299,8 @@ class StreamPhase:
         assert part is not None
         if is_data(part) and not getattr(processor, "process_data_parts", False):
             return value  # data-* chunks bypass processors that did not opt in
-        seen = self.runner.stream_parts(processor)
-        seen.append(part)
-        args = ProcessOutputStreamArgs(
-            part=part,
-            stream_parts=seen,  # the live list (read-only for processors): no per-chunk copy
-            message_list=self.message_list,
-            emit_after=value.emitted.append,
-            **self.runner.common(processor, stream=True),
-        )
-        try:
-            result = await self.runner.call(processor, "process_output_stream", args)
-        except (TripWire, ProcessorUnavailable):
-            raise
-        except Exception:
-            log.exception("process_output_stream of %r failed; the chunk passes unchanged", processor.id)
-            return value
-        if result is None or isinstance(result, Chunk):
-            return Part(result, value.emitted)
-        log.error("process_output_stream of %r returned %s; the chunk passes unchanged", processor.id, type(result))
-        return value
+        step = self.runner.stream_step(processor)
+        return Part(await self.runner.call_stream(step, part, value.emitted, self.message_list), value.emitted)
 
     def snapshot(self, value: Part) -> list[Message]:
         return []

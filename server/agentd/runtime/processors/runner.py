@@ -54,7 +54,9 @@ from agentd.runtime.processors.phases import (
     StepValue,
     StreamPhase,
     apply_messages,
+    is_data,
 )
+from agentd.runtime.processors.stream_lane import StreamStep
 from agentd.runtime.processors.workflow import ProcessorWorkflow, run_entry
 
 #: Guard against a stream processor that keeps queueing chunks.
@@ -145,6 +147,10 @@ class ProcessorRunner:
         self.on_tool_result = [p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)]
         self.on_api_error = [p for p in self.lanes.error if implements(p, "process_api_error")]
         self._stream_parts: dict[Hashable, list[Chunk]] = {}
+        #: The output-stream lane as prepared callers, built on the first chunk.
+        self._stream_steps: dict[int, StreamStep] = {}
+        self._stream_lane_steps: list[StreamStep | ProcessorWorkflow] | None = None
+        self._stream_workflow_phase: StreamPhase | None = None
         self._common: dict[tuple[int, bool], dict[str, Any]] = {}
         #: Violations hooks reported without stopping; handed to on_violation after the hook.
         self._reported: list[tuple[Any, ProcessorViolation]] = []
@@ -195,19 +201,24 @@ class ProcessorRunner:
                 await self._tell_reported()
             return result
         except TripWire as tripwire:
-            if tripwire.processor_id is None:
-                tripwire.processor_id = processor.id
             tripped = tripwire.message
-            if self.ctx.metrics is not None:
-                self.ctx.metrics.tripwire(processor_label(processor))
-            if self._reported:
-                await self._tell_reported()
-            violation = ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata)
-            await await_violation(processor, violation)
+            await self._tripped(processor, tripwire)
             raise
         finally:
             if trace is not None:  # one span per processor per phase, not per call
                 trace.processor_called(processor.id, hook, time.perf_counter() - started, tripped)
+
+    async def _tripped(self, processor: Any, tripwire: TripWire) -> None:
+        """What a hook's TripWire sets off before it propagates: the count, the
+        violations reported so far, and the processor's on_violation."""
+        if tripwire.processor_id is None:
+            tripwire.processor_id = processor.id
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.tripwire(processor_label(processor))
+        if self._reported:
+            await self._tell_reported()
+        violation = ProcessorViolation(tripwire.processor_id, tripwire.message, tripwire.metadata)
+        await await_violation(processor, violation)
 
     async def _tell_reported(self) -> None:
         reported, self._reported = self._reported, []
@@ -314,24 +325,131 @@ class ProcessorRunner:
         except Exception:
             log.exception("prefetch_output_stream of %r failed; its parts go one by one", first.id)
 
+    def stream_step(self, processor: Any) -> StreamStep:
+        """`processor`'s output-stream hook as this run calls it (prepared on first use)."""
+        step = self._stream_steps.get(id(processor))
+        if step is None:
+            step = StreamStep.prepare(processor, self.stream_parts(processor), self.common(processor, stream=True))
+            self._stream_steps[id(processor)] = step
+        return step
+
+    def _stream_lane(self) -> list[StreamStep | ProcessorWorkflow]:
+        lane = [entry if _is_workflow(entry) else self.stream_step(entry) for entry in self.on_output_stream]
+        self._stream_lane_steps = lane
+        return lane
+
     async def run_output_stream(self, chunk: Chunk, message_list: MessageList | None) -> list[Chunk]:
-        """The chunks to emit for one chunk (none when dropped). A TripWire
-        propagates: the caller blocks the stream."""
-        phase = StreamPhase(self, message_list)
+        """The chunks to emit for one chunk (none when dropped), each chunk a
+        processor queued with `emit_after` going through the whole chain after
+        it. A TripWire propagates: the caller blocks the stream.
+
+        Per chunk and processor this is one call (`call_stream`'s rules,
+        inline: a chunk costs no coroutine per sync hook); a timed call (tracing
+        on) and a workflow's processors go through `call_stream` itself."""
+        lane = self._stream_lane_steps or self._stream_lane()
+        inline = self.ctx.trace is None
         out: list[Chunk] = []
-        queue: list[Chunk] = [chunk]
+        queue: list[Chunk] | None = None  # emitted chunks still to go, next first
+        part: Chunk | None = chunk
         rounds = 0
-        while queue and rounds < MAX_REPROCESS:
+        while True:
             rounds += 1
-            value = Part(queue.pop(0), [])
-            for entry in self.on_output_stream:
-                value = await run_entry(entry, phase, value)
-                if value.chunk is None:
+            emitted: list[Chunk] = []
+            emit_after = emitted.append
+            assert part is not None
+            data = is_data(part)
+            for step in lane:
+                if isinstance(step, ProcessorWorkflow):
+                    value = await run_entry(step, self._stream_phase(message_list), Part(part, emitted))
+                    result = value.chunk
+                elif data and not getattr(step.processor, "process_data_parts", False):
+                    continue  # data-* chunks bypass processors that did not opt in
+                elif inline:
+                    step.seen.append(part)
+                    try:
+                        result = step.hook(step.args(part, emit_after, message_list, self.retry_count))
+                        if step.is_async:
+                            result = await result
+                    except Exception as error:
+                        result = await self._stream_failed(step.processor, part, error)
+                    else:
+                        if self._reported or (result is not None and type(result) is not Chunk):
+                            result = await self._stream_settle(step.processor, part, result)
+                else:
+                    result = await self.call_stream(step, part, emitted, message_list)
+                if result is None:
+                    part = None
                     break
-            if value.chunk is not None:
-                out.append(value.chunk)
-            queue = value.emitted + queue
-        return out
+                if result is not part:
+                    part, data = result, is_data(result)
+            if part is not None:
+                out.append(part)
+            if emitted:
+                queue = emitted + queue if queue else emitted
+            if not queue or rounds >= MAX_REPROCESS:
+                return out
+            part = queue.pop(0)
+
+    def _stream_phase(self, message_list: MessageList | None) -> StreamPhase:
+        phase = self._stream_workflow_phase
+        if phase is None or phase.message_list is not message_list:
+            phase = self._stream_workflow_phase = StreamPhase(self, message_list)
+        return phase
+
+    async def call_stream(
+        self, step: StreamStep, part: Chunk, emitted: list[Chunk], message_list: MessageList | None
+    ) -> Chunk | None:
+        """One processor's process_output_stream on `part`: the chunk that goes
+        on (None: dropped), timed for the run's trace."""
+        step.seen.append(part)
+        args = step.args(part, emitted.append, message_list, self.retry_count)
+        processor = step.processor
+        trace = self.ctx.trace
+        started = time.perf_counter() if trace is not None else 0.0
+        tripped: str | None = None
+        try:
+            try:
+                result = step.hook(args)
+                if step.is_async:
+                    result = await result
+            except Exception as error:
+                return await self._stream_failed(processor, part, error)
+            return await self._stream_settle(processor, part, result)
+        except TripWire as tripwire:
+            tripped = tripwire.message
+            raise
+        finally:
+            if trace is not None:  # one span per processor per phase, not per call
+                trace.processor_called(processor.id, "process_output_stream", time.perf_counter() - started, tripped)
+
+    async def _stream_failed(self, processor: Any, part: Chunk, error: Exception) -> Chunk:
+        """A stream hook raised: a TripWire (after its violation is told) and a
+        processor that must not be skipped propagate; anything else is logged
+        and the chunk passes unchanged."""
+        if isinstance(error, TripWire):
+            await self._tripped(processor, error)
+            raise error
+        if isinstance(error, ProcessorUnavailable):
+            raise error
+        log.error("process_output_stream of %r failed; the chunk passes unchanged", processor.id, exc_info=error)
+        return part
+
+    async def _stream_settle(self, processor: Any, part: Chunk, result: Any) -> Chunk | None:
+        """A stream hook's result that is not simply a chunk or None, or one
+        with violations reported: awaited if a plain function returned an
+        awaitable, the violations told, and anything but a chunk or None
+        logged (the chunk passes unchanged)."""
+        if inspect.isawaitable(result):
+            try:
+                result = await result
+            except Exception as error:
+                return await self._stream_failed(processor, part, error)
+        if self._reported:
+            await self._tell_reported()
+        if result is None or isinstance(result, Chunk):
+            return result
+        log.error("process_output_stream of %r returned %s; the chunk passes unchanged", processor.id, type(result))
+        return part
 
     # ------------------------------------------------------------ processOutputStep / Result / ToolResult
 
