@@ -1,9 +1,9 @@
 """process_output_stream chains over gRPC: sync and async hooks side by side,
 emit_after from the last processor, a drop in the middle, data-* chunks only
 for processors that opt in, a failing hook passing the chunk unchanged, a
-block naming its processor, what the args hold (a fresh object per call, the
-live stream_parts list, one state per processor), and a workflow between
-plain processors."""
+block naming its processor, a reported violation, what the args hold (a fresh
+object per call, the live stream_parts list, one state per processor), and a
+workflow between plain processors."""
 
 from __future__ import annotations
 
@@ -151,6 +151,23 @@ class Blocker(Processor):
         return args.part
 
 
+class Warner(Processor):
+    """A sync hook reporting a violation without stopping the run."""
+
+    id = "warner"
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+
+    def on_violation(self, violation: ProcessorViolation) -> None:  # type: ignore[override]
+        self.violations.append(violation.message)
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk:
+        if "rude" in (text_of(args.part) or ""):
+            args.report(ProcessorViolation(self.id, "rude word"))
+        return args.part
+
+
 class Suffix(Processor):
     def __init__(self, id: str, suffix: str, *, emit: bool = False) -> None:
         self.id, self.suffix, self.emit = id, suffix, emit
@@ -188,6 +205,7 @@ async def served() -> AsyncIterator[Served]:
         "later": [LaterAnswer(), Recorder("after-later")],
         "blocked": [Recorder("first"), Blocker(), Recorder("third")],
         "kept": [Recorder("keeper")],
+        "warned": [Warner(), Recorder("after-warner")],
         "mixed": [Upper(), workflow, Recorder("last")],
     }
     agents = [Agent(id=agent_id, output_processors=lane) for agent_id, lane in lanes.items()]
@@ -288,3 +306,10 @@ async def test_a_workflow_between_plain_processors(served: Served) -> None:
     # follows and goes through the whole chain again.
     assert joined(texts) == "ONE<+<TWO<"
     assert joined(served.processor("mixed", 2).texts()) == "ONE<+<TWO<"
+
+
+async def test_a_reported_violation_is_told_and_the_chunk_goes_on(served: Served) -> None:
+    chunks = await stream(served, "warned", "a rude b rude")
+    assert joined(wire_texts(chunks)) == "arudebrude"
+    assert served.processor("warned", 0).violations == ["rude word", "rude word"]
+    assert joined(served.processor("warned", 1).texts()) == "arudebrude"
