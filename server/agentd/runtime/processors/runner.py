@@ -414,7 +414,9 @@ class ProcessorRunner:
                     result = await result
             except Exception as error:
                 return await self._stream_failed(processor, part, error)
-            return await self._stream_settle(processor, part, result)
+            if self._reported or (result is not None and type(result) is not Chunk):
+                result = await self._stream_settle(processor, part, result)
+            return result
         except TripWire as tripwire:
             tripped = tripwire.message
             raise
