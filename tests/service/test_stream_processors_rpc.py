@@ -3,7 +3,8 @@ emit_after from the last processor, a drop in the middle, data-* chunks only
 for processors that opt in, a failing hook passing the chunk unchanged, a
 block naming its processor, a reported violation, what the args hold (a fresh
 object per call, the live stream_parts list, one state per processor), and a
-workflow between plain processors."""
+workflow between plain processors; with tracing on, the same rules and the
+block on its processor's span."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentd.runtime import Agent
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.processors.base import Processor, ProcessorViolation, ProcessOutputStreamArgs
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 from agentd_proto.v1 import agent_service_pb2 as apb
-from support.server import Running, serving
+from support.server import Running, serving, start_server
 
 
 def text_of(chunk: Chunk) -> str | None:
@@ -313,3 +317,32 @@ async def test_a_reported_violation_is_told_and_the_chunk_goes_on(served: Served
     assert joined(wire_texts(chunks)) == "arudebrude"
     assert served.processor("warned", 0).violations == ["rude word", "rude word"]
     assert joined(served.processor("warned", 1).texts()) == "arudebrude"
+
+
+async def test_traced_calls_follow_the_same_rules(caplog: pytest.LogCaptureFixture) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    lanes = {
+        "blocked": [Recorder("first"), Blocker(), Recorder("third")],
+        "fails": [Fails(), AsyncFails(), Recorder("next")],
+    }
+    agents = [Agent(id=agent_id, output_processors=lane) for agent_id, lane in lanes.items()]
+    running = await start_server(agents, tracer_provider=provider)
+    try:
+        served = Served(running, lanes)
+        chunks = await stream(served, "fails", "boom odd bang fine")
+        assert joined(wire_texts(chunks)) == "boomoddbangfine"
+        assert joined(served.processor("fails", 2).texts()) == "boomoddbangfine"
+        chunks = await stream(served, "blocked", "go stop now")
+        assert chunks[-2].tripwire.tripwire.processor_id == "blocker"
+        assert "stop" not in joined(served.processor("blocked", 2).texts())
+    finally:
+        await running.close()
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    blocker = spans["processor blocker"]
+    assert dict(blocker.attributes or {})["agentd.tripwire"] is True
+    reasons = [dict(e.attributes or {}) for e in blocker.events if e.name == "agentd.tripwire"]
+    assert reasons == [{"agentd.tripwire.reason": "Stream part blocked by blocker"}]
+    assert dict(spans["processor fails"].attributes or {})["agentd.processor.calls"] >= 4
+    assert any("'async-fails' failed" in r.getMessage() for r in caplog.records)
