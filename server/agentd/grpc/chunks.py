@@ -4,7 +4,6 @@ tripwire they carry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any, get_args
 
 from agentd.grpc.messages import message_to_pb
@@ -20,7 +19,16 @@ SOURCES = enum_values(cpb.ChunkSource, "CHUNK_SOURCE_", get_args(runtime_chunks.
 
 
 def usage_to_pb(usage: runtime_chunks.Usage) -> upb.Usage:
-    return upb.Usage(**asdict(usage))  # the same counters by the same names (None: not reported)
+    # The same counters by the same names (None: not reported), named one by
+    # one: dataclasses.asdict (deep-copying) cost more than the rest of a reply.
+    return upb.Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
+    )
 
 
 def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None:

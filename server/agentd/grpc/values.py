@@ -87,12 +87,16 @@ def optional_value(message: Message, name: str) -> Any:
     return from_value(getattr(message, name)) if message.HasField(name) else None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def to_timestamp(when: datetime | None) -> timestamp_pb2.Timestamp | None:
+    """What Timestamp.FromDatetime gives (a naive `when` is local time), in
+    plain arithmetic: FromDatetime was a tenth of a reply's translation."""
     if when is None:
         return None
-    ts = timestamp_pb2.Timestamp()
-    ts.FromDatetime(when.astimezone(UTC))
-    return ts
+    since = (when if when.tzinfo is not None else when.astimezone(UTC)) - _EPOCH
+    return timestamp_pb2.Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:

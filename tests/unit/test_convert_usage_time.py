@@ -1,0 +1,42 @@
+"""Usage and timestamps to protobuf: each runtime field lands in its field,
+and a time is the instant protobuf's own conversion gives."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from google.protobuf import timestamp_pb2
+
+from agentd.grpc.chunks import usage_to_pb
+from agentd.grpc.values import to_timestamp
+from agentd.runtime.chunks import Usage
+
+
+def test_every_usage_counter_is_carried_and_an_unreported_one_stays_unset() -> None:
+    names = [f.name for f in fields(Usage)]
+    counted = Usage(**{name: 10 + i for i, name in enumerate(names)})
+    pb = usage_to_pb(counted)
+    assert {name: getattr(pb, name) for name in names} == {name: 10 + i for i, name in enumerate(names)}
+    assert [f.name for f in pb.DESCRIPTOR.fields] == names  # nothing the proto has is left out
+    unreported = usage_to_pb(Usage(input_tokens=3))
+    assert [name for name in names if unreported.HasField(name)] == ["input_tokens"]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        datetime(2026, 12, 1, 17, 0, 0, 123456, tzinfo=UTC),
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+        datetime(1960, 5, 3, 1, 2, 3, 456789, tzinfo=timezone(timedelta(hours=-5))),
+        datetime(2026, 6, 1, 12, 30),  # naive: local time, as astimezone reads it
+    ],
+)
+def test_a_timestamp_is_the_instant_protobuf_gives(when: datetime) -> None:
+    expected = timestamp_pb2.Timestamp()
+    expected.FromDatetime(when.astimezone(UTC))
+    assert to_timestamp(when) == expected
+    assert to_timestamp(None) is None
