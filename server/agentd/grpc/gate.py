@@ -52,6 +52,9 @@ class Gate:
         self.cache = cache
         if self.limits.requests_per_second and cache is None:
             raise ValueError("auth.limits.requests_per_second needs the server cache")
+        #: Nothing to read off a call and no limit to take from: every caller
+        #: is ANONYMOUS, admitted without a look (the servers' wrappers skip admit).
+        self.admits_everyone = not authenticator.enabled and not self.limits.requests_per_second
         #: Open streams by identity (an entry exists only while one is open).
         self._streams: dict[str, int] = {}
 

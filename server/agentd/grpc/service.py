@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import descriptor, message, message_factory
@@ -37,9 +37,11 @@ from agentd.runtime.errors import (
     ResourceExhausted,
     Unimplemented,
 )
+from agentd.runtime.identity import ANONYMOUS
 
 log = logging.getLogger("agentd.grpc")
 Unary = Callable[[Any, Context], Awaitable[Any]]
+Bytes = Callable[[Any, Context], Awaitable[bytes]]
 Streaming = Callable[[Any, Context], AsyncIterator[Any]]
 
 
@@ -79,7 +81,7 @@ def _checked(request: message.Message | Malformed) -> None:
         raise InvalidArgument.fields(problems)
 
 
-async def _guard(context: Context, exc: BaseException) -> None:
+async def _guard(context: Context, exc: BaseException) -> NoReturn:
     if isinstance(exc, AgentdError):
         await abort(context, exc)
     log.exception("unhandled error in %s", context, exc_info=exc)
@@ -108,24 +110,25 @@ class CallPolicy:
     rpc_metrics: RpcMetrics | None = None
 
 
-@dataclass(frozen=True)
 class _Call:
-    """The method a wrapper serves, and the server's policy."""
+    """The method a wrapper serves, and what of the server's policy it needs
+    on every call, read off once when the method is registered."""
 
-    full_name: str  # "<package.Service>/<Method>"
-    policy: CallPolicy
+    __slots__ = ("default_deadline", "full_name", "gate", "max_reply_bytes", "metrics", "name", "open")
 
-    @property
-    def name(self) -> str:
-        return self.full_name.rpartition("/")[2]
-
-    @property
-    def gate(self) -> Gate:
-        return self.policy.gate
+    def __init__(self, full_name: str, policy: CallPolicy) -> None:
+        self.full_name = full_name  # "<package.Service>/<Method>"
+        self.name = full_name.rpartition("/")[2]
+        self.gate = policy.gate
+        #: No caller to tell apart and no limit to apply: every call is ANONYMOUS's, unawaited.
+        self.open = policy.gate.admits_everyone
+        self.max_reply_bytes = policy.max_reply_bytes
+        self.default_deadline = policy.default_deadline
+        self.metrics = policy.rpc_metrics
 
     def timed(self, context: Context) -> _Timing | None:
         """Times the call until grpc is done with it, when metrics are on."""
-        metrics = self.policy.rpc_metrics
+        metrics = self.metrics
         if metrics is None:
             return None
         timing = _Timing(self.full_name, metrics)
@@ -159,24 +162,38 @@ def _cancelled(context: Context) -> grpc.StatusCode:
     return grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
 
 
-def _unary(impl: Unary, call: _Call) -> Unary:
-    async def handle(request: Any, context: Context) -> Any:
+def _unary(impl: Unary, call: _Call) -> Bytes:
+    """The handler answers the reply's bytes (registered with no serializer):
+    serialised once, its size is the size checked against max_reply_bytes."""
+    limit = call.max_reply_bytes
+    default_deadline = call.default_deadline
+
+    async def handle(request: Any, context: Context) -> bytes:
         timing = call.timed(context)
         try:
-            identity = await call.gate.admit(call.full_name, context)
+            identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
             _checked(request)
             token = CALLER.set(identity)
             try:
-                response = await _within_deadline(impl(request, context), context, call)
+                if default_deadline is None or context.time_remaining() is not None:
+                    response = await impl(request, context)
+                else:  # a unary call that carries no deadline gets the server's default one
+                    try:
+                        async with asyncio.timeout(default_deadline) as scope:
+                            response = await impl(request, context)
+                    except TimeoutError:
+                        if not scope.expired():
+                            raise
+                        raise _past_default_deadline(call.name, default_deadline) from None
             finally:
                 CALLER.reset(token)
             unscope_message(response, identity.tenant)
-            limit = call.policy.max_reply_bytes
-            if limit is not None and (size := response.ByteSize()) > limit:
-                raise _too_large(call.name, size, limit)
+            reply: bytes = response.SerializeToString()
+            if limit is not None and len(reply) > limit:
+                raise _too_large(call.name, len(reply), limit)
             if timing is not None:
                 timing.answered = True
-            return response
+            return reply
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -185,21 +202,12 @@ def _unary(impl: Unary, call: _Call) -> Unary:
     return handle
 
 
-async def _within_deadline(work: Awaitable[Any], context: Context, call: _Call) -> Any:
-    """A unary call that carries no deadline gets the server's default one."""
-    if call.policy.default_deadline is None or context.time_remaining() is not None:
-        return await work
-    try:
-        async with asyncio.timeout(call.policy.default_deadline) as limit:
-            return await work
-    except TimeoutError:
-        if not limit.expired():
-            raise
-        raise DeadlineExceeded(
-            f"{call.name} took longer than the server's {call.policy.default_deadline:g} s for a call without a "
-            "deadline ([server] default_deadline_seconds): set a deadline of your own",
-            "DEFAULT_DEADLINE_EXCEEDED",
-        ) from None
+def _past_default_deadline(method: str, seconds: float) -> DeadlineExceeded:
+    return DeadlineExceeded(
+        f"{method} took longer than the server's {seconds:g} s for a call without a "
+        "deadline ([server] default_deadline_seconds): set a deadline of your own",
+        "DEFAULT_DEADLINE_EXCEEDED",
+    )
 
 
 def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming:
@@ -209,7 +217,7 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         timing = call.timed(context)
         try:
-            identity = await call.gate.admit(call.full_name, context)
+            identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
             if decoded_request:
                 _checked(request)
             token = CALLER.set(identity)
@@ -286,7 +294,5 @@ def register(
                 _stream(impl, call, decoded_request=True), request_deserializer=decode, response_serializer=encode
             )
         else:
-            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _unary(impl, call), request_deserializer=decode, response_serializer=encode
-            )
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(impl, call), request_deserializer=decode)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
