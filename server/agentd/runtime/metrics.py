@@ -6,8 +6,9 @@ label is bounded by configuration: agent ids, processor ids as their classes
 declare them, scorer names, models, cache backends, finish reasons; never a thread, run,
 resource or tenant id.
 
-Until the server enables metrics the instruments are the API's no-op ones, so
-a run pays a few empty calls. Nothing is recorded per chunk: per run two
+Until the server enables metrics the instruments are the API's no-op ones,
+and the per-run and per-model-call records return before building their
+attributes. Nothing is recorded per chunk: per run two
 counter adds, per model call two or three histogram records. The gauges are
 observed, read only when a reader collects (a scrape), on the reader's thread.
 """
@@ -83,10 +84,12 @@ class Metrics:
     # ------------------------------------------------------------ runs
 
     def run_started(self, agent_id: str) -> None:
-        self._runs_started.add(1, {"gen_ai.agent.id": agent_id})
+        if self.enabled:  # off: not even the attributes are built
+            self._runs_started.add(1, {"gen_ai.agent.id": agent_id})
 
     def run_finished(self, agent_id: str, finish_reason: str) -> None:
-        self._runs_finished.add(1, {"gen_ai.agent.id": agent_id, "agentd.finish_reason": finish_reason})
+        if self.enabled:
+            self._runs_finished.add(1, {"gen_ai.agent.id": agent_id, "agentd.finish_reason": finish_reason})
 
     def tripwire(self, processor: str) -> None:
         self._tripwires.add(1, {"agentd.processor.id": processor})
@@ -110,6 +113,8 @@ class Metrics:
         error_type: str | None = None,
     ) -> None:
         """One model call ended (`attributes`: its operation, provider and model)."""
+        if not self.enabled:
+            return
         timed = attributes if error_type is None else {**attributes, "error.type": error_type}
         self._operation_duration.record(seconds, timed)
         if input_tokens is not None:

@@ -163,6 +163,9 @@ class RunTrace:
 
     def chat(self, spec: str, step_number: int, prompt: Any, *, replayed: bool = False) -> ChatTrace:
         """A model call's span; `replayed`: a cached answer, which no model makes (no model metrics)."""
+        counted = not replayed and self.metrics is not None and self.metrics.enabled
+        if not counted and (self.tracer is None or self.span is None):
+            return ChatTrace(None, False)  # nothing to record: no attributes to build
         model = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider_name(spec),
