@@ -1,5 +1,5 @@
-"""Usage and timestamps to protobuf: each runtime field lands in its field,
-and a time is the instant protobuf's own conversion gives."""
+"""Usage and timestamps to protobuf (each runtime field lands in its field, a
+time is the instant protobuf's own conversion gives), and unset options."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from google.protobuf import timestamp_pb2
 
+from agentd.grpc.authz import CALLER
 from agentd.grpc.chunks import usage_to_pb
+from agentd.grpc.options import execution_options
 from agentd.grpc.values import to_timestamp
+from agentd.grpc.violations import Violations
 from agentd.runtime.chunks import Usage
+from agentd.runtime.identity import ANONYMOUS, SUBJECT_KEY, TENANT_KEY, Identity
+from agentd_proto.v1 import options_pb2 as opb
 
 
 def test_every_usage_counter_is_carried_and_an_unreported_one_stays_unset() -> None:
@@ -40,3 +45,19 @@ def test_a_timestamp_is_the_instant_protobuf_gives(when: datetime) -> None:
     expected.FromDatetime(when.astimezone(UTC))
     assert to_timestamp(when) == expected
     assert to_timestamp(None) is None
+
+
+@pytest.mark.parametrize("who", [ANONYMOUS, Identity("acme", "billing", frozenset({"writer"}), ("*",), "token")])
+def test_options_with_nothing_set_are_what_the_full_reading_gives(who: Identity) -> None:
+    """Unset options skip the reading; a set but empty `scorers` takes it, to the same options."""
+    token = CALLER.set(who)
+    try:
+        v = Violations()
+        unset = execution_options(opb.ExecutionOptions(), "options", v)
+        read = execution_options(opb.ExecutionOptions(scorers=opb.ScorerOptions()), "options", v)
+        v.check()
+    finally:
+        CALLER.reset(token)
+    assert unset == read
+    if who is not ANONYMOUS:
+        assert unset.request_context == {TENANT_KEY: "acme", SUBJECT_KEY: "billing"}

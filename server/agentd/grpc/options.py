@@ -40,6 +40,8 @@ def execution_options(
     thread_bound: bool = False,
 ) -> ro.ExecutionOptions:
     """Validated runtime options; per-call processors are built from `registry`."""
+    if not pb.ListFields():  # nothing set (most calls): every check below would pass over it
+        return ro.ExecutionOptions(request_context=_with_caller(None))
     registry = registry or ProcessorRegistry()
     max_steps: int | None = None
     if pb.HasField("max_steps"):
@@ -76,9 +78,7 @@ def execution_options(
             )
 
     memory = _memory(pb.memory, f"{path}.memory", v) if pb.HasField("memory") else None
-    who = caller()
-    if who.method != "none":  # processors and tools see who is calling, under keys no caller can set
-        request_context = {**(request_context or {}), TENANT_KEY: who.tenant, SUBJECT_KEY: who.subject}
+    request_context = _with_caller(request_context)
 
     client_tools: tuple[ro.ClientTool, ...] | None = None
     if pb.client_tools:
@@ -160,6 +160,14 @@ def execution_options(
         scorers=_scoring_mode(pb, f"{path}.scorers.mode", v),
         prepare_step=prepare_step,
     )
+
+
+def _with_caller(request_context: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Processors and tools see who is calling, under keys no caller can set."""
+    who = caller()
+    if who.method == "none":
+        return request_context
+    return {**(request_context or {}), TENANT_KEY: who.tenant, SUBJECT_KEY: who.subject}
 
 
 _ERROR_STRATEGIES: dict[int, ro.StructuredErrorStrategy] = {
