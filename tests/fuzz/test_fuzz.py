@@ -99,7 +99,16 @@ def messages(desc: d.Descriptor, depth: int = 0) -> st.SearchStrategy[message.Me
             if not draw(st.booleans()):
                 continue
             try:
-                if f.is_repeated:
+                if f.message_type is not None and f.message_type.GetOptions().map_entry:
+                    key, value = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
+                    entries = draw(st.dictionaries(field_value(key, depth), field_value(value, depth), max_size=2))
+                    target = getattr(m, f.name)
+                    for k, v in entries.items():
+                        if value.type == d.FieldDescriptor.TYPE_MESSAGE:
+                            target[k].CopyFrom(v)
+                        else:
+                            target[k] = v
+                elif f.is_repeated:
                     values = draw(st.lists(field_value(f, depth), max_size=2))
                     target = getattr(m, f.name)
                     for v in values:
