@@ -38,8 +38,13 @@ RESPONSE_CACHE_KEY = "agentd.responseCache"
 MEMORY_THREAD_KEY = "agentd.memoryThread"
 
 
+def is_dynamic(value: object) -> bool:
+    """True for a field given as a function of the request context."""
+    return callable(value) and not isinstance(value, (Tool, Message))
+
+
 async def resolve_dynamic(value: Dynamic[T], request_context: RequestContext) -> T:
-    if callable(value) and not isinstance(value, (Tool, Message)):
+    if callable(value) and not isinstance(value, (Tool, Message)):  # is_dynamic, narrowing for mypy
         result = value(request_context)
         if inspect.isawaitable(result):
             result = await result
@@ -143,6 +148,9 @@ class AgentDefinition:
     editor: EditorPolicy | bool | dict[str, Any] | None = None
     #: Whether the implicit error-lane retry cap was logged for this agent (once per agent).
     retry_cap_warned: bool = field(default=False, init=False, repr=False, compare=False)
+    #: The lanes resolved from the processor lists, by lanes.resolve_lanes (an
+    #: editor override's copy shares them: overrides change no processor).
+    lane_cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -20,7 +20,10 @@ Merge rule (`resolve_error_processors`): the caller's list is never reordered
 take part in the default ordering). Each missing default is inserted right
 before the first entry carrying a later default id, or appended when there is
 none. An empty list gets all four. Fresh default instances are built on every
-call. This applies to the agent's list (static, or as returned by a function of
+call of `resolve_error_processors`; `resolve_lanes` builds an agent's merged
+lane once and reuses it while the agent's list stays the same (the defaults
+hold options only: what a processor keeps during a run is in the run's
+runner, per processor). This applies to the agent's list (static, or as returned by a function of
 the request context); a per-call list replaces the resolved list as given.
 
 The order and the ids are the runtime's; the processors are built-in plugins
@@ -34,11 +37,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from agentd.runtime.agent_definition import AgentDefinition, maybe_await, resolve_dynamic
+from agentd.runtime.agent_definition import AgentDefinition, is_dynamic, maybe_await, resolve_dynamic
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
+from agentd.runtime.processors.runner import HookTables
 
 log = logging.getLogger("agentd.processors")
 
@@ -176,10 +180,75 @@ class Lanes:
     input: list[Any]
     output: list[Any]
     error: list[Any]
+    #: Their hook tables, when these lanes are an agent's, reused run after run.
+    hooks: HookTables | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """Lanes resolved from an agent's processor lists, and what they were resolved from."""
+
+    #: The flag and the ids of the lists' entries: a list changed (even in place) misses.
+    key: tuple[Any, ...]
+    #: Those entries, held so that no id in `key` can be reused while this lives.
+    held: tuple[Any, ...]
+    lanes: Lanes
+
+
+def _key(enabled: bool, *entries: Sequence[Any]) -> tuple[Any, ...]:
+    return (enabled, *(tuple(map(id, lane)) for lane in entries))
+
+
+def _error_lane(agent: AgentDefinition, errors: Sequence[Any], enabled: bool) -> list[Any]:
+    """The agent's static error list merged with the defaults, built once per list and flag."""
+    key = _key(enabled, errors)
+    cached = agent.lane_cache.get("error")
+    if cached is None or cached.key != key:
+        lanes = Lanes([], [], resolve_error_processors(list(errors), defaults_enabled=enabled))
+        cached = agent.lane_cache["error"] = _Resolved(key, tuple(errors), lanes)
+    return list(cached.lanes.error)
+
+
+def _static(configured: Any) -> Sequence[Any] | None:
+    """A lane's configured list, None when it is a function of the request context."""
+    return None if is_dynamic(configured) else cast(Sequence[Any], configured)
+
+
+def _agent_lanes(
+    agent: AgentDefinition, inputs: Sequence[Any], outputs: Sequence[Any], errors: Sequence[Any], enabled: bool
+) -> Lanes:
+    """The lanes of a run that takes the agent's static lists as they are
+    (no memory, no per-call lists or prepare_step): one Lanes, and its hook
+    tables, per agent while its lists stay the same."""
+    key = _key(enabled, inputs, outputs, errors)
+    cached = agent.lane_cache.get("all")
+    if cached is None or cached.key != key:
+        merged = _error_lane(agent, errors, enabled)
+        hooks = HookTables.of(inputs, outputs, merged)
+        lanes = Lanes(list(inputs), list(outputs), merged, hooks)
+        cached = agent.lane_cache["all"] = _Resolved(key, (*inputs, *outputs, *errors), lanes)
+    return cached.lanes
 
 
 async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, context: dict[str, Any]) -> Lanes:
-    """The lanes of one run of `agent` with the merged call `options`."""
+    """The lanes of one run of `agent` with the merged call `options` (the
+    lists are the caller's to read, not to change: they may be the agent's)."""
+    enabled = options.error_processor_defaults
+    if enabled is None:
+        enabled = agent.error_processor_defaults
+    static_in, static_out = _static(agent.input_processors), _static(agent.output_processors)
+    static_errors = _static(agent.error_processors)
+    if (
+        agent.memory is None
+        and options.input_processors is None
+        and options.output_processors is None
+        and options.error_processors is None
+        and options.prepare_step is None
+        and static_in is not None
+        and static_out is not None
+        and static_errors is not None
+    ):
+        return _agent_lanes(agent, static_in, static_out, static_errors, enabled)
 
     async def lane(override: tuple[Any, ...] | None, configured: Any) -> list[Any]:
         return list(override) if override is not None else list(await resolve_dynamic(configured, context))
@@ -196,14 +265,11 @@ async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, conte
     outputs = [*await lane(options.output_processors, agent.output_processors), *framework.output]
     if options.error_processors is not None:
         errors = list(options.error_processors)  # replaces the resolved list, defaults included
-    else:
-        enabled = (
-            options.error_processor_defaults
-            if options.error_processor_defaults is not None
-            else agent.error_processor_defaults
-        )
+    elif static_errors is None:
         errors = resolve_error_processors(
             list(await resolve_dynamic(agent.error_processors, context)), defaults_enabled=enabled
         )
+    else:
+        errors = _error_lane(agent, static_errors, enabled)
     errors.extend(framework.error)  # memory's error processors run after the list, always
     return Lanes(inputs, outputs, errors)

@@ -244,12 +244,12 @@ class AgentLoop:
 
     async def _run(self) -> None:
         agent = self.agent
-        caller_context = dict(self.call_options.request_context or {})
-        if agent.request_context_schema:
-            violations = _violations_from_schema(agent.request_context_schema, caller_context)
+        context = dict(self.call_options.request_context or {})
+        if agent.request_context_schema:  # the caller's context, before the runtime's own keys join it
+            violations = _violations_from_schema(agent.request_context_schema, context)
             if violations:
                 raise InvalidArgument.fields(violations, "REQUEST_CONTEXT_INVALID")
-        self.context = context = dict(caller_context)
+        self.context = context
         defaults = await resolve_dynamic(agent.default_options, context)
         self.options = options = self.call_options.merged_over(defaults)
         memory = options.memory
@@ -300,7 +300,7 @@ class AgentLoop:
             )
         writer = Writer(self.emit_processed, self.keep_data_part)
         self.runner = runner = await self._runner(options, context, writer)
-        resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
+        model = resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
         if options.structured_output is not None and options.structured_output.model is not None:
             resolve_model(options.structured_output.model)
         run = LoopContext(self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed)
@@ -310,6 +310,7 @@ class AgentLoop:
             error_retry_cap=self._error_retry_cap(options),
             client_tools=client_names,
             tool_transform=agent.tool_transform,
+            models={model_spec: model},
         )
         tool_calls = ToolCalls(
             run,
@@ -362,7 +363,7 @@ class AgentLoop:
             trace=self.trace if self.trace.span is not None else None,
             metrics=self.trace.metrics,
         )
-        return ProcessorRunner(ctx, input=lanes.input, output=lanes.output, error=lanes.error)
+        return ProcessorRunner(ctx, input=lanes.input, output=lanes.output, error=lanes.error, hooks=lanes.hooks)
 
     # ------------------------------------------------------------ steps
 

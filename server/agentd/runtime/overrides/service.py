@@ -342,7 +342,9 @@ def apply(agent: Agent, values: OverrideValues, catalogue: dict[str, Tool]) -> A
             changes["tools"] = tools
         else:
             changes["tools"] = _tools(code_tools, values, catalogue)
-    return replace(agent, **changes)
+    copy = replace(agent, **changes)
+    copy.lane_cache = agent.lane_cache  # overrides change no processor: the lanes stay the code's
+    return copy
 
 
 def instructions_text(agent: Agent) -> str:

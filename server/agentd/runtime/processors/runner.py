@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypedDict, Unpack
 
 from agentd.runtime.chunks import Chunk, ReasoningDelta, StepFinish, TextDelta, ToolCallDelta
@@ -94,13 +94,6 @@ class RunnerContext:
     findings: list[ProcessorViolation] | None = None
 
 
-@dataclass
-class _Lanes:
-    input: list[Entry] = field(default_factory=list)
-    output: list[Entry] = field(default_factory=list)
-    error: list[Entry] = field(default_factory=list)
-
-
 def _is_workflow(entry: Entry) -> bool:
     return isinstance(entry, ProcessorWorkflow)
 
@@ -115,6 +108,54 @@ def _processors(entries: Sequence[Entry]) -> list[Any]:
     return [p for e in entries for p in (e.processors() if _is_workflow(e) else [e])]
 
 
+@dataclass(frozen=True, slots=True)
+class HookTables:
+    """Which lane entries run at which hook, their hooks checked: what a runner
+    resolves from its lanes. Built once for lanes an agent reuses run after run
+    (lanes.resolve_lanes); each run's runner still has its own states."""
+
+    input: tuple[Entry, ...]
+    output: tuple[Entry, ...]
+    error: tuple[Entry, ...]
+    on_input: tuple[Entry, ...]
+    on_input_step: tuple[Entry, ...]
+    on_llm_request: tuple[Any, ...]
+    on_llm_response: tuple[Any, ...]
+    on_output_stream: tuple[Entry, ...]
+    on_output_step: tuple[Entry, ...]
+    on_output_result: tuple[Entry, ...]
+    on_tool_result: tuple[Any, ...]
+    on_api_error: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, input: Sequence[Entry] = (), output: Sequence[Entry] = (), error: Sequence[Entry] = ()) -> HookTables:
+        lane_in, lane_out, lane_err = tuple(input), tuple(output), tuple(error)
+        for processor in _processors([*lane_in, *lane_out, *lane_err]):
+            check_hooks(processor)  # an agent's own processors are first seen here
+        # The provider boundary: plain input processors, then error-lane processors
+        # that rewrite prompts; an object in both lanes runs once, at its input position.
+        plain_in = [p for p in lane_in if not _is_workflow(p)]
+        return cls(
+            input=lane_in,
+            output=lane_out,
+            error=lane_err,
+            on_input=tuple(p for p in lane_in if _implements(p, "process_input")),
+            on_input_step=tuple(p for p in lane_in if _implements(p, "process_input_step")),
+            on_llm_request=tuple(
+                [p for p in plain_in if implements(p, "process_llm_request")]
+                + [p for p in lane_err if implements(p, "process_llm_request") and not any(p is q for q in lane_in)]
+            ),
+            on_llm_response=tuple(p for p in plain_in if implements(p, "process_llm_response")),
+            on_output_stream=tuple(p for p in lane_out if _implements(p, "process_output_stream")),
+            on_output_step=tuple(p for p in lane_out if _implements(p, "process_output_step")),
+            on_output_result=tuple(p for p in lane_out if _implements(p, "process_output_result")),
+            on_tool_result=tuple(
+                p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)
+            ),
+            on_api_error=tuple(p for p in lane_err if implements(p, "process_api_error")),
+        )
+
+
 class ProcessorRunner:
     def __init__(
         self,
@@ -123,29 +164,24 @@ class ProcessorRunner:
         input: Sequence[Entry] = (),
         output: Sequence[Entry] = (),
         error: Sequence[Entry] = (),
+        hooks: HookTables | None = None,
     ) -> None:
+        """`hooks`: the lanes' tables resolved before (then `input`, `output` and `error` are theirs)."""
         self.ctx = ctx
-        self.lanes = _Lanes(list(input), list(output), list(error))
-        for processor in _processors([*self.lanes.input, *self.lanes.output, *self.lanes.error]):
-            check_hooks(processor)  # an agent's own processors are first seen here
+        tables = hooks if hooks is not None else HookTables.of(input, output, error)
+        self.hooks = tables
         self.states: dict[Hashable, dict[str, Any]] = {}
         #: Processor-requested retries so far (shared by every lane).
         self.retry_count = 0
-        lane_in, lane_out = self.lanes.input, self.lanes.output
-        self.on_input = [p for p in lane_in if _implements(p, "process_input")]
-        self.on_input_step = [p for p in lane_in if _implements(p, "process_input_step")]
-        # The provider boundary: plain input processors, then error-lane processors
-        # that rewrite prompts; an object in both lanes runs once, at its input position.
-        plain_in = [p for p in lane_in if not _is_workflow(p)]
-        self.on_llm_request = [p for p in plain_in if implements(p, "process_llm_request")] + [
-            p for p in self.lanes.error if implements(p, "process_llm_request") and not any(p is q for q in lane_in)
-        ]
-        self.on_llm_response = [p for p in plain_in if implements(p, "process_llm_response")]
-        self.on_output_stream = [p for p in lane_out if _implements(p, "process_output_stream")]
-        self.on_output_step = [p for p in lane_out if _implements(p, "process_output_step")]
-        self.on_output_result = [p for p in lane_out if _implements(p, "process_output_result")]
-        self.on_tool_result = [p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)]
-        self.on_api_error = [p for p in self.lanes.error if implements(p, "process_api_error")]
+        self.on_input = tables.on_input
+        self.on_input_step = tables.on_input_step
+        self.on_llm_request = tables.on_llm_request
+        self.on_llm_response = tables.on_llm_response
+        self.on_output_stream = tables.on_output_stream
+        self.on_output_step = tables.on_output_step
+        self.on_output_result = tables.on_output_result
+        self.on_tool_result = tables.on_tool_result
+        self.on_api_error = tables.on_api_error
         self._stream_parts: dict[Hashable, list[Chunk]] = {}
         #: The output-stream lane as prepared callers, built on the first chunk.
         self._stream_steps: dict[int, StreamStep] = {}
