@@ -67,6 +67,8 @@ class RunHandle(RunState):
 
     async def result(self) -> RunResult:
         assert self._task is not None
+        if self._task.done():  # no shield (a future and a loop turn) for what is known
+            return self._task.result()
         return await asyncio.shield(self._task)
 
     @property

@@ -7,7 +7,7 @@ signals are created, rendered and stored is agentd.runtime.signals.
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
@@ -16,8 +16,17 @@ Role = Literal["user", "assistant", "system", "signal"]
 JSON: TypeAlias = Any
 
 
+#: A version-4 UUID's fixed bits: cleared, then set (what uuid.uuid4 does, without the UUID object).
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
 def new_id(prefix: str = "") -> str:
-    return f"{prefix}{uuid.uuid4().hex}" if prefix else str(uuid.uuid4())
+    """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
+    digits = f"{(int.from_bytes(os.urandom(16)) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    if prefix:
+        return prefix + digits
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 def utcnow() -> datetime:

@@ -58,7 +58,9 @@ class ModelCall:
         error_retry_cap: int,
         client_tools: set[str],
         tool_transform: ToolPayloadTransformPolicy | None = None,
+        models: dict[str, LanguageModel] | None = None,
     ) -> None:
+        """`models`: instances set-up resolved already (by spec)."""
         self._state = run.state
         self._runner = run.runner
         self._ml = run.message_list
@@ -69,7 +71,7 @@ class ModelCall:
         self._error_retry_cap = error_retry_cap
         self._client_tools = client_tools
         self._tool_transform = tool_transform
-        self._models: dict[str, LanguageModel] = {}
+        self._models: dict[str, LanguageModel] = dict(models or {})
         #: Per-run attachment bookkeeping (attachments.prepare_attachments).
         self._attachments: dict[str, Any] = {}
 

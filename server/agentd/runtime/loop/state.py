@@ -90,6 +90,8 @@ class RunState:
     async def ready(self) -> None:
         """Returns once the run has passed set-up; raises the caller's mistake
         (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
+        if self._ready.done():  # no shield (a future and a loop turn) for what is known
+            return self._ready.result()
         await asyncio.shield(self._ready)
 
 
