@@ -18,7 +18,7 @@ from google.protobuf import field_mask_pb2
 
 from agentd.runtime import Agent, register_provider
 from agentd.runtime.chunks import Chunk, TextDelta
-from agentd.runtime.processors.base import ProcessOutputStreamArgs, Processor
+from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
 from agentd_proto.v1 import agent_overrides_pb2 as ovpb
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
@@ -48,7 +48,9 @@ def shout_when_asked(context: dict[str, Any]) -> list[Processor]:
 def agents() -> dict[str, Agent]:
     return {
         "static": Agent(id="static", model="prompt/x", instructions="Code instructions.", output_processors=[]),
-        "dynamic": Agent(id="dynamic", model="prompt/x", instructions="Code instructions.", output_processors=shout_when_asked),
+        "dynamic": Agent(
+            id="dynamic", model="prompt/x", instructions="Code instructions.", output_processors=shout_when_asked
+        ),
         "flaky": Agent(id="flaky", model="local/scripted"),
     }
 

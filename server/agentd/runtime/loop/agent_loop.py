@@ -189,6 +189,9 @@ class AgentLoop:
                 text=result.text,
                 hold=held,
             )
+            # The runner's context points back here (writer, signals): without
+            # that cycle the run is freed when its last reader lets go, not by the collector.
+            self.runner = None
         return self.result
 
     async def _finished(self) -> None:

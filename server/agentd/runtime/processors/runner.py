@@ -220,7 +220,8 @@ class ProcessorRunner:
                 "agent": self.ctx.agent,
                 "cancelled": self.ctx.cancelled,
                 "on_success": self.ctx.on_success,
-                "report": lambda violation: self._reported.append((processor, violation)),
+                # Over the list, not the runner: no cycle keeps a finished run for the collector.
+                "report": lambda violation, reported=self._reported: reported.append((processor, violation)),
                 "on_finish": self.ctx.on_finish,
             }
         return {**base, "retry_count": self.retry_count}
@@ -257,7 +258,8 @@ class ProcessorRunner:
         await await_violation(processor, violation)
 
     async def _tell_reported(self) -> None:
-        reported, self._reported = self._reported, []
+        reported = self._reported.copy()
+        self._reported.clear()
         for processor, violation in reported:
             if self.ctx.findings is not None:  # the run's record (the guardrails' pass-through scorer reads it)
                 self.ctx.findings.append(violation)
