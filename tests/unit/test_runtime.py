@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
 
@@ -12,6 +14,7 @@ from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.models.local import split_words
 from agentd.runtime.models.router import resolve_model
+from agentd.runtime.processors.base import Processor, ProcessorViolation, ProcessOutputStreamArgs
 from support.runs import script
 
 
@@ -222,3 +225,29 @@ error_processors = [ { name = "stream-error-retry-processor", options = { maxRet
     path.write_text('[[agents]]\nid = "x"\ninput_processors = [ { name = "no-such" } ]\n')
     with pytest.raises(config.ConfigError, match="no-such"):
         config.load(path, env={})
+
+
+async def test_a_finished_run_is_freed_without_the_cycle_collector() -> None:
+    """A run's pieces hold no reference cycle once it ends: a server's runs
+    are freed as their callers let go, and leave the collector nothing to do."""
+    agent = Agent(id="a", output_processors=[PassThrough()])
+    await agent.generate("warm up")
+    gc.collect()
+    gc.disable()
+    try:
+        handle = agent.stream("one two three")
+        assert (await handle.result()).text == "one two three"
+        await asyncio.sleep(0)  # the task's done callbacks
+        gone = weakref.ref(handle)
+        del handle
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+class PassThrough(Processor):
+    id = "pass"
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        args.report(ProcessorViolation("pass", "seen"))  # the report callback is held per run too
+        return args.part
