@@ -19,11 +19,36 @@ JSON: TypeAlias = Any
 #: A version-4 UUID's fixed bits: cleared, then set (what uuid.uuid4 does, without the UUID object).
 _UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
 _UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+#: The OS's randomness, drawn for 256 ids at a time: one getrandom call, not one per id.
+_POOL_BYTES = 16 * 256
+
+
+class _RandomPool:
+    __slots__ = ("at", "pool")
+
+    def __init__(self) -> None:
+        self.pool = b""
+        self.at = 0
+
+    def draw(self) -> int:
+        """128 random bits, from os.urandom like uuid.uuid4's."""
+        at = self.at
+        if at + 16 > len(self.pool):
+            self.pool, at = os.urandom(_POOL_BYTES), 0
+        self.at = at + 16
+        return int.from_bytes(self.pool[at : at + 16])
+
+    def forget(self) -> None:
+        self.pool, self.at = b"", 0
+
+
+_random = _RandomPool()
+os.register_at_fork(after_in_child=_random.forget)  # a forked child never repeats its parent's ids
 
 
 def new_id(prefix: str = "") -> str:
     """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
-    digits = f"{(int.from_bytes(os.urandom(16)) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    digits = f"{(_random.draw() & _UUID4_CLEAR) | _UUID4_SET:032x}"
     if prefix:
         return prefix + digits
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
