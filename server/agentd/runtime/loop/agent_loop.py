@@ -175,8 +175,9 @@ class AgentLoop:
             self.state.buffer.close()
             result = self.result
             scoring = self.telemetry.scoring
-            ended = EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
-            held = scoring is not None and scoring.submit(ended)
+            held = scoring is not None and scoring.submit(
+                EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
+            )
             self.trace.end(
                 thread_id=result.thread_id,
                 finish_reason=result.finish_reason,

@@ -66,6 +66,8 @@ class ToolCalls:
     ) -> None:
         """Runs `step`'s tool calls in order; `replayed` holds the results of a
         step replayed from a cache, by tool call id (those tools do not run)."""
+        if not step.tool_calls:
+            return
         hooks = _effective_hooks(self._agent.hooks, options.hooks)
         for call in step.tool_calls:
             cached = replayed.get(call.tool_call_id)
