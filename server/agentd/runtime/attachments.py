@@ -360,6 +360,8 @@ async def prepare_attachments(
     """The request with each URL attachment the model cannot fetch made inline
     (or a placeholder); raises ModelAPIError DOWNLOAD_ASSETS_FAILED on a URL's
     first failed download in the run. See the module docstring."""
+    if not any(_by_url(part) for message in request.prompt for part in message.parts):
+        return request  # no attachment given by URL: nothing to download or replace
     run = _run_state(state)
     # Which URLs need a download, and which messages hold them.
     holders: dict[str, list[str]] = {}
@@ -426,6 +428,12 @@ async def prepare_attachments(
         else:
             prompt.append(message)
     return replace(request, prompt=prompt) if changed else request
+
+
+def _by_url(part: Part) -> bool:
+    """An attachment given by URL only: what a download or a placeholder may replace
+    (the parts the loops below skip are exactly the others)."""
+    return isinstance(part, FilePart) and part.data is None and bool(part.url)
 
 
 def _prepared(part: Part, model: LanguageModel, run: _RunAttachments, listed: set[str]) -> Part:
