@@ -146,6 +146,10 @@ class Config:
         return self.scoring
 
     @property
+    def stream_linger(self) -> float:
+        return self.server.stream_linger_ms / 1000
+
+    @property
     def thread_settings(self) -> RuntimeThreadSettings:
         return RuntimeThreadSettings(
             log_retention=self.threads.log_retention,

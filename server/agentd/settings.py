@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 
 from agentd.auth_config import AuthTable, TLSTable
 from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
+from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
 from agentd.runtime.workflows.definition import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
@@ -76,6 +77,9 @@ class ServerSettings(Table):
     default_deadline_seconds: Positive = 300.0
     #: TLS (and mutual TLS) for the listening port; None: plaintext.
     tls: TLSTable | None = None
+    #: How long a stream (Stream, Subscribe) waits for more of a fast run's
+    #: chunks before it sends a small batch, in milliseconds (0: send at once).
+    stream_linger_ms: Annotated[Number, Field(ge=0, le=1000)] = DEFAULT_LINGER * 1000
     #: The Prometheus scrape endpoint's port, on `host` (0: any free port); None: no endpoint.
     metrics_port: Annotated[Whole, Field(ge=0, le=65535)] | None = None
 

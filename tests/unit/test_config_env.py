@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentd import config
+from agentd.runtime.buffer import DEFAULT_LINGER
+from agentd.runtime.host import Host
 from agentd.runtime.redact import redact
 
 
@@ -135,3 +137,16 @@ def test_a_redis_password_from_the_environment_is_redacted_even_when_the_load_fa
 def test_zero_turns_the_notification_timer_off(tmp_path: Path) -> None:
     path = write(tmp_path, '[storage]\nbackend = "memory"\n[threads]\nnotification_dispatch_interval_seconds = 0\n')
     assert config.load(path, env={}).threads.notification_dispatch_interval_seconds == 0
+
+
+def test_stream_linger_ms_reaches_the_runs_and_zero_turns_it_off(tmp_path: Path) -> None:
+    memory = '[storage]\nbackend = "memory"\n'
+    default = config.load(write(tmp_path, memory), env={})
+    assert Host.from_config(default).runs.linger == DEFAULT_LINGER > 0
+    off = config.load(write(tmp_path, memory + "[server]\nstream_linger_ms = 0\n"), env={})
+    assert Host.from_config(off).runs.linger == 0
+    from_env = config.load(write(tmp_path, memory), env={"AGENTD_SERVER__STREAM_LINGER_MS": "0.5"})
+    assert Host.from_config(from_env).runs.linger == 0.0005
+    with pytest.raises(config.ConfigError) as caught:
+        config.load(write(tmp_path, memory + "[server]\nstream_linger_ms = -1\n"), env={})
+    assert "server.stream_linger_ms" in str(caught.value)

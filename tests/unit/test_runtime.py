@@ -155,6 +155,24 @@ async def test_chunk_buffer_batches_what_is_ready_for_each_reader() -> None:
     assert late == [1, 2, 3, 4, 5, 6]
 
 
+async def test_a_lingering_reader_takes_a_full_batch_or_what_is_there_at_close() -> None:
+    buffer = ChunkBuffer()
+    reader = buffer.batches(max_batch=3, linger=3600.0)  # only a full batch or the close ends its linger
+    buffer.append(Chunk(TextDelta("t", "0"), "r", 1))
+    assert [c.seq for c in await reader.__anext__()] == [1]  # the first batch is never held
+    next_batch = asyncio.ensure_future(reader.__anext__())
+    for seq in (2, 3, 4, 5):
+        buffer.append(Chunk(TextDelta("t", str(seq)), "r", seq))
+        await asyncio.sleep(0)
+    assert [c.seq for c in await next_batch] == [2, 3, 4]
+    last = asyncio.ensure_future(reader.__anext__())
+    await asyncio.sleep(0)
+    assert not last.done()  # one chunk came right after a batch: it waits for more
+    buffer.close()
+    assert [c.seq for c in await last] == [5]
+    assert [b async for b in reader] == []
+
+
 async def _closing(buffer: ChunkBuffer):  # type: ignore[no-untyped-def]
     async def producer() -> None:
         await asyncio.sleep(0.01)

@@ -243,8 +243,9 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         try:
             await handle.ready()
             # The run appends to its buffer at its own pace; each pass takes
-            # everything that is ready, so a slow reader gets few large messages.
-            async for batch in handle.buffer.batches(max_batch=MAX_BATCH):
+            # everything that is ready (lingering briefly while the run outpaces
+            # the stream), so a fast run or a slow reader gets few large messages.
+            async for batch in handle.buffer.batches(max_batch=MAX_BATCH, linger=self.host.runs.linger):
                 for response in batch_responses(batch):
                     yield response
             await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends

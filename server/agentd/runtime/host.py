@@ -87,6 +87,9 @@ class HostConfig(Protocol):
     def thread_settings(self) -> ThreadSettings: ...
 
     @property
+    def stream_linger(self) -> float: ...
+
+    @property
     def score_store(self) -> ScoreStore: ...
 
     @property
@@ -209,6 +212,7 @@ class Host:
             mcp=config.mcp,
             override_store=config.override_store or InMemoryOverrideStore(),
         )
+        host.runs.linger = config.stream_linger
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
         return host

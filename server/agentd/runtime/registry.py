@@ -11,6 +11,7 @@ from typing import Any
 
 from agentd.runtime.agent import Agent, RunInput
 from agentd.runtime.background import BackgroundWork
+from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.errors import AlreadyExists, Unavailable, agent_not_found
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.overrides import InMemoryOverrideStore, Overrides
@@ -81,6 +82,9 @@ class RunRegistry:
         self.telemetry = Telemetry()
         #: Where the runs' background tool calls go (the host sets it; None: in the foreground).
         self.background: BackgroundWork | None = None
+        #: How long the readers that send a run's chunks on (Stream, the thread
+        #: log) linger for more before a small batch (`ChunkBuffer.batches`; 0: never).
+        self.linger = DEFAULT_LINGER
         self._accepting = True
         #: What `wait_finished` callers wait on, by run id (only while someone waits).
         self._waiting: dict[str, asyncio.Event] = {}

@@ -267,7 +267,7 @@ class ThreadRuntime:
 
     async def _pump(self, state: LiveThread, handle: RunHandle) -> None:
         try:
-            async for batch in handle.buffer.batches():
+            async for batch in handle.buffer.batches(linger=self.runs.linger):
                 await self.log.append(state.thread_id, batch)
         finally:
             if state.active is handle:
