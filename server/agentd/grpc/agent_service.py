@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller, check_id_chars
-from agentd.grpc.chunks import chunks_to_pb
+from agentd.grpc.chunks import add_chunks
 from agentd.grpc.errors import Context
 from agentd.grpc.overrides import overrides_to_pb, update_from_pb
 from agentd.grpc.results import result_to_pb
@@ -95,7 +95,8 @@ def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
 
 
 def _sized(chunks: list[Chunk]) -> list[apb.StreamResponse]:
-    response = apb.StreamResponse(chunks=chunks_to_pb(chunks))
+    response = apb.StreamResponse()
+    add_chunks(response.chunks, chunks)
     if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
         return [response]
     middle = len(chunks) // 2

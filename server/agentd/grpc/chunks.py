@@ -6,12 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
+from google.protobuf import struct_pb2
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+from google.protobuf.message import Message
+
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.parts import file_to_pb, tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.signals import signal_to_pb
 from agentd.grpc.values import enum_values, to_struct, to_timestamp, to_value
 from agentd.runtime import chunks as runtime_chunks
 from agentd_proto.v1 import chunk_pb2 as cpb
+from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import usage_pb2 as upb
 
 FINISH_REASONS = enum_values(upb.FinishReason, "FINISH_REASON_", get_args(runtime_chunks.FinishReason))
@@ -42,212 +47,207 @@ def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | N
     )
 
 
-def _text_start(p: runtime_chunks.TextStart) -> cpb.Chunk:
-    return cpb.Chunk(text_start=cpb.TextStartChunk(id=p.id, provider_metadata=to_struct(p.provider_metadata)))
+# Each filler writes a payload into its (empty) field of a Chunk in place:
+# building a sub-message and assigning it would copy it again, per chunk.
 
 
-def _text_delta(p: runtime_chunks.TextDelta) -> cpb.Chunk:
-    return cpb.Chunk(
-        text_delta=cpb.TextDeltaChunk(id=p.id, text=p.text, provider_metadata=to_struct(p.provider_metadata))
-    )
+def _struct(target: struct_pb2.Struct, obj: dict[str, Any] | None) -> None:
+    if obj:  # empty or None: left unset, as to_struct leaves it
+        target.update(obj)
 
 
-def _text_end(p: runtime_chunks.TextEnd) -> cpb.Chunk:
-    return cpb.Chunk(text_end=cpb.TextEndChunk(id=p.id, provider_metadata=to_struct(p.provider_metadata)))
+def _copy(target: Message, value: Message | None) -> None:
+    if value is not None:
+        target.CopyFrom(value)
 
 
-def _start(p: runtime_chunks.Start) -> cpb.Chunk:
-    return cpb.Chunk(
-        start=cpb.StartChunk(agent_id=p.agent_id, thread_id=p.thread_id or "", resource_id=p.resource_id or "")
-    )
+def _text_start(t: cpb.TextStartChunk, p: runtime_chunks.TextStart) -> None:
+    t.id = p.id
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _step_start(p: runtime_chunks.StepStart) -> cpb.Chunk:
-    return cpb.Chunk(
-        step_start=cpb.StepStartChunk(
-            step_number=p.step_number,
-            message_id=p.message_id,
-            model=p.model,
-            start_time=to_timestamp(p.started_at),
-            warnings=p.warnings,
-        )
-    )
+def _text_delta(t: cpb.TextDeltaChunk, p: runtime_chunks.TextDelta) -> None:
+    t.id = p.id
+    t.text = p.text
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _reasoning_start(p: runtime_chunks.ReasoningStart) -> cpb.Chunk:
-    return cpb.Chunk(reasoning_start=cpb.ReasoningStartChunk(id=p.id, provider_metadata=to_struct(p.provider_metadata)))
+def _text_end(t: cpb.TextEndChunk, p: runtime_chunks.TextEnd) -> None:
+    t.id = p.id
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _reasoning_delta(p: runtime_chunks.ReasoningDelta) -> cpb.Chunk:
-    return cpb.Chunk(
-        reasoning_delta=cpb.ReasoningDeltaChunk(id=p.id, text=p.text, provider_metadata=to_struct(p.provider_metadata))
-    )
+def _start(t: cpb.StartChunk, p: runtime_chunks.Start) -> None:
+    t.agent_id = p.agent_id
+    t.thread_id = p.thread_id or ""
+    t.resource_id = p.resource_id or ""
 
 
-def _reasoning_end(p: runtime_chunks.ReasoningEnd) -> cpb.Chunk:
-    return cpb.Chunk(
-        reasoning_end=cpb.ReasoningEndChunk(
-            id=p.id,
-            signature=p.signature or "",
-            redacted_data=p.redacted_data or b"",
-            provider_metadata=to_struct(p.provider_metadata),
-        )
-    )
+def _step_start(t: cpb.StepStartChunk, p: runtime_chunks.StepStart) -> None:
+    t.step_number = p.step_number
+    t.message_id = p.message_id
+    t.model = p.model
+    _copy(t.start_time, to_timestamp(p.started_at))
+    t.warnings.extend(p.warnings)
 
 
-def _tool_call_start(p: runtime_chunks.ToolCallStart) -> cpb.Chunk:
-    return cpb.Chunk(
-        tool_call_start=cpb.ToolCallStartChunk(
-            tool_call_id=p.tool_call_id,
-            tool_name=p.tool_name,
-            provider_executed=p.provider_executed,
-            provider_metadata=to_struct(p.provider_metadata),
-        )
-    )
+def _reasoning_start(t: cpb.ReasoningStartChunk, p: runtime_chunks.ReasoningStart) -> None:
+    t.id = p.id
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _tool_call_delta(p: runtime_chunks.ToolCallDelta) -> cpb.Chunk:
-    return cpb.Chunk(
-        tool_call_delta=cpb.ToolCallDeltaChunk(
-            tool_call_id=p.tool_call_id, args_text_delta=p.args_text_delta, tool_name=p.tool_name or ""
-        )
-    )
+def _reasoning_delta(t: cpb.ReasoningDeltaChunk, p: runtime_chunks.ReasoningDelta) -> None:
+    t.id = p.id
+    t.text = p.text
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _tool_call_end(p: runtime_chunks.ToolCallEnd) -> cpb.Chunk:
-    return cpb.Chunk(tool_call_end=cpb.ToolCallEndChunk(tool_call_id=p.tool_call_id))
+def _reasoning_end(t: cpb.ReasoningEndChunk, p: runtime_chunks.ReasoningEnd) -> None:
+    t.id = p.id
+    t.signature = p.signature or ""
+    t.redacted_data = p.redacted_data or b""
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _tool_call(p: runtime_chunks.ToolCall) -> cpb.Chunk:
-    return cpb.Chunk(tool_call=tool_call_to_pb(p.call))
+def _tool_call_start(t: cpb.ToolCallStartChunk, p: runtime_chunks.ToolCallStart) -> None:
+    t.tool_call_id = p.tool_call_id
+    t.tool_name = p.tool_name
+    t.provider_executed = p.provider_executed
+    _struct(t.provider_metadata, p.provider_metadata)
 
 
-def _tool_result(p: runtime_chunks.ToolResult) -> cpb.Chunk:
-    return cpb.Chunk(tool_result=tool_result_to_pb(p.result))
+def _tool_call_delta(t: cpb.ToolCallDeltaChunk, p: runtime_chunks.ToolCallDelta) -> None:
+    t.tool_call_id = p.tool_call_id
+    t.args_text_delta = p.args_text_delta
+    t.tool_name = p.tool_name or ""
 
 
-def _step_finish(p: runtime_chunks.StepFinish) -> cpb.Chunk:
-    return cpb.Chunk(
-        step_finish=cpb.StepFinishChunk(
-            step_number=p.step_number,
-            message_id=p.message_id,
-            finish_reason=FINISH_REASONS[p.finish_reason],
-            raw_finish_reason=p.raw_finish_reason or "",
-            usage=usage_to_pb(p.usage),
-            is_continued=p.is_continued,
-            provider_metadata=to_struct(p.provider_metadata),
-            model=p.model,
-            tripwire=tripwire_to_pb(p.tripwire),
-            warnings=p.warnings,
-        )
-    )
+def _tool_call_end(t: cpb.ToolCallEndChunk, p: runtime_chunks.ToolCallEnd) -> None:
+    t.tool_call_id = p.tool_call_id
 
 
-def _finish(p: runtime_chunks.Finish) -> cpb.Chunk:
-    return cpb.Chunk(
-        finish=cpb.FinishChunk(
-            finish_reason=FINISH_REASONS[p.finish_reason],
-            raw_finish_reason=p.raw_finish_reason or "",
-            usage=usage_to_pb(p.usage),
-            total_usage=usage_to_pb(p.total_usage),
-            response_messages=[message_to_pb(m) for m in p.response_messages],
-            provider_metadata=to_struct(p.provider_metadata),
-            model=p.model,
-            object=to_value(p.object) if p.object is not None else None,
-            tripwire=tripwire_to_pb(p.tripwire),
-        )
-    )
+def _tool_call(t: mpb.ToolCall, p: runtime_chunks.ToolCall) -> None:
+    t.CopyFrom(tool_call_to_pb(p.call))
 
 
-def _error(p: runtime_chunks.Error) -> cpb.Chunk:
-    return cpb.Chunk(
-        error=cpb.ErrorChunk(
-            message=p.message,
-            reason=p.reason,
-            status_code=p.status_code or 0,
-            provider_code=p.provider_code or "",
-            retryable=p.retryable,
-            details=to_struct(p.details),
-        )
-    )
+def _tool_result(t: mpb.ToolResult, p: runtime_chunks.ToolResult) -> None:
+    t.CopyFrom(tool_result_to_pb(p.result))
 
 
-def _abort(p: runtime_chunks.Abort) -> cpb.Chunk:
-    return cpb.Chunk(abort=cpb.AbortChunk(reason=p.reason, message=p.message))
+def _step_finish(t: cpb.StepFinishChunk, p: runtime_chunks.StepFinish) -> None:
+    t.step_number = p.step_number
+    t.message_id = p.message_id
+    t.finish_reason = FINISH_REASONS[p.finish_reason]
+    t.raw_finish_reason = p.raw_finish_reason or ""
+    t.usage.CopyFrom(usage_to_pb(p.usage))
+    t.is_continued = p.is_continued
+    _struct(t.provider_metadata, p.provider_metadata)
+    t.model = p.model
+    _copy(t.tripwire, tripwire_to_pb(p.tripwire))
+    t.warnings.extend(p.warnings)
 
 
-def _tripwire(p: runtime_chunks.TripwireChunk) -> cpb.Chunk:
-    return cpb.Chunk(tripwire=cpb.TripwireChunk(tripwire=tripwire_to_pb(p.tripwire)))
+def _finish(t: cpb.FinishChunk, p: runtime_chunks.Finish) -> None:
+    t.finish_reason = FINISH_REASONS[p.finish_reason]
+    t.raw_finish_reason = p.raw_finish_reason or ""
+    t.usage.CopyFrom(usage_to_pb(p.usage))
+    t.total_usage.CopyFrom(usage_to_pb(p.total_usage))
+    t.response_messages.extend([message_to_pb(m) for m in p.response_messages])
+    _struct(t.provider_metadata, p.provider_metadata)
+    t.model = p.model
+    if p.object is not None:
+        t.object.CopyFrom(to_value(p.object))
+    _copy(t.tripwire, tripwire_to_pb(p.tripwire))
 
 
-def _data(p: runtime_chunks.Data) -> cpb.Chunk:
-    return cpb.Chunk(data=cpb.DataChunk(type=p.type, id=p.id or "", data=to_value(p.data), transient=p.transient))
+def _error(t: cpb.ErrorChunk, p: runtime_chunks.Error) -> None:
+    t.message = p.message
+    t.reason = p.reason
+    t.status_code = p.status_code or 0
+    t.provider_code = p.provider_code or ""
+    t.retryable = p.retryable
+    _struct(t.details, p.details)
 
 
-def _signal(p: runtime_chunks.SignalEcho) -> cpb.Chunk:
-    return cpb.Chunk(signal=cpb.SignalEchoChunk(signal=signal_to_pb(p.signal)))
+def _abort(t: cpb.AbortChunk, p: runtime_chunks.Abort) -> None:
+    t.reason = p.reason
+    t.message = p.message
 
 
-def _file(p: runtime_chunks.File) -> cpb.Chunk:
-    return cpb.Chunk(file=cpb.FileChunk(file=file_to_pb(p.file)))
+def _tripwire(t: cpb.TripwireChunk, p: runtime_chunks.TripwireChunk) -> None:
+    _copy(t.tripwire, tripwire_to_pb(p.tripwire))
 
 
-def _source(p: runtime_chunks.Source) -> cpb.Chunk:
-    return cpb.Chunk(
-        source_ref=cpb.SourceChunk(
-            id=p.id,
-            source_type=p.source_type,
-            title=p.title,
-            url=p.url or "",
-            media_type=p.media_type or "",
-            filename=p.filename or "",
-            provider_metadata=to_struct(p.provider_metadata),
-        )
-    )
+def _data(t: cpb.DataChunk, p: runtime_chunks.Data) -> None:
+    t.type = p.type
+    t.id = p.id or ""
+    t.data.CopyFrom(to_value(p.data))
+    t.transient = p.transient
 
 
-def _object(p: runtime_chunks.ObjectPartial) -> cpb.Chunk:
-    return cpb.Chunk(object=cpb.ObjectChunk(object=to_value(p.object)))
+def _signal(t: cpb.SignalEchoChunk, p: runtime_chunks.SignalEcho) -> None:
+    t.signal.CopyFrom(signal_to_pb(p.signal))
 
 
-def _response_metadata(p: runtime_chunks.ResponseMetadata) -> cpb.Chunk:
-    return cpb.Chunk(
-        response_metadata=cpb.ResponseMetadataChunk(
-            response_id=p.response_id or "", model_id=p.model_id or "", time=to_timestamp(p.time)
-        )
-    )
+def _file(t: cpb.FileChunk, p: runtime_chunks.File) -> None:
+    t.file.CopyFrom(file_to_pb(p.file))
 
 
-_CHUNK_BUILDERS: dict[type, Callable[[Any], cpb.Chunk]] = {
-    runtime_chunks.Start: _start,
-    runtime_chunks.StepStart: _step_start,
-    runtime_chunks.TextStart: _text_start,
-    runtime_chunks.TextDelta: _text_delta,
-    runtime_chunks.TextEnd: _text_end,
-    runtime_chunks.ReasoningStart: _reasoning_start,
-    runtime_chunks.ReasoningDelta: _reasoning_delta,
-    runtime_chunks.ReasoningEnd: _reasoning_end,
-    runtime_chunks.ToolCallStart: _tool_call_start,
-    runtime_chunks.ToolCallDelta: _tool_call_delta,
-    runtime_chunks.ToolCallEnd: _tool_call_end,
-    runtime_chunks.ToolCall: _tool_call,
-    runtime_chunks.ToolResult: _tool_result,
-    runtime_chunks.StepFinish: _step_finish,
-    runtime_chunks.Finish: _finish,
-    runtime_chunks.Error: _error,
-    runtime_chunks.Abort: _abort,
-    runtime_chunks.TripwireChunk: _tripwire,
-    runtime_chunks.Data: _data,
-    runtime_chunks.SignalEcho: _signal,
-    runtime_chunks.File: _file,
-    runtime_chunks.Source: _source,
-    runtime_chunks.ObjectPartial: _object,
-    runtime_chunks.ResponseMetadata: _response_metadata,
+def _source(t: cpb.SourceChunk, p: runtime_chunks.Source) -> None:
+    t.id = p.id
+    t.source_type = p.source_type
+    t.title = p.title
+    t.url = p.url or ""
+    t.media_type = p.media_type or ""
+    t.filename = p.filename or ""
+    _struct(t.provider_metadata, p.provider_metadata)
+
+
+def _object(t: cpb.ObjectChunk, p: runtime_chunks.ObjectPartial) -> None:
+    t.object.CopyFrom(to_value(p.object))
+
+
+def _response_metadata(t: cpb.ResponseMetadataChunk, p: runtime_chunks.ResponseMetadata) -> None:
+    t.response_id = p.response_id or ""
+    t.model_id = p.model_id or ""
+    _copy(t.time, to_timestamp(p.time))
+
+
+#: Each payload type: the Chunk's oneof field it goes in, and its filler.
+_FILLERS: dict[type, tuple[str, Callable[[Any, Any], None]]] = {
+    runtime_chunks.Start: ("start", _start),
+    runtime_chunks.StepStart: ("step_start", _step_start),
+    runtime_chunks.TextStart: ("text_start", _text_start),
+    runtime_chunks.TextDelta: ("text_delta", _text_delta),
+    runtime_chunks.TextEnd: ("text_end", _text_end),
+    runtime_chunks.ReasoningStart: ("reasoning_start", _reasoning_start),
+    runtime_chunks.ReasoningDelta: ("reasoning_delta", _reasoning_delta),
+    runtime_chunks.ReasoningEnd: ("reasoning_end", _reasoning_end),
+    runtime_chunks.ToolCallStart: ("tool_call_start", _tool_call_start),
+    runtime_chunks.ToolCallDelta: ("tool_call_delta", _tool_call_delta),
+    runtime_chunks.ToolCallEnd: ("tool_call_end", _tool_call_end),
+    runtime_chunks.ToolCall: ("tool_call", _tool_call),
+    runtime_chunks.ToolResult: ("tool_result", _tool_result),
+    runtime_chunks.StepFinish: ("step_finish", _step_finish),
+    runtime_chunks.Finish: ("finish", _finish),
+    runtime_chunks.Error: ("error", _error),
+    runtime_chunks.Abort: ("abort", _abort),
+    runtime_chunks.TripwireChunk: ("tripwire", _tripwire),
+    runtime_chunks.Data: ("data", _data),
+    runtime_chunks.SignalEcho: ("signal", _signal),
+    runtime_chunks.File: ("file", _file),
+    runtime_chunks.Source: ("source_ref", _source),
+    runtime_chunks.ObjectPartial: ("object", _object),
+    runtime_chunks.ResponseMetadata: ("response_metadata", _response_metadata),
 }
 
 
-def chunk_to_pb(chunk: runtime_chunks.Chunk) -> cpb.Chunk:
-    pb = _CHUNK_BUILDERS[type(chunk.payload)](chunk.payload)
+def fill_chunk(pb: cpb.Chunk, chunk: runtime_chunks.Chunk) -> None:
+    """Writes `chunk` into the empty message `pb`."""
+    field, fill = _FILLERS[type(chunk.payload)]
+    target = getattr(pb, field)
+    target.SetInParent()  # the oneof is chosen even when every field is empty
+    fill(target, chunk.payload)
     pb.run_id = chunk.run_id
     pb.seq = chunk.seq
     if chunk.parent_run_id:
@@ -257,8 +257,16 @@ def chunk_to_pb(chunk: runtime_chunks.Chunk) -> cpb.Chunk:
     pb.source = SOURCES[chunk.source]
     if chunk.metadata:
         pb.metadata.update(chunk.metadata)
+
+
+def chunk_to_pb(chunk: runtime_chunks.Chunk) -> cpb.Chunk:
+    pb = cpb.Chunk()
+    fill_chunk(pb, chunk)
     return pb
 
 
-def chunks_to_pb(chunks: Sequence[runtime_chunks.Chunk]) -> list[cpb.Chunk]:
-    return [chunk_to_pb(c) for c in chunks]
+def add_chunks(into: RepeatedCompositeFieldContainer[cpb.Chunk], chunks: Sequence[runtime_chunks.Chunk]) -> None:
+    """Appends `chunks` to a message's repeated Chunk field, built in place."""
+    add = into.add
+    for chunk in chunks:
+        fill_chunk(add(), chunk)

@@ -9,7 +9,6 @@ from contextlib import aclosing
 
 from agentd.grpc import paging, tracing
 from agentd.grpc.authz import caller, check_id_chars
-from agentd.grpc.chunks import chunks_to_pb
 from agentd.grpc.connect import ConnectSession
 from agentd.grpc.errors import Context
 from agentd.grpc.messages import message_to_pb
@@ -18,6 +17,7 @@ from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.threads import (
     caller_thread,
     check_id,
+    chunks_response,
     hidden_signals,
     require_id,
     runs_of,
@@ -214,11 +214,11 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             yield pb.SubscribeResponse(snapshot=snapshot_to_pb(request, snapshot))
             for chunks in runs_of(replay, hidden):
                 last = chunks[-1].offset
-                yield pb.SubscribeResponse(chunks=pb.ChunkBatch(chunks=chunks_to_pb(chunks)))
+                yield chunks_response(pb.SubscribeResponse, chunks)
             async for batch in follow(subscriber):
                 for chunks in runs_of(batch, hidden):
                     last = chunks[-1].offset
-                    yield pb.SubscribeResponse(chunks=pb.ChunkBatch(chunks=chunks_to_pb(chunks)))
+                    yield chunks_response(pb.SubscribeResponse, chunks)
             if subscriber.fell_behind:
                 yield pb.SubscribeResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=snapshot.log_epoch))
                 return

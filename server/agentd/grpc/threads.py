@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from typing import TypeVar
 
 from agentd.grpc.authz import caller
+from agentd.grpc.chunks import add_chunks
 from agentd.grpc.errors import unavailable_on
 from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.values import to_struct, to_timestamp
@@ -96,6 +98,16 @@ def hidden_signals(names: Sequence[str], field: str, v: Violations) -> frozenset
             v.add(f"{field}[{i}]", f"{name!r} is not a signal type")
         out.add({"user-message": "user", "system-reminder": "reactive"}.get(name, name))
     return frozenset(out)
+
+
+Carrying = TypeVar("Carrying", pb.SubscribeResponse, pb.ConnectResponse)
+
+
+def chunks_response(kind: type[Carrying], chunks: list[Chunk]) -> Carrying:
+    """A Subscribe or Connect response carrying one run's chunks (built in place, not copied in)."""
+    response = kind()
+    add_chunks(response.chunks.chunks, chunks)
+    return response
 
 
 def runs_of(chunks: list[Chunk], hidden: frozenset[str]) -> Iterator[list[Chunk]]:
