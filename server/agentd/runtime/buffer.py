@@ -33,6 +33,8 @@ class ChunkBuffer:
         self._closed = False
         #: Readers' futures by the length of the log that wakes them: an append
         #: wakes only those waiting for it (a lingering reader is not woken per chunk).
+        #: A linger that timed out leaves its future to a later append or the
+        #: close: they are all within `max_batch` of the log's end, so bounded.
         self._waiters: dict[int, asyncio.Future[None]] = {}
 
     def append(self, chunk: Chunk) -> None:
