@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 
 import pytest
 
@@ -23,13 +24,14 @@ def decoded(out: str | bytes | None) -> str:
     return out or ""
 
 
-def mvn(*args: str) -> subprocess.CompletedProcess[str]:
-    """`mvn -B -q <args>` in clients/java; fails the test with its output when it fails."""
+def mvn(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`mvn -B -q <args>` in clients/java (with `env` as its environment when
+    given); fails the test with its output when it fails."""
     require_tool("java", JAVA_HINT)
     cmd = [require_tool("mvn", JAVA_HINT), "-B", "-q", "-Dstyle.color=never", *args]
     try:
         result = subprocess.run(
-            cmd, cwd=JAVA_CLIENT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+            cmd, cwd=JAVA_CLIENT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False, env=env
         )
     except subprocess.TimeoutExpired as err:
         output = f"{decoded(err.stdout)}\n{decoded(err.stderr)}"

@@ -8,7 +8,9 @@ tests.conformance.app) and checks that the runner
 tests/conformance/scenarios.json, also on a replica, with `[auth] mode =
 "token"` over TLS (--token, --cacert) and with mutual TLS (--cert, --key
 alone). Also runs the client's JUnit tests (errors, credentials, trace context,
-streams against an in-process gRPC server).
+streams against an in-process gRPC server), and its live ones (LiveTest, `mvn
+test -Plive`: a token from `$AGENTD_TOKEN` alone, structured output's fallback
+strategy) against the same servers.
 """
 
 from __future__ import annotations
@@ -125,8 +127,8 @@ def run_conformance(jar: Path, server: ServerProcess, *options: str) -> None:
     assert passed == scenario_count(), f"{passed} passed, want every one of {scenario_count()} scenarios\n{output}"
 
 
-def _run(args: list[str], server: ServerProcess) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+def _run(args: list[str], server: ServerProcess, extra_env: dict[str, str] | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"} | (extra_env or {})
     result = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env)
     assert result.returncode == 0, f"{args} exited with {result.returncode}\n{result.stdout}\n{result.stderr}\n" + (
         server.log_tail()
@@ -151,6 +153,9 @@ def test_the_secure_example_calls_with_a_token_over_tls(conformance_runner: Path
         args = [java, "-cp", str(EXAMPLES_JAR), "io.github.agentd.examples.Secure", "--addr", server.addr]
         out = _run([*args, "--token", caller.token, "--cacert", str(pki.ca)], server)
         assert out == "hello over TLS\n"
+        # Without --token, the builder's default: $AGENTD_TOKEN.
+        out = _run([*args, "--cacert", str(pki.ca)], server, {"AGENTD_TOKEN": caller.token})
+        assert out == "hello over TLS\n"
 
 
 @pytest.mark.timeout(BUILD_TIMEOUT_S)
@@ -164,3 +169,30 @@ def test_java_client_unit_tests() -> None:
     ran = sum(int(m) for r in reports for m in re.findall(r'<testsuite[^>]* tests="(\d+)"', r.read_text()))
     skipped = sum(int(m) for r in reports for m in re.findall(r'<testsuite[^>]* skipped="(\d+)"', r.read_text()))
     assert ran > 0 and skipped == 0, f"{ran} JUnit tests ran, {skipped} skipped\n{result.stdout}"
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)
+def test_java_client_live_tests(conformance_server: ServerProcess, tmp_path: Path) -> None:
+    """LiveTest (clients/java/client, `mvn test -Plive`): the token from
+    `$AGENTD_TOKEN` alone over TLS, and a fallback strategy's value for an
+    answer that is no object (the local model scripted through provider options)."""
+    folder = JAVA_CLIENT_DIR / "client" / "target" / "surefire-reports"
+    shutil.rmtree(folder, ignore_errors=True)  # only this run's reports count
+    with secure_conformance_server(tmp_path) as (secure, pki, caller):
+        env = {k: v for k, v in os.environ.items() if k != "AGENTD_TOKEN"}
+        env |= {
+            "AGENTD_ADDR": conformance_server.addr,
+            "AGENTD_SECURE_ADDR": secure.addr,
+            "AGENTD_SECURE_CA": str(pki.ca),
+            "AGENTD_TOKEN": caller.token,
+        }
+        result = java_build.mvn("test", "-pl", "client", "-am", "-Plive", env=env)
+    reports = [r.read_text() for r in folder.glob("TEST-*.xml")]
+    assert len(reports) == 1 and 'name="io.github.agentd.client.LiveTest"' in reports[0], result.stdout
+    cases = sorted(re.findall(r'<testcase name="(\w+)"', reports[0]))
+    assert cases == [
+        "aFallbackStrategyAnswersWithTheFallbackValue",
+        "theTokenComesFromAgentdTokenWhenNoneIsGiven",
+    ], reports[0]
+    suite = re.search(r"<testsuite [^>]*>", reports[0])
+    assert suite is not None and ' skipped="0"' in suite[0], reports[0]  # a failure already failed mvn

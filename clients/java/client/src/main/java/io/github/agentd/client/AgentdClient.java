@@ -47,6 +47,9 @@ import java.util.function.Function;
  * }</pre>
  */
 public final class AgentdClient implements AutoCloseable {
+  /** The environment variable read for the bearer token when the builder is given none. */
+  public static final String TOKEN_ENV = "AGENTD_TOKEN";
+
   private final ManagedChannel channel;
   private final boolean owned;
   private final AgentServiceGrpc.AgentServiceFutureStub agents;
@@ -623,7 +626,8 @@ public final class AgentdClient implements AutoCloseable {
     private boolean insecure;
     private Tls tls = Tls.system();
     private ChannelCredentials credentials;
-    private String token = System.getenv("AGENTD_TOKEN");
+    private String token;
+    private boolean tokenGiven;
     private io.grpc.CallCredentials callCredentials;
     private final Metadata metadata = new Metadata();
     private Duration timeout;
@@ -657,15 +661,23 @@ public final class AgentdClient implements AutoCloseable {
     }
 
     /**
-     * A bearer token on every call (default: $AGENTD_TOKEN; null or "" for none). Over plaintext
-     * it goes only to a loopback target: {@link #build()} fails for any other.
+     * A bearer token on every call; null or "" sends none, whatever {@code $AGENTD_TOKEN} holds.
+     * Over plaintext it goes only to a loopback target: {@link #build()} fails for any other.
+     *
+     * <p>Without this, the client sends {@code $AGENTD_TOKEN} ({@link AgentdClient#TOKEN_ENV}) the
+     * same way, unless {@link #callCredentials} or an {@code authorization} {@link #metadata} entry
+     * say who the caller is. A token beside an {@code authorization} metadata entry is refused.
      */
     public Builder token(String bearer) {
       token = bearer;
+      tokenGiven = true;
       return this;
     }
 
-    /** Any other per-call credentials (instead of a token): a {@link BearerToken} that allows plaintext, OAuth, ... */
+    /**
+     * Any other per-call credentials (instead of a token, given or from $AGENTD_TOKEN): a {@link
+     * BearerToken} that allows plaintext, OAuth, ...
+     */
     public Builder callCredentials(io.grpc.CallCredentials creds) {
       callCredentials = creds;
       return this;
@@ -706,14 +718,7 @@ public final class AgentdClient implements AutoCloseable {
       ChannelCredentials transport = credentials != null ? credentials
           : insecure ? InsecureChannelCredentials.create() : tls.credentials();
       boolean plaintext = credentials == null && insecure;
-      io.grpc.CallCredentials perCall = callCredentials;
-      if (perCall == null && token != null && !token.isEmpty()) {
-        if (plaintext && !BearerToken.isLoopback(target)) {
-          throw new IllegalArgumentException("agentd: a token over plaintext to " + target
-              + " would cross the network in clear: use TLS, or callCredentials(new BearerToken(token, true))");
-        }
-        perCall = new BearerToken(token, plaintext);
-      }
+      io.grpc.CallCredentials perCall = callCredentials != null ? callCredentials : bearerToken(plaintext);
       if (perCall != null) {
         transport = CompositeChannelCredentials.create(transport, perCall);
       }
@@ -725,6 +730,39 @@ public final class AgentdClient implements AutoCloseable {
             .keepAliveWithoutCalls(true);
       }
       return new AgentdClient(customize.apply(b).build(), true);
+    }
+
+    /**
+     * The token's credentials when the caller brings no call credentials, if any: the given token,
+     * else $AGENTD_TOKEN's unless an authorization metadata entry says who the caller is; refused
+     * when it would cross the network in clear.
+     */
+    private BearerToken bearerToken(boolean plaintext) {
+      boolean authorization = metadata.containsKey(BearerToken.AUTHORIZATION);
+      String bearer = null;
+      String source = "a token";
+      if (tokenGiven) {
+        bearer = strip(token);
+        if (bearer != null && authorization) {
+          throw new IllegalArgumentException("agentd: give token(...) or an authorization metadata entry, not both");
+        }
+      } else if (!authorization) {
+        bearer = strip(System.getenv(TOKEN_ENV));
+        source = "a token from $" + TOKEN_ENV;
+      }
+      if (bearer == null) {
+        return null;
+      }
+      if (plaintext && !BearerToken.isLoopback(target)) {
+        throw new IllegalArgumentException("agentd: " + source + " over plaintext to " + target
+            + " would cross the network in clear: use TLS, token(\"\") to send none,"
+            + " or callCredentials(new BearerToken(token, true))");
+      }
+      return new BearerToken(bearer, plaintext);
+    }
+
+    private static String strip(String s) {
+      return s == null || s.isBlank() ? null : s.strip();
     }
   }
 }

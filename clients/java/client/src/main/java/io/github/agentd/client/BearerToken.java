@@ -14,7 +14,7 @@ import java.util.concurrent.Executor;
  * loopback target only).
  */
 public final class BearerToken extends CallCredentials {
-  private static final Metadata.Key<String> AUTHORIZATION =
+  static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   private final String token;

@@ -23,6 +23,7 @@ public final class Reasons {
   public static final String THREAD_ALREADY_EXISTS = "THREAD_ALREADY_EXISTS";
   public static final String RESUME_OFFSET_EXPIRED = "RESUME_OFFSET_EXPIRED";
   public static final String MODEL_ERROR = "MODEL_ERROR";
+  public static final String STRUCTURED_OUTPUT_INVALID = "STRUCTURED_OUTPUT_INVALID";
   public static final String CREDENTIALS_MISSING = "CREDENTIALS_MISSING";
   public static final String PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE";
   public static final String ABORTED = "ABORTED";

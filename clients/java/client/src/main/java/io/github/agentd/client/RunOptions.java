@@ -8,7 +8,6 @@ import io.github.agentd.proto.v1.ModelSettings;
 import io.github.agentd.proto.v1.ResponseCacheOptions;
 import io.github.agentd.proto.v1.ScorerOptions;
 import io.github.agentd.proto.v1.ScoringMode;
-import io.github.agentd.proto.v1.StructuredOutput;
 import io.github.agentd.proto.v1.ThreadInput;
 import io.github.agentd.proto.v1.ToolNames;
 import io.grpc.Metadata;
@@ -173,9 +172,27 @@ public final class RunOptions {
       return execution.getModelSettingsBuilder();
     }
 
-    /** Structured output against a JSON schema. */
+    /**
+     * Structured output against a JSON schema: the parsed object is {@code
+     * GenerateResponse.getObject()} (and the finish chunk's). An answer that does not match fails
+     * the run ({@link StructuredOutput.ErrorStrategy#STRICT}); see {@link
+     * #structuredOutput(StructuredOutput)} for the other strategies and a structuring model.
+     *
+     * @throws IllegalArgumentException when the schema is null or not JSON-like
+     */
     public Builder structuredOutput(String name, Map<String, ?> schema) {
-      execution.setStructuredOutput(StructuredOutput.newBuilder().setName(name).setSchema(Values.struct(schema)));
+      return structuredOutput(StructuredOutput.builder(schema).name(name).build());
+    }
+
+    /**
+     * Structured output described in full: description, error strategy, fallback value, a
+     * structuring model and its instructions.
+     */
+    public Builder structuredOutput(StructuredOutput output) {
+      if (output == null) {
+        throw new IllegalArgumentException("agentd: structuredOutput takes a StructuredOutput, not null");
+      }
+      execution.setStructuredOutput(output.proto());
       return this;
     }
 

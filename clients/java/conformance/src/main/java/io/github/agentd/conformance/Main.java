@@ -55,7 +55,6 @@ public final class Main {
     String path = flags.getOrDefault("scenarios", "../../tests/conformance/scenarios.json");
     Duration timeout = Duration.ofSeconds(Long.parseLong(flags.getOrDefault("timeout", "60")));
     Pattern match = flags.containsKey("run") ? Pattern.compile(flags.get("run")) : null;
-    String token = flags.getOrDefault("token", System.getenv("AGENTD_TOKEN"));
 
     List<Map<String, Object>> scenarios;
     try {
@@ -73,7 +72,10 @@ public final class Main {
       return;
     }
 
-    AgentdClient.Builder builder = AgentdClient.builder(addr).token(token);
+    AgentdClient.Builder builder = AgentdClient.builder(addr);
+    if (flags.containsKey("token")) {
+      builder.token(flags.get("token")); // without it, the builder's default: $AGENTD_TOKEN
+    }
     builder = ca == null ? builder.insecure() : builder.tls(new Tls(ca, cert, key));
     int passed = 0;
     int failed = 0;

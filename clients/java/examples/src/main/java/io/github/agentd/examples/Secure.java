@@ -24,8 +24,10 @@ public final class Secure {
       flags.put(argv[i].replaceFirst("^--?", ""), argv[i + 1]);
     }
     AgentdClient.Builder builder = AgentdClient.builder(flags.getOrDefault("addr", "127.0.0.1:50051"))
-        .tls(new Tls(flags.get("cacert"), flags.get("cert"), flags.get("key")))
-        .token(flags.getOrDefault("token", System.getenv("AGENTD_TOKEN")));
+        .tls(new Tls(flags.get("cacert"), flags.get("cert"), flags.get("key")));
+    if (flags.containsKey("token")) {
+      builder.token(flags.get("token")); // without --token: $AGENTD_TOKEN, the builder's default
+    }
     try (AgentdClient client = builder.build()) {
       System.out.println(client.generate(flags.getOrDefault("agent", "echo"), "hello over TLS").getText());
     } catch (UnauthenticatedException e) {
