@@ -14,26 +14,56 @@ Import the name under `TYPE_CHECKING` beside it, so the types stay checked.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
+from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 __all__ = ["lazy"]
 
+#: The specs of the modules made lazy here: a lazy package's submodules are
+#: found through its spec, since reading the package itself would load it.
+_specs: dict[str, ModuleSpec] = {}
+
 
 def lazy(name: str) -> ModuleType:
-    """`name`, loaded when first read. The modules deferred here are read on the
+    """`name`, loaded when first read. A submodule's packages are made lazy too
+    (a package's `__init__` is often what costs: opentelemetry.sdk.metrics's
+    loads the whole metrics SDK). The modules deferred here are read on the
     event loop's thread only (LazyLoader on 3.11 is not safe when two threads
     make the first read at once)."""
     loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded
-    spec = importlib.util.find_spec(name)
+    package, _, child = name.rpartition(".")
+    spec = _find(name, package)
+    if spec is not None and spec.loader is None and spec.submodule_search_locations is not None:
+        return importlib.import_module(name)  # a namespace package: no code to defer
     if spec is None or spec.loader is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    _specs[name] = spec
     loader.exec_module(module)
+    if package:
+        setattr(sys.modules[package], child, module)  # as an import does (a lazy package stays unloaded)
     return module
+
+
+def _find(name: str, package: str) -> ModuleSpec | None:
+    if not package:
+        return importlib.util.find_spec(name)
+    lazy(package)
+    parent = _specs.get(package) or sys.modules[package].__spec__
+    search = parent.submodule_search_locations if parent is not None else None
+    if search is None:
+        raise ModuleNotFoundError(f"No module named {name!r}; {package!r} is not a package", name=name)
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        found = find(name, search) if find is not None else None
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return None
