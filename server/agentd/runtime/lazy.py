@@ -17,10 +17,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable, Mapping
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import Any
 
-__all__ = ["lazy"]
+__all__ = ["lazy", "lazy_exports"]
 
 #: The specs of the modules made lazy here: a lazy package's submodules are
 #: found through its spec, since reading the package itself would load it.
@@ -67,3 +69,19 @@ def _find(name: str, package: str) -> ModuleSpec | None:
         if found is not None:
             return found  # type: ignore[no-any-return]
     return None
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's `__getattr__` (PEP 562) that reads each name of `exports`
+    (name -> module) from its module on first use, so importing the package,
+    which importing any module below it does, loads none of them."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(lazy(module), name)
+        setattr(sys.modules[package], name, value)  # read once: later reads are plain attributes
+        return value
+
+    return __getattr__
