@@ -30,6 +30,9 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.moderation",
     "agentd.runtime.processors.builtins.guardrail",
     "agentd.runtime.processors.builtins.response_cache",
+    "agentd.chat",
+    "agentd.backends.sqlite_overrides",
+    "sqlite3",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
