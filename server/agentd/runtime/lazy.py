@@ -1,4 +1,4 @@
-"""Libraries only some configurations use, loaded on their first use.
+"""Modules only some configurations use, loaded on their first use.
 
 `agentd serve` spends nearly all of its start-up importing modules, and
 jsonschema (with referencing, attrs and its bundled specifications) and PyJWT
@@ -6,8 +6,12 @@ jsonschema (with referencing, attrs and its bundled specifications) and PyJWT
 schemas, judge answers and JWT authentication. `lazy(name)` returns the module
 with its code run on the first attribute read (the standard library's
 `importlib.util.LazyLoader`), so a server that never validates a schema or a
-JWT never loads them. This is the one way agentd defers a library (provider
-SDKs load by module name when a model of theirs is first resolved:
+JWT never loads them; the OpenTelemetry SDK, the terminal chat client and
+sqlite3 wait the same way. `resolve("module:name")` imports a module when a
+registry's name is first used (the built-in processors: `processors/catalogue.py`),
+and `lazy_exports` is a package's `__getattr__` doing the same for the names it
+re-exports (`agentd.runtime`). This is the one way agentd defers a module
+(provider SDKs load by module name when a model of theirs is first resolved:
 `models/router.py`); it is for start-up cost, never to dodge an import cycle.
 Import the name under `TYPE_CHECKING` beside it, so the types stay checked.
 """
@@ -22,7 +26,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
-__all__ = ["lazy", "lazy_exports"]
+__all__ = ["lazy", "lazy_exports", "resolve"]
 
 #: The specs of the modules made lazy here: a lazy package's submodules are
 #: found through its spec, since reading the package itself would load it.
@@ -71,6 +75,14 @@ def _find(name: str, package: str) -> ModuleSpec | None:
     return None
 
 
+def resolve(path: str) -> Any:
+    """What "module:name" names, its module imported now (through the import
+    system's locks, so any thread may): for a registry of names whose modules
+    load when one of them is first used."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
     """A package's `__getattr__` (PEP 562) that reads each name of `exports`
     (name -> module) from its module on first use, so importing the package,
@@ -80,7 +92,7 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(lazy(module), name)
+        value = resolve(f"{module}:{name}")
         setattr(sys.modules[package], name, value)  # read once: later reads are plain attributes
         return value
 

@@ -7,20 +7,14 @@ host binds them to its caches (`with_response_cache`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.errors import InvalidArgument
-from agentd.runtime.lazy import lazy
+from agentd.runtime.lazy import resolve
 from agentd.runtime.processors.base import Processor
 from agentd.runtime.processors.factory import Factory, from_options
 from agentd.runtime.processors.registry import ProcessorRegistry
-
-if TYPE_CHECKING:
-    from agentd.runtime.processors.builtins import response_cache, token_cost_control
-else:
-    response_cache = lazy("agentd.runtime.processors.builtins.response_cache")
-    token_cost_control = lazy("agentd.runtime.processors.builtins.token_cost_control")
 
 #: Each built-in by its registered name (its class's `id`): "module:Class",
 #: imported when a processor of that name is first built, so a server loads
@@ -48,8 +42,7 @@ _PACKAGE: Final = "agentd.runtime.processors.builtins"
 
 def builtin_class(name: str) -> type[Processor]:
     """The class of the built-in registered as `name` (loading its module)."""
-    module, _, cls = BUILTINS[name].partition(":")
-    found: type[Processor] = getattr(lazy(f"{_PACKAGE}.{module}"), cls)
+    found: type[Processor] = resolve(f"{_PACKAGE}.{BUILTINS[name]}")
     return found
 
 
@@ -100,10 +93,16 @@ def with_response_cache(
     return registry.extended(
         {
             "response-cache": checked(
-                _on_first_build(lambda: response_cache.response_cache_factory(caches, default_backend))
+                _on_first_build(
+                    lambda: resolve(f"{_PACKAGE}.response_cache:response_cache_factory")(caches, default_backend)
+                )
             ),
             "token-cost-control": checked(
-                _on_first_build(lambda: token_cost_control.token_cost_control_factory(caches, prices, default_backend))
+                _on_first_build(
+                    lambda: resolve(f"{_PACKAGE}.token_cost_control:token_cost_control_factory")(
+                        caches, prices, default_backend
+                    )
+                )
             ),
         }
     )
