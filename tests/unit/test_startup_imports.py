@@ -33,6 +33,10 @@ DEFERRED = (
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
+    "urllib.request",
+    "http.client",
+    "xml.sax.saxutils",
+    "wsgiref.simple_server",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with

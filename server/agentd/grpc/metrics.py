@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING
-from wsgiref.simple_server import WSGIServer
 
 import grpc
 from opentelemetry.metrics import MeterProvider as MeterProviderAPI
@@ -24,6 +23,8 @@ from agentd.grpc import tracing
 from agentd.runtime.lazy import lazy
 
 if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
     import prometheus_client
     from opentelemetry.exporter import prometheus as otel_prometheus
     from opentelemetry.sdk import metrics as sdk_metrics
