@@ -46,7 +46,13 @@ fi
 # Up to date when the pyproject files and the interpreter are those of the last install.
 fingerprint=$(cat pyproject.toml gen/python/pyproject.toml clients/python/pyproject.toml | sha256sum | cut -c1-16)
 stamp() { echo "$venv/.stamp-$1-$fingerprint"; }
+# The editable installs run from the tree, where pip compiles nothing: compiled
+# here (again on every set-up, only what changed), `agentd serve` reads bytecode
+# instead of compiling its 240 modules at each start (more than half of its start-up
+# where PYTHONDONTWRITEBYTECODE is set: Python then never writes them itself).
+compile_tree() { "$venv/bin/python" -m compileall -q -j 0 server gen/python clients/python >/dev/null; }
 if [[ -e $(stamp dev) || ( $level == run && -e $(stamp run) ) ]]; then
+  compile_tree
   exit 0
 fi
 
@@ -73,5 +79,6 @@ step "upgrading pip" "${pip[@]}" install --upgrade pip
 what="agentd-proto (gen/python), agentd-client (clients/python), agentd (the server)"
 [[ $level == dev ]] && what="$what and the dev extra (ruff, mypy, pytest, buf, grpcio-tools, provider SDKs)"
 step "installing $what" "${pip[@]}" install -e gen/python -e clients/python -e "$spec"
+step "compiling agentd's sources to bytecode" compile_tree
 touch "$(stamp "$level")"
 say "done: $venv ($level, Python $version)"

@@ -13,9 +13,8 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentd import chat
 from agentd import config as config_mod
 from agentd.grpc.gate import Gate
 from agentd.grpc.server import AgentdServer
@@ -27,12 +26,18 @@ from agentd.runtime.cluster import ClusterError
 from agentd.runtime.coordination import CoordinationError
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, Host
+from agentd.runtime.lazy import lazy
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.redact import install_log_redaction, redact
 from agentd.runtime.storage import StorageError
 from agentd.runtime.tools import Tool
 from agentd.runtime.workflows import Workflow
 from agentd.tokens import new_token
+
+if TYPE_CHECKING:
+    from agentd import chat
+else:
+    chat = lazy("agentd.chat")  # `agentd chat` only: the server never loads the terminal client
 
 log = logging.getLogger("agentd")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")

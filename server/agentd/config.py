@@ -9,11 +9,10 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agentd.auth_config import AuthConfigError, AuthSettings, auth_settings, tls_settings
-from agentd.backends.sqlite_overrides import SQLiteOverrideStore  # stdlib sqlite3 only: cheap at start-up
 from agentd.runtime.agent import Agent
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
@@ -21,6 +20,7 @@ from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
+from agentd.runtime.lazy import lazy
 from agentd.runtime.mcp_tools import McpServers, parse_server, parse_tool_refs
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
@@ -63,6 +63,11 @@ from agentd.settings import (
     read_settings,
 )
 from agentd.workflow_config import Linker, WorkflowConfigError
+
+if TYPE_CHECKING:
+    from agentd.backends import sqlite_overrides
+else:
+    sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -407,7 +412,7 @@ def build_override_store(settings: StorageSettings, base: Path | None = None) ->
         return RedisOverrideStore(settings.redis_url, key_prefix=settings.key_prefix)
     if settings.backend == "sqlite":
         path = Path(settings.path)
-        return SQLiteOverrideStore(path if path.is_absolute() or base is None else base / path)
+        return sqlite_overrides.SQLiteOverrideStore(path if path.is_absolute() or base is None else base / path)
     return InMemoryOverrideStore()
 
 

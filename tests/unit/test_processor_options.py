@@ -14,7 +14,7 @@ from agentd.runtime.options import ProcessorSpec
 from agentd.runtime.processors.builtins.response_cache import ResponseCache
 from agentd.runtime.processors.builtins.stream_error_retry import RetryMatcher, StreamErrorRetryProcessor
 from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
-from agentd.runtime.processors.catalogue import BUILTINS, default_registry, with_response_cache
+from agentd.runtime.processors.catalogue import BUILTINS, builtin_class, default_registry, with_response_cache
 from agentd.runtime.processors.factory import camel, declared_options, from_options, int_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 
@@ -29,7 +29,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "token-cost-control": {"maxCost": 1},
 }
 #: Every processor a server can build by name: the built-ins and the cache-bound ones.
-CLASSES = {cls.id: cls for cls in (*BUILTINS, ResponseCache, TokenCostControl)}
+CLASSES = {cls.id: cls for cls in (*map(builtin_class, BUILTINS), ResponseCache, TokenCostControl)}
 #: (name, option) for every option a processor declares as an int.
 INT_OPTIONS = sorted((name, option) for name, cls in CLASSES.items() for option in int_options(cls))
 

@@ -1,7 +1,9 @@
 """What `agentd serve` loads at start-up: libraries only some configurations
 use (jsonschema for request-context schemas, structured output and judges,
 PyJWT and cryptography for JWT authentication, prometheus-client for the
-metrics endpoint) wait for their first use (agentd.runtime.lazy)."""
+metrics endpoint, the OpenTelemetry SDK for exporters and the endpoint) and
+the built-in processors no agent names wait for their first use
+(agentd.runtime.lazy)."""
 
 from __future__ import annotations
 
@@ -9,16 +11,53 @@ import subprocess
 import sys
 import textwrap
 
-# Builds the host `agentd serve` builds from an agentd.toml with an echo agent,
-# then reports which of the deferred libraries have run their code.
+#: Modules a server whose configuration names none of them never runs.
+DEFERRED = (
+    "jsonschema",
+    "referencing",
+    "jwt",
+    "cryptography",
+    "prometheus_client",
+    "opentelemetry.sdk.metrics",
+    "opentelemetry.sdk.trace",
+    "opentelemetry.sdk.resources",
+    "opentelemetry.sdk._configuration",
+    "opentelemetry.propagate",
+    "agentd.runtime.processors.builtins.pii_detector",
+    "agentd.runtime.processors.builtins.unicode_normalizer",
+    "agentd.runtime.processors.builtins.tool_search",
+    "agentd.runtime.processors.builtins.token_limiter",
+    "agentd.runtime.processors.builtins.moderation",
+    "agentd.runtime.processors.builtins.guardrail",
+    "agentd.runtime.processors.builtins.response_cache",
+    "agentd.chat",
+    "agentd.backends.sqlite_overrides",
+    "sqlite3",
+    "urllib.request",
+    "http.client",
+    "xml.sax.saxutils",
+    "wsgiref.simple_server",
+)
+
+# Builds the host and the server `agentd serve` builds from an agentd.toml with
+# an echo agent (no OTEL_* exporter, no metrics port), starts and stops it, then
+# reports which of the deferred modules have run their code.
 PROBE = textwrap.dedent(
-    """
-    import sys, tempfile, pathlib
+    f"""
+    import asyncio, os, sys, tempfile, pathlib
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        del os.environ[name]
     from agentd.cli import build_host
+    from agentd.grpc.server import AgentdServer
     config = pathlib.Path(tempfile.mkdtemp()) / "agentd.toml"
     config.write_text('[storage]\\nbackend = "memory"\\n[[agents]]\\nid = "echo"\\nmodel = "local/echo"\\n')
-    build_host(str(config), None)
-    loaded = [n for n in ("jsonschema", "referencing", "jwt", "cryptography", "prometheus_client")
+    _, host = build_host(str(config), None)
+    async def serve():
+        server = AgentdServer(host)
+        await server.start("127.0.0.1:0")
+        await server.stop(0)
+    asyncio.run(serve())
+    loaded = [n for n in {DEFERRED!r}
               if n in sys.modules and type(sys.modules[n]).__name__ != "_LazyModule"]
     print("loaded:" + ",".join(loaded))
     """
@@ -30,7 +69,7 @@ def run_probe(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_start_up_loads_no_schema_or_jwt_library() -> None:
+def test_start_up_loads_no_library_or_builtin_the_configuration_does_not_use() -> None:
     assert run_probe(PROBE) == "loaded:"
 
 
@@ -45,3 +84,19 @@ def test_a_deferred_library_loads_on_first_use() -> None:
         """
     )
     assert run_probe(code).splitlines() == ["loaded:", "module"]
+
+
+def test_a_deferred_builtin_processor_and_the_sdk_load_when_used() -> None:
+    code = PROBE + textwrap.dedent(
+        """
+        from agentd.runtime.processors.catalogue import default_registry
+        from agentd.runtime.options import ProcessorSpec
+        from agentd.grpc import metrics
+        processor = default_registry().build(ProcessorSpec("pii-detector", options={"strategy": "redact"}))
+        assert type(processor).__name__ == "PIIDetector"
+        assert metrics.configure(scrape=True) is not None
+        print(type(sys.modules["agentd.runtime.processors.builtins.pii_detector"]).__name__)
+        print(type(sys.modules["opentelemetry.sdk.metrics"]).__name__)
+        """
+    )
+    assert run_probe(code).splitlines() == ["loaded:", "module", "module"]

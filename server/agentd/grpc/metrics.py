@@ -15,23 +15,27 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING
-from wsgiref.simple_server import WSGIServer
 
 import grpc
 from opentelemetry.metrics import MeterProvider as MeterProviderAPI
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import MetricReader
 
 from agentd.grpc import tracing
 from agentd.runtime.lazy import lazy
 
 if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
     import prometheus_client
     from opentelemetry.exporter import prometheus as otel_prometheus
+    from opentelemetry.sdk import metrics as sdk_metrics
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricReader
 else:
-    # The scrape endpoint only ([server] metrics_port): loaded when one is configured.
+    # The scrape endpoint only ([server] metrics_port): loaded when one is configured;
+    # the SDK when that or an exporter is.
     prometheus_client = lazy("prometheus_client")
     otel_prometheus = lazy("opentelemetry.exporter.prometheus")
+    sdk_metrics = lazy("opentelemetry.sdk.metrics")
 
 log = logging.getLogger("agentd.metrics")
 
@@ -118,4 +122,4 @@ def configure(*, scrape: bool) -> ServerMetrics | None:
         readers.append(otel_prometheus.PrometheusMetricReader(registry=registry))
     if not readers:
         return None
-    return ServerMetrics(MeterProvider(resource=tracing.resource(), metric_readers=readers), registry)
+    return ServerMetrics(sdk_metrics.MeterProvider(resource=tracing.resource(), metric_readers=readers), registry)

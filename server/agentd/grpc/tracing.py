@@ -17,17 +17,34 @@ OTEL_RESOURCE_ATTRIBUTES), with service.name `agentd` when neither names one.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from opentelemetry import propagate, trace
-from opentelemetry.sdk._configuration import _get_exporter_entry_point, _get_exporter_names, _import_exporters
-from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
-from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, OTELResourceDetector, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry import trace
 
 from agentd import __version__
+from agentd.runtime.lazy import lazy
 from agentd.runtime.telemetry import LINK_TO
+
+if TYPE_CHECKING:
+    from opentelemetry import propagate
+    from opentelemetry.sdk import _configuration as sdk_configuration
+    from opentelemetry.sdk import resources as sdk_resources
+    from opentelemetry.sdk import trace as sdk_trace
+    from opentelemetry.sdk.metrics import export as sdk_metrics_export
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import export as sdk_trace_export
+else:
+    # The SDK (some 45 ms of start-up) only for a server that exports or is
+    # scraped; propagate (its propagators are entry points) from the first
+    # linked stream.
+    propagate = lazy("opentelemetry.propagate")
+    sdk_configuration = lazy("opentelemetry.sdk._configuration")
+    sdk_resources = lazy("opentelemetry.sdk.resources")
+    sdk_trace = lazy("opentelemetry.sdk.trace")
+    sdk_trace_export = lazy("opentelemetry.sdk.trace.export")
+    sdk_metrics_export = lazy("opentelemetry.sdk.metrics.export")
 
 
 class OtelEnvironmentError(ValueError):
@@ -53,15 +70,15 @@ def capture_content(env: dict[str, str] | None = None) -> bool:
 def resource() -> Resource:
     """What the SDK detects (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME win),
     over agentd's name and version."""
-    given = OTELResourceDetector().detect().attributes
-    ours = {SERVICE_NAME: "agentd", SERVICE_VERSION: __version__}
-    return Resource.create({key: value for key, value in ours.items() if key not in given})
+    given = sdk_resources.OTELResourceDetector().detect().attributes
+    ours = {sdk_resources.SERVICE_NAME: "agentd", sdk_resources.SERVICE_VERSION: __version__}
+    return sdk_resources.Resource.create({key: value for key, value in ours.items() if key not in given})
 
 
 def _exporter_names(signal: Literal["traces", "metrics"]) -> list[str]:
-    names = _get_exporter_names(signal)
+    names = sdk_configuration._get_exporter_names(signal)
     if not names and signal == "traces" and enabled():  # an OTLP endpoint alone: OTLP, the spec's default
-        names = [_get_exporter_entry_point("otlp", signal)]
+        names = [sdk_configuration._get_exporter_entry_point("otlp", signal)]
     return names
 
 
@@ -70,7 +87,7 @@ def _exporters(signal: Literal["traces", "metrics"]) -> list[Any]:
     try:
         names = _exporter_names(signal)
         traces, metrics = (names, []) if signal == "traces" else ([], names)
-        spans, readers, _ = _import_exporters(traces, metrics, [])
+        spans, readers, _ = sdk_configuration._import_exporters(traces, metrics, [])
     except RuntimeError as exc:  # the SDK's word for a name no installed exporter has, or an unknown protocol
         variable = "OTEL_TRACES_EXPORTER" if signal == "traces" else "OTEL_METRICS_EXPORTER"
         shipped = "otlp and console" if signal == "traces" else "otlp, console and prometheus"
@@ -82,9 +99,9 @@ def configure() -> TracerProvider | None:
     """A TracerProvider exporting per the environment, or None when tracing is off."""
     if not enabled():
         return None
-    provider = TracerProvider(resource=resource())
+    provider = sdk_trace.TracerProvider(resource=resource())
     for exporter in _exporters("traces"):
-        provider.add_span_processor(BatchSpanProcessor(exporter()))
+        provider.add_span_processor(sdk_trace_export.BatchSpanProcessor(exporter()))
     return provider
 
 
@@ -92,9 +109,14 @@ def metric_readers() -> list[MetricReader]:
     """The readers OTEL_METRICS_EXPORTER asks for (none when unset, or when the SDK is disabled)."""
     if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
         return []
+    if os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() in ("", "none"):  # as the SDK reads it
+        return []
     readers: list[MetricReader] = []
     for exporter in _exporters("metrics"):
-        readers.append(exporter() if issubclass(exporter, MetricReader) else PeriodicExportingMetricReader(exporter()))
+        if issubclass(exporter, sdk_metrics_export.MetricReader):
+            readers.append(exporter())
+        else:
+            readers.append(sdk_metrics_export.PeriodicExportingMetricReader(exporter()))
     return readers
 
 

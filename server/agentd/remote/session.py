@@ -9,13 +9,18 @@ then cancelled, so a late answer can never be taken for the next call's.
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import grpc
-from opentelemetry import propagate
 
+from agentd.runtime.lazy import lazy
 from agentd_proto.v1 import processor_service_pb2 as ppb
 from agentd_proto.v1 import processor_service_pb2_grpc as ppb_grpc
+
+if TYPE_CHECKING:
+    from opentelemetry import propagate
+else:
+    propagate = lazy("opentelemetry.propagate")  # its propagators are entry points: read at the first call
 
 #: What a stream's read returns once the other side has finished (untyped in grpc-stubs).
 _EOF: Final = grpc.aio.EOF  # type: ignore[attr-defined]

@@ -3,87 +3,215 @@
 Everything public is re-exported here (the modules below are private):
 agents and runs, the processor API (`Processor`, every hook's args
 dataclass), models, the host with its thread runtime, signals and errors.
+Each name is read from its module on first use (`lazy.lazy_exports`): every
+agentd module runs this package first, and a server loads only what its
+configuration uses (not every built-in processor, scorer and workflow).
 """
 
-from agentd.runtime.agent import Agent, RunHandle, RunInput, resolve_dynamic
-from agentd.runtime.buffer import ChunkBuffer
-from agentd.runtime.cache import InMemoryServerCache, ServerCache
-from agentd.runtime.chunks import Chunk, Tripwire, Usage
-from agentd.runtime.errors import (
-    AgentdError,
-    FailedPrecondition,
-    FieldViolation,
-    InvalidArgument,
-    NotFound,
-    Unavailable,
-)
-from agentd.runtime.host import App, Host
-from agentd.runtime.mcp_tools import McpServers, McpServerSpec, McpToolRef, McpToolSettings
-from agentd.runtime.memory import Memory
-from agentd.runtime.messages import (
-    DataPart,
-    FilePart,
-    Message,
-    ReasoningPart,
-    Signal,
-    SignalPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
-from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
-from agentd.runtime.models.router import register_provider, resolve_model
-from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
-from agentd.runtime.processors.base import (
-    APIErrorResult,
-    CachedLLMResponse,
-    HookArgs,
-    LLMRequestResult,
-    ModelCallArgs,
-    OutputResult,
-    ProcessAPIErrorArgs,
-    ProcessInputArgs,
-    ProcessInputStepArgs,
-    ProcessLLMRequestArgs,
-    ProcessLLMResponseArgs,
-    Processor,
-    ProcessorUnavailable,
-    ProcessorViolation,
-    ProcessOutputResultArgs,
-    ProcessOutputStepArgs,
-    ProcessOutputStreamArgs,
-    ProcessToolResultArgs,
-    StepOverrides,
-    TripWire,
-)
+from typing import TYPE_CHECKING
 
 # The default error lane's processors register themselves with the runtime
 # (agentd.runtime.lanes) when imported: importing the runtime registers them.
+from agentd.runtime.lazy import lazy_exports
 from agentd.runtime.processors.builtins import error_defaults as _error_defaults  # noqa: F401
-from agentd.runtime.processors.builtins.response_cache import ResponseCache
-from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
-from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
-from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
-from agentd.runtime.registry import AgentRegistry, RunRegistry
-from agentd.runtime.results import RunResult, StepResult
-from agentd.runtime.run_requests import RunRequest, start_run
-from agentd.runtime.scoring.builtins import build_scorer
-from agentd.runtime.scoring.record import Score, ScorePage, ScoreQuery
-from agentd.runtime.scoring.scorer import ScoreInput, Scorer, ScoreResult, judge_scorer
-from agentd.runtime.scoring.service import Scoring, ScoringSettings
-from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
-from agentd.runtime.signals import create_message_signal, create_signal
-from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
-from agentd.runtime.storage import InMemoryStorage, Storage, Thread
-from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
-from agentd.runtime.tool_payloads import (
-    PayloadRule,
-    ToolPayloadContext,
-    ToolPayloadTransform,
-    ToolPayloadTransformPolicy,
-)
-from agentd.runtime.tools import Tool, ToolContext, ToolSource, tool
-from agentd.runtime.workflows import Branch, FieldTest, Parallel, Sequential, Step, Workflow, WorkflowLimits
+
+if TYPE_CHECKING:
+    from agentd.runtime.agent import Agent, RunHandle, RunInput, resolve_dynamic
+    from agentd.runtime.buffer import ChunkBuffer
+    from agentd.runtime.cache import InMemoryServerCache, ServerCache
+    from agentd.runtime.chunks import Chunk, Tripwire, Usage
+    from agentd.runtime.errors import (
+        AgentdError,
+        FailedPrecondition,
+        FieldViolation,
+        InvalidArgument,
+        NotFound,
+        Unavailable,
+    )
+    from agentd.runtime.host import App, Host
+    from agentd.runtime.mcp_tools import McpServers, McpServerSpec, McpToolRef, McpToolSettings
+    from agentd.runtime.memory import Memory
+    from agentd.runtime.messages import (
+        DataPart,
+        FilePart,
+        Message,
+        ReasoningPart,
+        Signal,
+        SignalPart,
+        TextPart,
+        ToolCallPart,
+        ToolResultPart,
+    )
+    from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+    from agentd.runtime.models.router import register_provider, resolve_model
+    from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
+    from agentd.runtime.processors.base import (
+        APIErrorResult,
+        CachedLLMResponse,
+        HookArgs,
+        LLMRequestResult,
+        ModelCallArgs,
+        OutputResult,
+        ProcessAPIErrorArgs,
+        ProcessInputArgs,
+        ProcessInputStepArgs,
+        ProcessLLMRequestArgs,
+        ProcessLLMResponseArgs,
+        Processor,
+        ProcessorUnavailable,
+        ProcessorViolation,
+        ProcessOutputResultArgs,
+        ProcessOutputStepArgs,
+        ProcessOutputStreamArgs,
+        ProcessToolResultArgs,
+        StepOverrides,
+        TripWire,
+    )
+    from agentd.runtime.processors.builtins.response_cache import ResponseCache
+    from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
+    from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
+    from agentd.runtime.processors.factory import dataclass_from_options, from_options, snake
+    from agentd.runtime.registry import AgentRegistry, RunRegistry
+    from agentd.runtime.results import RunResult, StepResult
+    from agentd.runtime.run_requests import RunRequest, start_run
+    from agentd.runtime.scoring.builtins import build_scorer
+    from agentd.runtime.scoring.record import Score, ScorePage, ScoreQuery
+    from agentd.runtime.scoring.scorer import ScoreInput, Scorer, ScoreResult, judge_scorer
+    from agentd.runtime.scoring.service import Scoring, ScoringSettings
+    from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
+    from agentd.runtime.signals import create_message_signal, create_signal
+    from agentd.runtime.state_signals import StateSignalRequest, StateSignalResult, send_state_signal
+    from agentd.runtime.storage import InMemoryStorage, Storage, Thread
+    from agentd.runtime.threads import RouteRequest, Routing, ThreadRuntime, ThreadSettings
+    from agentd.runtime.tool_payloads import (
+        PayloadRule,
+        ToolPayloadContext,
+        ToolPayloadTransform,
+        ToolPayloadTransformPolicy,
+    )
+    from agentd.runtime.tools import Tool, ToolContext, ToolSource, tool
+    from agentd.runtime.workflows import Branch, FieldTest, Parallel, Sequential, Step, Workflow, WorkflowLimits
+
+#: Each public name and the module it lives in.
+_EXPORTS = {
+    "APIErrorResult": "agentd.runtime.processors.base",
+    "Agent": "agentd.runtime.agent",
+    "AgentRegistry": "agentd.runtime.registry",
+    "AgentdError": "agentd.runtime.errors",
+    "App": "agentd.runtime.host",
+    "Branch": "agentd.runtime.workflows",
+    "CachedLLMResponse": "agentd.runtime.processors.base",
+    "Chunk": "agentd.runtime.chunks",
+    "ChunkBuffer": "agentd.runtime.buffer",
+    "DataPart": "agentd.runtime.messages",
+    "ExecutionOptions": "agentd.runtime.options",
+    "FailedPrecondition": "agentd.runtime.errors",
+    "FieldTest": "agentd.runtime.workflows",
+    "FieldViolation": "agentd.runtime.errors",
+    "FilePart": "agentd.runtime.messages",
+    "HookArgs": "agentd.runtime.processors.base",
+    "Host": "agentd.runtime.host",
+    "InMemoryScoreStore": "agentd.runtime.scoring.store",
+    "InMemoryServerCache": "agentd.runtime.cache",
+    "InMemoryStorage": "agentd.runtime.storage",
+    "InvalidArgument": "agentd.runtime.errors",
+    "LLMRequestResult": "agentd.runtime.processors.base",
+    "LanguageModel": "agentd.runtime.models.base",
+    "McpServerSpec": "agentd.runtime.mcp_tools",
+    "McpServers": "agentd.runtime.mcp_tools",
+    "McpToolRef": "agentd.runtime.mcp_tools",
+    "McpToolSettings": "agentd.runtime.mcp_tools",
+    "Memory": "agentd.runtime.memory",
+    "MemoryOptions": "agentd.runtime.options",
+    "Message": "agentd.runtime.messages",
+    "ModelAPIError": "agentd.runtime.models.base",
+    "ModelCallArgs": "agentd.runtime.processors.base",
+    "ModelEvent": "agentd.runtime.models.base",
+    "ModelFinish": "agentd.runtime.models.base",
+    "ModelRequest": "agentd.runtime.models.base",
+    "ModelSettings": "agentd.runtime.options",
+    "NotFound": "agentd.runtime.errors",
+    "OutputResult": "agentd.runtime.processors.base",
+    "Parallel": "agentd.runtime.workflows",
+    "PayloadRule": "agentd.runtime.tool_payloads",
+    "ProcessAPIErrorArgs": "agentd.runtime.processors.base",
+    "ProcessInputArgs": "agentd.runtime.processors.base",
+    "ProcessInputStepArgs": "agentd.runtime.processors.base",
+    "ProcessLLMRequestArgs": "agentd.runtime.processors.base",
+    "ProcessLLMResponseArgs": "agentd.runtime.processors.base",
+    "ProcessOutputResultArgs": "agentd.runtime.processors.base",
+    "ProcessOutputStepArgs": "agentd.runtime.processors.base",
+    "ProcessOutputStreamArgs": "agentd.runtime.processors.base",
+    "ProcessToolResultArgs": "agentd.runtime.processors.base",
+    "Processor": "agentd.runtime.processors.base",
+    "ProcessorUnavailable": "agentd.runtime.processors.base",
+    "ProcessorViolation": "agentd.runtime.processors.base",
+    "ReasoningPart": "agentd.runtime.messages",
+    "ResponseCache": "agentd.runtime.processors.builtins.response_cache",
+    "RouteRequest": "agentd.runtime.threads",
+    "Routing": "agentd.runtime.threads",
+    "RunHandle": "agentd.runtime.agent",
+    "RunInput": "agentd.runtime.agent",
+    "RunRegistry": "agentd.runtime.registry",
+    "RunRequest": "agentd.runtime.run_requests",
+    "RunResult": "agentd.runtime.results",
+    "Score": "agentd.runtime.scoring.record",
+    "ScoreInput": "agentd.runtime.scoring.scorer",
+    "ScorePage": "agentd.runtime.scoring.record",
+    "ScoreQuery": "agentd.runtime.scoring.record",
+    "ScoreResult": "agentd.runtime.scoring.scorer",
+    "ScoreStore": "agentd.runtime.scoring.store",
+    "Scorer": "agentd.runtime.scoring.scorer",
+    "Scoring": "agentd.runtime.scoring.service",
+    "ScoringSettings": "agentd.runtime.scoring.service",
+    "Sequential": "agentd.runtime.workflows",
+    "ServerCache": "agentd.runtime.cache",
+    "Signal": "agentd.runtime.messages",
+    "SignalPart": "agentd.runtime.messages",
+    "StateSignalRequest": "agentd.runtime.state_signals",
+    "StateSignalResult": "agentd.runtime.state_signals",
+    "Step": "agentd.runtime.workflows",
+    "StepOverrides": "agentd.runtime.processors.base",
+    "StepResult": "agentd.runtime.results",
+    "Storage": "agentd.runtime.storage",
+    "TextPart": "agentd.runtime.messages",
+    "Thread": "agentd.runtime.storage",
+    "ThreadRef": "agentd.runtime.options",
+    "ThreadRuntime": "agentd.runtime.threads",
+    "ThreadSettings": "agentd.runtime.threads",
+    "TokenCostControl": "agentd.runtime.processors.builtins.token_cost_control",
+    "Tool": "agentd.runtime.tools",
+    "ToolCallPart": "agentd.runtime.messages",
+    "ToolChoice": "agentd.runtime.options",
+    "ToolContext": "agentd.runtime.tools",
+    "ToolPayloadContext": "agentd.runtime.tool_payloads",
+    "ToolPayloadTransform": "agentd.runtime.tool_payloads",
+    "ToolPayloadTransformPolicy": "agentd.runtime.tool_payloads",
+    "ToolResultPart": "agentd.runtime.messages",
+    "ToolSearchFilterArgs": "agentd.runtime.processors.builtins.tool_search",
+    "ToolSearchProcessor": "agentd.runtime.processors.builtins.tool_search",
+    "ToolSource": "agentd.runtime.tools",
+    "TripWire": "agentd.runtime.processors.base",
+    "Tripwire": "agentd.runtime.chunks",
+    "Unavailable": "agentd.runtime.errors",
+    "Usage": "agentd.runtime.chunks",
+    "Workflow": "agentd.runtime.workflows",
+    "WorkflowLimits": "agentd.runtime.workflows",
+    "build_scorer": "agentd.runtime.scoring.builtins",
+    "create_message_signal": "agentd.runtime.signals",
+    "create_signal": "agentd.runtime.signals",
+    "dataclass_from_options": "agentd.runtime.processors.factory",
+    "from_options": "agentd.runtime.processors.factory",
+    "judge_scorer": "agentd.runtime.scoring.scorer",
+    "register_provider": "agentd.runtime.models.router",
+    "resolve_dynamic": "agentd.runtime.agent",
+    "resolve_model": "agentd.runtime.models.router",
+    "send_state_signal": "agentd.runtime.state_signals",
+    "snake": "agentd.runtime.processors.factory",
+    "start_run": "agentd.runtime.run_requests",
+    "tool": "agentd.runtime.tools",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "APIErrorResult",

@@ -82,20 +82,23 @@ import asyncio
 import base64
 import binascii
 import hashlib
-import http.client
-import ipaddress
 import logging
 import posixpath
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote, unquote_to_bytes, urlsplit, urlunsplit
 
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import FilePart, Message, Part, TextPart
 from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelRequest
 from agentd.runtime.processors.message_list import MessageList
+
+if TYPE_CHECKING:
+    from agentd.runtime import downloads
+else:
+    # urllib.request and http.client: loaded by the first download, not at start-up.
+    downloads = lazy("agentd.runtime.downloads")
 
 log = logging.getLogger("agentd.attachments")
 
@@ -137,10 +140,6 @@ class _RunAttachments:
     failures: dict[str, int] = field(default_factory=dict)
     #: URLs (or data-URL keys) shown as placeholders for the rest of the run.
     unavailable: set[str] = field(default_factory=set)
-
-
-class _DownloadFailed(Exception):
-    pass
 
 
 def _run_state(state: dict[str, Any]) -> _RunAttachments:
@@ -249,73 +248,21 @@ def decode_data_url(url: str) -> tuple[str, bytes] | None:
     return media_type, data
 
 
-class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-        if urlsplit(newurl).scheme.lower() not in _HTTP:
-            return None  # the redirect becomes an HTTP error: a failed download
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _public_only(connection: type[http.client.HTTPConnection]) -> type[http.client.HTTPConnection]:
-    class PublicOnly(connection):  # type: ignore[valid-type,misc]
-        def connect(self) -> None:
-            super().connect()
-            peer = ipaddress.ip_address(self.sock.getpeername()[0].split("%")[0])
-            mapped = getattr(peer, "ipv4_mapped", None)
-            if not (mapped or peer).is_global:
-                self.sock.close()
-                raise _DownloadFailed(f"{self.host} is not a public address ({peer}); downloads from there are off")
-
-    return PublicOnly
-
-
-class _PublicHTTP(urllib.request.HTTPHandler):
-    def http_open(self, req: Any) -> Any:
-        return self.do_open(_public_only(http.client.HTTPConnection), req)
-
-
-class _PublicHTTPS(urllib.request.HTTPSHandler):
-    def https_open(self, req: Any) -> Any:
-        context = getattr(self, "_context", None)  # HTTPSHandler's own (the default TLS context)
-        return self.do_open(_public_only(http.client.HTTPSConnection), req, context=context)
-
-
-def _fetch(url: str, timeout: float, limit: int) -> _Downloaded:
-    """One blocking download (runs in a worker thread)."""
-    handlers: list[Any] = [_HttpOnlyRedirects()]
-    if not ALLOW_PRIVATE_NETWORKS:
-        handlers += [_PublicHTTP(), _PublicHTTPS()]
-    opener = urllib.request.build_opener(*handlers)
-    request = urllib.request.Request(url, headers={"User-Agent": "agentd", "Accept": "*/*"})
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            length = response.headers.get("Content-Length")
-            if length is not None and length.strip().isdigit() and int(length) > limit:
-                raise _DownloadFailed(f"larger than {limit} bytes")
-            body: bytes = response.read(limit + 1)
-            if len(body) > limit:
-                raise _DownloadFailed(f"larger than {limit} bytes")
-            content_type = response.headers.get("Content-Type")
-            return _Downloaded(body, _media(content_type) if content_type else None)
-    except urllib.error.HTTPError as exc:
-        raise _DownloadFailed(f"HTTP {exc.code}") from None
-    except urllib.error.URLError as exc:
-        raise _DownloadFailed(str(exc.reason)) from None
-    except (OSError, ValueError) as exc:  # timeouts, resets, malformed URLs
-        raise _DownloadFailed(str(exc) or type(exc).__name__) from None
-
-
 async def _download(url: str) -> _Downloaded | str:
     """The file, or why it could not be downloaded."""
     if urlsplit(url).scheme.lower() not in _HTTP:
         return f"cannot download {urlsplit(url).scheme or 'scheme-less'} URLs"
     timeout = DOWNLOAD_TIMEOUT_SECONDS
+    fetch = downloads.fetch  # (loaded here, on the loop's thread)
     try:
-        return await asyncio.wait_for(asyncio.to_thread(_fetch, url, timeout, MAX_DOWNLOAD_BYTES), timeout)
+        body, content_type = await asyncio.wait_for(
+            asyncio.to_thread(fetch, url, timeout, MAX_DOWNLOAD_BYTES, ALLOW_PRIVATE_NETWORKS), timeout
+        )
     except TimeoutError:
         return f"timed out after {timeout:g} s"
-    except _DownloadFailed as exc:
+    except downloads.DownloadFailed as exc:
         return str(exc)
+    return _Downloaded(body, _media(content_type) if content_type else None)
 
 
 # ---------------------------------------------------------------- the hook

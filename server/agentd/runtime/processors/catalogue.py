@@ -11,47 +11,59 @@ from typing import Any, Final
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.lazy import resolve
 from agentd.runtime.processors.base import Processor
-from agentd.runtime.processors.builtins.background_work_signal import BackgroundWorkSignal
-from agentd.runtime.processors.builtins.batch_parts import BatchPartsProcessor
-from agentd.runtime.processors.builtins.language_detector import LanguageDetector
-from agentd.runtime.processors.builtins.moderation import ModerationProcessor
-from agentd.runtime.processors.builtins.pii_detector import PIIDetector
-from agentd.runtime.processors.builtins.prefill_error_handler import PrefillErrorHandler
-from agentd.runtime.processors.builtins.prompt_injection import PromptInjectionDetector
-from agentd.runtime.processors.builtins.provider_history_compat import ProviderHistoryCompat
-from agentd.runtime.processors.builtins.response_cache import response_cache_factory
-from agentd.runtime.processors.builtins.stream_error_retry import StreamErrorRetryProcessor
-from agentd.runtime.processors.builtins.system_prompt_scrubber import SystemPromptScrubber
-from agentd.runtime.processors.builtins.token_cost_control import token_cost_control_factory
-from agentd.runtime.processors.builtins.token_limiter import TokenLimiter
-from agentd.runtime.processors.builtins.tool_call_filter import ToolCallFilter
-from agentd.runtime.processors.builtins.tool_search import ToolSearchProcessor
-from agentd.runtime.processors.builtins.unicode_normalizer import UnicodeNormalizer
-from agentd.runtime.processors.builtins.unsupported_file_handler import UnsupportedFileHandler
 from agentd.runtime.processors.factory import Factory, from_options
 from agentd.runtime.processors.registry import ProcessorRegistry
 
-BUILTINS: Final[tuple[type[Processor], ...]] = (
-    BackgroundWorkSignal,
-    BatchPartsProcessor,
-    LanguageDetector,
-    ModerationProcessor,
-    PIIDetector,
-    PrefillErrorHandler,
-    PromptInjectionDetector,
-    ProviderHistoryCompat,
-    StreamErrorRetryProcessor,
-    SystemPromptScrubber,
-    TokenLimiter,
-    ToolCallFilter,
-    ToolSearchProcessor,
-    UnicodeNormalizer,
-    UnsupportedFileHandler,
-)
+#: Each built-in by its registered name (its class's `id`): "module:Class",
+#: imported when a processor of that name is first built, so a server loads
+#: only the built-ins its configuration and its calls name. The names are all
+#: here, for agentd.toml's checks and the messages naming what is registered.
+BUILTINS: Final[dict[str, str]] = {
+    "background-work-signal": "background_work_signal:BackgroundWorkSignal",
+    "batch-parts": "batch_parts:BatchPartsProcessor",
+    "language-detector": "language_detector:LanguageDetector",
+    "moderation": "moderation:ModerationProcessor",
+    "pii-detector": "pii_detector:PIIDetector",
+    "prefill-error-handler": "prefill_error_handler:PrefillErrorHandler",
+    "prompt-injection-detector": "prompt_injection:PromptInjectionDetector",
+    "provider-history-compat": "provider_history_compat:ProviderHistoryCompat",
+    "stream-error-retry-processor": "stream_error_retry:StreamErrorRetryProcessor",
+    "system-prompt-scrubber": "system_prompt_scrubber:SystemPromptScrubber",
+    "token-limiter": "token_limiter:TokenLimiter",
+    "tool-call-filter": "tool_call_filter:ToolCallFilter",
+    "tool-search": "tool_search:ToolSearchProcessor",
+    "unicode-normalizer": "unicode_normalizer:UnicodeNormalizer",
+    "unsupported-file-handler": "unsupported_file_handler:UnsupportedFileHandler",
+}
+_PACKAGE: Final = "agentd.runtime.processors.builtins"
+
+
+def builtin_class(name: str) -> type[Processor]:
+    """The class of the built-in registered as `name` (loading its module)."""
+    found: type[Processor] = resolve(f"{_PACKAGE}.{BUILTINS[name]}")
+    return found
+
+
+def _on_first_build(make: Callable[[], Factory]) -> Factory:
+    """A factory that makes the real one (loading its module) when first called."""
+    made: list[Factory] = []
+
+    def build(options: dict[str, Any]) -> Any:
+        if not made:
+            made.append(make())
+        return made[0](options)
+
+    return build
+
+
+def _builtin_factory(name: str) -> Factory:
+    return _on_first_build(lambda: from_options(builtin_class(name)))
+
 
 #: Name -> factory taking camelCase options.
-BUILTIN_FACTORIES: Final[dict[str, Factory]] = {cls.id: from_options(cls) for cls in BUILTINS}
+BUILTIN_FACTORIES: Final[dict[str, Factory]] = {name: _builtin_factory(name) for name in BUILTINS}
 
 
 def default_registry() -> ProcessorRegistry:
@@ -80,7 +92,17 @@ def with_response_cache(
 
     return registry.extended(
         {
-            "response-cache": checked(response_cache_factory(caches, default_backend)),
-            "token-cost-control": checked(token_cost_control_factory(caches, prices, default_backend)),
+            "response-cache": checked(
+                _on_first_build(
+                    lambda: resolve(f"{_PACKAGE}.response_cache:response_cache_factory")(caches, default_backend)
+                )
+            ),
+            "token-cost-control": checked(
+                _on_first_build(
+                    lambda: resolve(f"{_PACKAGE}.token_cost_control:token_cost_control_factory")(
+                        caches, prices, default_backend
+                    )
+                )
+            ),
         }
     )
