@@ -232,7 +232,8 @@ class ProcessorRunner:
         tripped: str | None = None
         try:
             result = getattr(processor, hook)(args)
-            if inspect.isawaitable(result):
+            # None (a hook that changes nothing) first: isawaitable walks the Awaitable ABC for it.
+            if result is not None and inspect.isawaitable(result):
                 result = await result
             if self._reported:
                 await self._tell_reported()
