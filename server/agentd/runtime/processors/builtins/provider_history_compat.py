@@ -49,6 +49,7 @@ and lists of such (fallback chains: any entry) are understood too.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -122,7 +123,7 @@ class CompatRule:
         return any(p.search(t) for p in self._compiled for t in texts)
 
     def applies_to(self, context: RuleContext) -> bool:
-        if self.providers and not any(model_is_provider(context.model, p) for p in self.providers):
+        if self.providers and not served_by_any(context.model, self.providers):
             return False
         return self.when is None or bool(self.when(context))
 
@@ -130,13 +131,31 @@ class CompatRule:
 # ---------------------------------------------------------------- provider detection
 
 
+# Every model call asks of the same few model strings: each is parsed once.
+@functools.lru_cache(maxsize=1024)
+def _spec_provider(spec: str) -> str | None:
+    head, sep, _rest = spec.strip().partition("/")
+    if not sep:
+        head, sep, _rest = spec.strip().partition(":")
+    return head.lower() if sep and head else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec_served_by_any(spec: str, names: tuple[str, ...]) -> bool:
+    return any(model_is_provider(spec, name) for name in names)
+
+
+def served_by_any(model: Any, names: tuple[str, ...]) -> bool:
+    """True when `model` is served by one of `names` (see model_is_provider)."""
+    if isinstance(model, str) and isinstance(names, tuple):  # a list given for a tuple is not hashable
+        return _spec_served_by_any(model, names)
+    return any(model_is_provider(model, name) for name in names)
+
+
 def provider_of(model: Any) -> str | None:
     """The provider part of "provider/model" or "provider:model" (lower-cased)."""
     if isinstance(model, str):
-        head, sep, _rest = model.strip().partition("/")
-        if not sep:
-            head, sep, _rest = model.strip().partition(":")
-        return head.lower() if sep and head else None
+        return _spec_provider(model)
     provider = getattr(model, "provider", None)
     if isinstance(provider, str) and provider:
         return provider.lower()
