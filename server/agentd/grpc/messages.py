@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from agentd.grpc.parts import check_part, part_from_pb, part_to_pb
 from agentd.grpc.signals import signal_to_pb
-from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, to_struct, to_timestamp
+from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, to_timestamp
 from agentd.grpc.violations import Violations
 from agentd.runtime import messages as rm
 from agentd_proto.v1 import message_pb2 as mpb
@@ -22,16 +22,22 @@ ROLE_NAMES: dict[int, rm.Role] = {v: k for k, v in ROLES.items()}  # type: ignor
 
 
 def message_to_pb(message: rm.Message) -> mpb.Message:
-    return mpb.Message(
+    out = mpb.Message(
         id=message.id,
         role=ROLES[message.role],
         parts=[_part_to_pb(p) for p in message.parts],
-        metadata=to_struct(message.metadata),
-        provider_options=to_struct(message.provider_options),
-        thread_id=message.thread_id or "",
-        resource_id=message.resource_id or "",
         create_time=to_timestamp(message.created_at),
     )
+    # Set only when there: a field named at its default still costs a lookup.
+    if message.metadata:
+        out.metadata.update(message.metadata)
+    if message.provider_options:
+        out.provider_options.update(message.provider_options)
+    if message.thread_id:
+        out.thread_id = message.thread_id
+    if message.resource_id:
+        out.resource_id = message.resource_id
+    return out
 
 
 def _part_to_pb(part: rm.Part) -> mpb.Part:
