@@ -269,3 +269,42 @@ class PassThrough(Processor):
     def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
         args.report(ProcessorViolation("pass", "seen"))  # the report callback is held per run too
         return args.part
+
+
+async def test_a_cancelled_wait_for_a_run_leaves_the_run_and_other_waiters_alone() -> None:
+    go = asyncio.Event()
+
+    async def instructions(context: object) -> str:
+        await go.wait()  # set-up waits here, so the callers below wait for it
+        return "be brief"
+
+    agent = Agent(id="a", model="local/scripted", instructions=instructions)
+    handle = agent.stream("x", script({"text": "a b c d", "delayMs": 5}))
+    ready_waits = [asyncio.ensure_future(handle.ready()) for _ in range(2)]
+    result_waits = [asyncio.ensure_future(handle.result()) for _ in range(2)]
+    await asyncio.sleep(0)
+    ready_waits[0].cancel()
+    result_waits[0].cancel()
+    go.set()
+    await ready_waits[1]
+    result = await result_waits[1]
+    assert result.text == "a b c d"
+    assert ready_waits[0].cancelled() and result_waits[0].cancelled()
+    assert (await handle.result()) is result and handle.done
+
+
+async def test_every_waiter_is_told_how_the_run_ended() -> None:
+    agent = Agent(id="a", model="local/scripted")
+    # Set-up fails (the caller's mistake): every caller waiting for set-up is told.
+    failing = agent.stream("x", ExecutionOptions(provider_options={"local": {"script": "not a list"}}))
+    waits = [asyncio.ensure_future(failing.ready()) for _ in range(2)]
+    for wait in waits:
+        with pytest.raises(InvalidArgument):
+            await wait
+    # An aborted run: every caller waiting for its result gets the aborted result.
+    slow = agent.stream("x", script({"text": "a b c d e f", "delayMs": 20}))
+    results = [asyncio.ensure_future(slow.result()) for _ in range(2)]
+    await slow.ready()
+    assert slow.abort("TEST", "stop")
+    ended = [await r for r in results]
+    assert ended[0] is ended[1] and ended[0].aborted is not None and ended[0].aborted.reason == "TEST"

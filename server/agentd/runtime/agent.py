@@ -66,10 +66,27 @@ class RunHandle(RunState):
         return True
 
     async def result(self) -> RunResult:
-        assert self._task is not None
-        if self._task.done():  # no shield (a future and a loop turn) for what is known
-            return self._task.result()
-        return await asyncio.shield(self._task)
+        task = self._task
+        assert task is not None
+        if task.done():
+            return task.result()
+        waiter: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
+        if not self._result_waiters:  # a run that ends otherwise than by returning settles its waiters here
+            task.add_done_callback(self._settle_from_task)
+        self._result_waiters.append(waiter)
+        return await waiter
+
+    def _settle_from_task(self, task: asyncio.Task[RunResult]) -> None:
+        waiters, self._result_waiters = self._result_waiters, []
+        for waiter in waiters:
+            if waiter.done():
+                continue
+            if task.cancelled():
+                waiter.cancel()
+            elif (error := task.exception()) is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(task.result())
 
     @property
     def done(self) -> bool:

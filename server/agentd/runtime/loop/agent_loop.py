@@ -193,6 +193,7 @@ class AgentLoop:
             # The runner's context points back here (writer, signals): without
             # that cycle the run is freed when its last reader lets go, not by the collector.
             self.runner = None
+        self.state.settle(self.result)
         return self.result
 
     async def _finished(self) -> None:

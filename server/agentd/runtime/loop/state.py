@@ -42,6 +42,11 @@ class RunState:
         self.client_tool_timeout = 120.0
         #: Where its background tool calls run (the host's; None: in the foreground).
         self.background: BackgroundWork | None = None
+        # Each caller waiting for set-up or the result waits on a future of its
+        # own (its cancellation cancels that alone, as a shield would), set
+        # directly when the outcome is known: a shield takes a loop turn more.
+        self._ready_waiters: list[asyncio.Future[None]] = []
+        self._result_waiters: list[asyncio.Future[Any]] = []
 
     def raise_if_cancelled(self) -> None:
         """Raises CancelledError once the run was aborted: a wait that ended on
@@ -85,14 +90,34 @@ class RunState:
             self._ready.set_result(None)
         else:
             self._ready.set_exception(error)
+        waiters, self._ready_waiters = self._ready_waiters, []
+        for waiter in waiters:
+            if waiter.done():  # its caller was cancelled
+                continue
+            if error is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(error)
+        if waiters and error is not None:
+            self._ready.exception()  # told to a caller: not an exception nobody retrieved
         return True
 
     async def ready(self) -> None:
         """Returns once the run has passed set-up; raises the caller's mistake
         (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
-        if self._ready.done():  # no shield (a future and a loop turn) for what is known
+        if self._ready.done():
             return self._ready.result()
-        await asyncio.shield(self._ready)
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready_waiters.append(waiter)
+        await waiter
+
+    def settle(self, result: Any) -> None:
+        """Hands the run's result to the callers waiting for it, as the run
+        returns it (the task's own done callbacks come a loop turn later)."""
+        waiters, self._result_waiters = self._result_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(result)
 
 
 @dataclass(frozen=True, slots=True)
