@@ -23,6 +23,7 @@ from google.protobuf import descriptor, message, message_factory
 
 from agentd.grpc.auth import Authenticator
 from agentd.grpc.authz import CALLER, ROLES
+from agentd.grpc.deadlines import DefaultDeadline
 from agentd.grpc.errors import Context, abort
 from agentd.grpc.gate import Gate
 from agentd.grpc.metrics import RpcMetrics
@@ -114,7 +115,7 @@ class _Call:
     """The method a wrapper serves, and what of the server's policy it needs
     on every call, read off once when the method is registered."""
 
-    __slots__ = ("default_deadline", "full_name", "gate", "max_reply_bytes", "metrics", "name", "open")
+    __slots__ = ("deadline", "full_name", "gate", "max_reply_bytes", "metrics", "name", "open")
 
     def __init__(self, full_name: str, policy: CallPolicy) -> None:
         self.full_name = full_name  # "<package.Service>/<Method>"
@@ -123,7 +124,8 @@ class _Call:
         #: No caller to tell apart and no limit to apply: every call is ANONYMOUS's, unawaited.
         self.open = policy.gate.admits_everyone
         self.max_reply_bytes = policy.max_reply_bytes
-        self.default_deadline = policy.default_deadline
+        seconds = policy.default_deadline
+        self.deadline = DefaultDeadline(seconds) if seconds is not None else None
         self.metrics = policy.rpc_metrics
 
     def timed(self, context: Context) -> _Timing | None:
@@ -166,7 +168,7 @@ def _unary(impl: Unary, call: _Call) -> Bytes:
     """The handler answers the reply's bytes (registered with no serializer):
     serialised once, its size is the size checked against max_reply_bytes."""
     limit = call.max_reply_bytes
-    default_deadline = call.default_deadline
+    deadline = call.deadline
 
     async def handle(request: Any, context: Context) -> bytes:
         timing = call.timed(context)
@@ -175,16 +177,18 @@ def _unary(impl: Unary, call: _Call) -> Bytes:
             _checked(request)
             token = CALLER.set(identity)
             try:
-                if default_deadline is None or context.time_remaining() is not None:
+                if deadline is None or context.time_remaining() is not None:
                     response = await impl(request, context)
                 else:  # a unary call that carries no deadline gets the server's default one
+                    expiry = deadline.start()
                     try:
-                        async with asyncio.timeout(default_deadline) as scope:
-                            response = await impl(request, context)
-                    except TimeoutError:
-                        if not scope.expired():
-                            raise
-                        raise _past_default_deadline(call.name, default_deadline) from None
+                        response = await impl(request, context)
+                    except asyncio.CancelledError:
+                        if deadline.end(expiry):
+                            raise _past_default_deadline(call.name, deadline.seconds) from None
+                        raise
+                    finally:
+                        deadline.end(expiry)
             finally:
                 CALLER.reset(token)
             unscope_message(response, identity.tenant)
