@@ -70,7 +70,7 @@ class RunHandle(RunState):
         assert task is not None
         if task.done():
             return task.result()
-        waiter: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[RunResult] = self.loop.create_future()
         if not self._result_waiters:  # a run that ends otherwise than by returning settles its waiters here
             task.add_done_callback(self._settle_from_task)
         self._result_waiters.append(waiter)

@@ -80,7 +80,7 @@ def launch(
 
     """Starts a run of `agent` that streams into `state`; the task ends with its result."""
     loop = AgentLoop(state, agent, messages, options, parent_run_id, telemetry)
-    return asyncio.get_running_loop().create_task(loop.execute(), name=f"run {state.run_id}")
+    return state.loop.create_task(loop.execute(), name=f"run {state.run_id}")
 
 
 class AgentLoop:

@@ -27,7 +27,9 @@ class RunState:
         self.run_id = run_id
         self.buffer = ChunkBuffer()
         self.cancelled = asyncio.Event()
-        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        #: The loop the run runs on (asked once: each get_running_loop is a getpid call).
+        self.loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[None] = self.loop.create_future()
         #: Why the run was aborted, once it was (the run ends with this chunk).
         self.abort_reason: Abort | None = None
         #: Signals delivered into this run; it takes them at its next model boundary.
@@ -107,7 +109,7 @@ class RunState:
         (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
         if self._ready.done():
             return self._ready.result()
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[None] = self.loop.create_future()
         self._ready_waiters.append(waiter)
         await waiter
 
