@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from agentd.grpc.auth import hash_token
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until_sync
 
 from .serverproc import DEFAULT_CONFIG, free_port, own_sqlite, start_server
 
@@ -99,16 +99,16 @@ def acl_redis(tmp_path: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+
+        def ping() -> str:
             probe = subprocess.run(
                 ["redis-cli", "-p", str(port), "--user", "agentd", "--pass", PASSWORD, "--no-auth-warning", "ping"],
                 capture_output=True,
                 text=True,
             )
-            if probe.stdout.strip() == "PONG":
-                break
-            time.sleep(0.05)
+            return probe.stdout.strip()
+
+        until_sync(ping, holds=lambda reply: reply == "PONG", what="redis-server to answer the agentd user")
         yield f"redis://agentd:{PASSWORD}@127.0.0.1:{port}/0"
     finally:
         proc.terminate()

@@ -5,7 +5,6 @@ senders that keep messages flowing into threads while a fault happens."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import signal_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -62,20 +62,6 @@ def is_storage_unavailable(outcome: Failure) -> bool:
         and outcome.retry_delay is not None
         and outcome.retry_delay > 0
     )
-
-
-async def until(check: Callable[[], Awaitable[bool] | bool], within: float, what: str, step: float = 0.02) -> None:
-    """Polls `check` (sync or async) until true; AssertionError naming `what` after `within` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within:.0f}s waiting for {what}")
-        await asyncio.sleep(step)
 
 
 async def health(addr: str, service: str = "") -> int:
@@ -204,8 +190,8 @@ class Senders:
                 sent.action, sent.run_id = decision(reply)
                 await until(
                     lambda s=sent: watcher.end_of(s.run_id) is not None,  # type: ignore[misc]
-                    self.run_timeout,
-                    f"run {sent.run_id} of {sent.message_id} to end",
+                    within=self.run_timeout,
+                    what=f"run {sent.run_id} of {sent.message_id} to end",
                 )
 
     def acknowledged(self) -> list[Sent]:
@@ -297,7 +283,7 @@ async def settle(check: Callable[[], Awaitable[list[str]]], within: float, what:
         return not problems
 
     try:
-        await until(none, within, what, step=0.2)
+        await until(none, within=within, what=what, step=0.2)
         await asyncio.sleep(1.0)
         assert await none()
     except AssertionError:

@@ -18,8 +18,9 @@ from agentd_proto.v1 import agent_service_pb2_grpc, cache_service_pb2_grpc
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
+from support.polling import until
 
-from .harness import SERVING, health, until
+from .harness import SERVING, health
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -101,26 +102,28 @@ async def test_generate_fails_open_while_the_cache_redis_is_down_and_hits_resume
 
     callers = asyncio.gather(*(caller(n) for n in range(CALLERS)))
     try:
-        await until(lambda: len(answered) >= 5 * CALLERS, 20, "answers before the outage")
+        await until(lambda: len(answered) >= 5 * CALLERS, within=20, what="answers before the outage")
         before = await stats(addr)
         assert before is not None and before.hits > 0 and before.backend == "redis"
 
         redis.kill()
         phase = "down"
         count = len(answered)
-        await until(lambda: len(answered) >= count + 5 * CALLERS, 20, "answers while the cache is down")
+        await until(lambda: len(answered) >= count + 5 * CALLERS, within=20, what="answers while the cache is down")
         assert await health(addr) == SERVING
         assert await health(addr, "agentd.v1.AgentService") == SERVING
 
         redis.start()
         phase = "after"
-        await until(lambda: len([a for a in answered if a[0] == "after"]) >= 5 * CALLERS, 20, "answers afterwards")
+        await until(
+            lambda: len([a for a in answered if a[0] == "after"]) >= 5 * CALLERS, within=20, what="answers afterwards"
+        )
 
         async def hits_again() -> bool:
             now = await stats(addr)  # counters live in Redis: a restarted one counts from zero
             return now is not None and now.hits > 0
 
-        await until(hits_again, 20, "cache hits after Redis is back")
+        await until(hits_again, within=20, what="cache hits after Redis is back")
     finally:
         stop.set()
         await asyncio.wait_for(callers, 30)

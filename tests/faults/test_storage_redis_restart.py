@@ -22,6 +22,7 @@ from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import options_pb2 as opb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
+from support.polling import until
 
 from .harness import (
     NOT_SERVING,
@@ -34,7 +35,6 @@ from .harness import (
     settle,
     stored,
     thread_problems,
-    until,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -116,18 +116,22 @@ async def test_storage_redis_sigkilled_and_restarted_mid_load_loses_nothing_ackn
         for watcher in watchers.values():
             await asyncio.wait_for(watcher.subscribed.wait(), 10)
         load = senders.start()
-        await until(lambda: len(senders.acknowledged()) >= 3 * THREADS, 20, "messages answered before the outage")
+        await until(
+            lambda: len(senders.acknowledged()) >= 3 * THREADS, within=20, what="messages answered before the outage"
+        )
 
         redis.kill()
         killed_at = len(senders.sent)
-        await until(lambda: all_health(addr, NOT_SERVING), 10, "health NOT_SERVING while Redis is down")
-        await until(lambda: len(senders.refused()) >= THREADS, 20, "messages refused during the outage")
+        await until(lambda: all_health(addr, NOT_SERVING), within=10, what="health NOT_SERVING while Redis is down")
+        await until(lambda: len(senders.refused()) >= THREADS, within=20, what="messages refused during the outage")
         await generate_during_the_outage(addr)
 
         redis.start()
-        await until(lambda: all_health(addr, SERVING), 10, "health SERVING once Redis is back")
+        await until(lambda: all_health(addr, SERVING), within=10, what="health SERVING once Redis is back")
         after = len(senders.acknowledged())
-        await until(lambda: len(senders.acknowledged()) >= after + 2 * THREADS, 20, "messages answered afterwards")
+        await until(
+            lambda: len(senders.acknowledged()) >= after + 2 * THREADS, within=20, what="messages answered afterwards"
+        )
         senders.stop.set()
         await asyncio.wait_for(load, 30)  # each sender waits for its last run to end
 

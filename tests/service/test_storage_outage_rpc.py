@@ -5,8 +5,7 @@ for something that was not stored). Calls that need no storage still work."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -21,6 +20,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
+from support.polling import until
 from support.server import Running, start_server
 
 
@@ -57,14 +57,6 @@ async def status_of(running: Running, service: str) -> int:
     return int(reply.status)
 
 
-async def until(check: Callable[[], Any], within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not await check():
-        assert loop.time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
 def details(error: grpc.aio.AioRpcError) -> tuple[str, float]:
     """(the ErrorInfo reason, the RetryInfo delay in seconds)."""
     raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
@@ -90,16 +82,20 @@ async def test_health_follows_the_storage_and_comes_back_by_itself(outage: tuple
     running, storage = outage
     storage.down = True
     for service in ("", "agentd.v1.ThreadService", "agentd.v1.SignalService"):
-        await until(lambda s=service: _is(running, s, NOT_SERVING))  # type: ignore[misc]
+        await until(
+            lambda s=service: status_of(running, s),  # type: ignore[misc]
+            holds=lambda status: status == NOT_SERVING,
+            what=f"health of {service!r} NOT_SERVING",
+        )
     assert await status_of(running, "agentd.v1.AgentService") == SERVING
     assert await status_of(running, "agentd.v1.CacheService") == SERVING
     storage.down = False
     for service in ("", "agentd.v1.ThreadService", "agentd.v1.SignalService"):
-        await until(lambda s=service: _is(running, s, SERVING))  # type: ignore[misc]
-
-
-async def _is(running: Running, service: str, status: int) -> bool:
-    return await status_of(running, service) == status
+        await until(
+            lambda s=service: status_of(running, s),  # type: ignore[misc]
+            holds=lambda status: status == SERVING,
+            what=f"health of {service!r} SERVING again",
+        )
 
 
 async def test_calls_that_need_storage_are_unavailable_with_a_retry_delay(

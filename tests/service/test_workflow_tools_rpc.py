@@ -26,6 +26,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import Running, start_server
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -320,11 +321,8 @@ async def test_an_abort_stops_an_agent_steps_run_too(running: Running, box: Tool
         chunks.extend(message.chunks)
     assert chunks[-1].abort.reason == "ABORTED" and chunks[-1].run_id == first.run_id
     # The nested run was aborted with its caller, rather than left running unseen.
-    for _ in range(2000):
-        if box.stall_cancelled:
-            break
-        await asyncio.sleep(0.005)
-    assert box.stall_cancelled and box.recorded == []
+    await until(lambda: box.stall_cancelled, step=0.005, what="the nested run aborted")
+    assert box.recorded == []
 
 
 async def test_a_subscriber_sees_the_nested_chunks_as_the_caller_does(running: Running) -> None:
