@@ -18,9 +18,8 @@ from agentd_proto.v1 import agent_service_pb2_grpc, cache_service_pb2_grpc
 from agentd_proto.v1 import cache_service_pb2 as cpb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
+from support.health import SERVING, health
 from support.polling import until
-
-from .harness import SERVING, health
 
 pytestmark = pytest.mark.timeout(90)
 

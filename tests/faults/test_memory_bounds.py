@@ -26,10 +26,9 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
 from support.polling import until
 from support.server import Running, start_server
-
-from .harness import failure
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -146,7 +145,7 @@ async def test_the_memory_cache_stays_within_max_bytes(running: Running) -> None
         await running.cache.SetCacheEntry(
             cpb.SetCacheEntryRequest(key="huge", value=struct_pb2.Value(string_value="x" * 3_500_000))
         )
-    refused = failure(too_large.value)
+    refused = rich_error(too_large.value)
     assert (refused.code, refused.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "CACHE_ENTRY_TOO_LARGE")
     assert cache.bytes <= CACHE_MAX_BYTES
 

@@ -21,10 +21,11 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
 from support.polling import until
 from support.server import Running, start_server
 
-from .harness import decision, failure, is_storage_unavailable, kind
+from .harness import decision, is_storage_unavailable, kind
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -165,7 +166,7 @@ async def test_a_wake_whose_run_fails_in_set_up_ends_in_the_stream_and_is_not_ke
         storage.failures.update(list_messages=1)  # reading the history, after the run's start went out
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await send(running, "m1", "refused")
-        assert is_storage_unavailable(failure(refused.value))
+        assert is_storage_unavailable(rich_error(refused.value))
         await until(lambda: len(watch.ends()) == 2, within=5, what="the failed run's end")
         assert watch.ends()[1] == ("error", "STORAGE_UNAVAILABLE")
         await until(lambda: len(running.host.threads.recovery) == 0, within=5, what="recovery done")

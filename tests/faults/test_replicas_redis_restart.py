@@ -29,16 +29,14 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
+from support.errors import rich_error
+from support.health import NOT_SERVING, SERVING, all_health
 from support.polling import until
 
 from .harness import (
-    NOT_SERVING,
-    SERVING,
     Sent,
     Subscription,
-    all_health,
     decision,
-    failure,
     kind,
     settle,
     stored,
@@ -123,7 +121,7 @@ async def send(addr: str, sent: Sent, agent: str = "slow") -> Sent:
                 timeout=15,
             )
         except grpc.aio.AioRpcError as error:
-            sent.failed = failure(error)
+            sent.failed = rich_error(error)
             return sent
     sent.action, sent.run_id = decision(reply)
     return sent

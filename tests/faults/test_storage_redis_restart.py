@@ -22,15 +22,13 @@ from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import options_pb2 as opb
 from e2e.serverproc import ServerProcess, start_server
 from redis_server import RedisServer
+from support.errors import rich_error
+from support.health import NOT_SERVING, SERVING, all_health
 from support.polling import until
 
 from .harness import (
-    NOT_SERVING,
-    SERVING,
     Senders,
     Subscription,
-    all_health,
-    failure,
     is_storage_unavailable,
     settle,
     stored,
@@ -100,7 +98,7 @@ async def generate_during_the_outage(addr: str) -> None:
         options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="store-generate"))
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await agents.Generate(apb.GenerateRequest(agent_id="chat", text="no", options=options), timeout=10)
-        assert is_storage_unavailable(failure(refused.value)), failure(refused.value)
+        assert is_storage_unavailable(rich_error(refused.value)), rich_error(refused.value)
         reply = await agents.Generate(apb.GenerateRequest(agent_id="echo", text="no storage needed"), timeout=10)
         assert reply.text == "no storage needed"
 
