@@ -47,6 +47,7 @@ from support.background import options as background_options
 from support.polling import until
 from support.runs import LocalModelSpy
 from support.server import Running, serving
+from support.wire import scripted
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -144,8 +145,7 @@ def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
 
 
 def script(*steps: dict[str, Any], processors: list[opb.ProcessorSpec] | None = None) -> opb.ExecutionOptions:
-    options = opb.ExecutionOptions()
-    options.provider_options.update({"local": {"script": list(steps)}})
+    options = scripted(*steps)
     if processors:
         refs = [opb.ProcessorRef(processor=p) for p in processors]
         options.input_processors.CopyFrom(opb.ProcessorList(processors=refs))

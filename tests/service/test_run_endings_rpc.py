@@ -25,15 +25,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from agentd_proto.v1 import usage_pb2 as upb
 from support.server import Running, serving
-
-
-def lane(*specs: tuple[str, dict[str, Any]]) -> opb.ProcessorList:
-    refs = []
-    for name, options in specs:
-        spec = opb.ProcessorSpec(name=name)
-        spec.options.update(options)
-        refs.append(opb.ProcessorRef(processor=spec))
-    return opb.ProcessorList(processors=refs)
+from support.wire import lane
 
 
 async def read_all(call: Any) -> list[Any]:

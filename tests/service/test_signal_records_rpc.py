@@ -3,15 +3,11 @@ wire and in its stored row), and where its row sits in the thread."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-import pytest
 
-from agentd.runtime import Agent
-from agentd.runtime.memory import Memory
 from agentd.runtime.signals import from_db_message
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -20,20 +16,9 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.server import Running, serving
+from support.server import Running
 
 TARGET = spb.SignalTarget(resource_id="u1", thread_id="t1")
-
-
-@pytest.fixture
-def storage() -> InMemoryStorage:
-    return InMemoryStorage()
-
-
-@pytest.fixture
-async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
-    async with serving([Agent(id="chat", memory=Memory(storage))], storage=storage) as running:
-        yield running
 
 
 async def send(running: Running, text: str) -> sspb.SendMessageResponse:

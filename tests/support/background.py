@@ -28,6 +28,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.polling import until
 from support.server import Running
+from support.wire import scripted
 
 WORK_EVENTS = {"work-deferred", "work-awaited", "work-completed", "work-failed"}
 
@@ -117,10 +118,9 @@ class FailingSignals(Processor):
 
 
 def options(*steps: dict[str, Any], thread: str = "t1", memory: bool = True) -> opb.ExecutionOptions:
-    result = opb.ExecutionOptions()
+    result = scripted(*steps)
     if memory:
         result.memory.CopyFrom(opb.MemoryOptions(resource="u1", thread_id=thread))
-    result.provider_options.update({"local": {"script": list(steps)}})
     return result
 
 
