@@ -47,7 +47,7 @@ from support.background import options as background_options
 from support.polling import until
 from support.runs import LocalModelSpy
 from support.server import Running, serving
-from support.wire import scripted
+from support.wire import drain, scripted
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -286,9 +286,7 @@ async def test_a_slow_tool_is_given_up_when_the_run_is_aborted(running: Running)
             break
     aborted = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=run_id))
     assert aborted.aborted
-    chunks = []
-    while (message := await stream.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
+    chunks = await drain(stream)
     assert chunks[-1].abort.reason == "ABORTED"
     reply = await generate(running, script({"toolCalls": [call("add", {"a": 4, "b": 4}, "a")]}, {"text": "ok"}))
     assert outcomes(reply) == [("add", {"result": 8}, False)]  # the connection outlived the aborted call

@@ -4,7 +4,6 @@ they end), and a memory agent called without a thread runs without memory."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 import pytest
@@ -21,6 +20,7 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
 from support.polling import until
 from support.server import Running, serving
+from support.wire import drain
 
 
 @pytest.fixture
@@ -33,13 +33,6 @@ def slow() -> opb.ExecutionOptions:
     options = opb.ExecutionOptions()
     options.provider_options.update({"local": {"delayMs": 30}})
     return options
-
-
-async def drain(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def test_a_stream_without_a_thread_is_aborted_by_its_run_id(running: Running) -> None:

@@ -23,6 +23,7 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
 from support.polling import until
 from support.server import Running, start_server
+from support.wire import drain
 
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
 
@@ -49,13 +50,6 @@ async def start_slow_run(running: Running, words: int = 30) -> Any:
     call = running.agents.Stream(apb.StreamRequest(agent_id="chat", text=" ".join(["w"] * words), options=slow()))
     first = await call.read()
     return call, first.chunks[0].run_id
-
-
-async def drain(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def send(running: Running, text: str = "hi", **kwargs: Any) -> sspb.SendMessageResponse:

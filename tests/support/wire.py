@@ -1,10 +1,14 @@
-"""ExecutionOptions as callers send them over gRPC, for the service tests:
-the scripted local model's steps and processor lanes."""
+"""Talking to agentd over gRPC in the service tests: ExecutionOptions as
+callers send them (the scripted local model's steps, processor lanes), and
+the chunks a Stream call answers."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import grpc
+
+from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 
 
@@ -24,3 +28,11 @@ def lane(*processors: str | tuple[str, dict[str, Any]]) -> opb.ProcessorList:
         spec.options.update(options)
         refs.append(opb.ProcessorRef(processor=spec))
     return opb.ProcessorList(processors=refs)
+
+
+async def drain(call: Any) -> list[cpb.Chunk]:
+    """The chunks an AgentService.Stream call answers from here to its end."""
+    chunks: list[cpb.Chunk] = []
+    while (message := await call.read()) is not grpc.aio.EOF:
+        chunks.extend(message.chunks)
+    return chunks
