@@ -16,8 +16,8 @@ import pytest
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc, cache_service_pb2_grpc
 from agentd_proto.v1 import cache_service_pb2 as cpb
-from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
+from e2e.serverproc import ServerProcess, served, start_server
+from redis_server import RedisServer, running_redis_server
 from support.health import SERVING, health
 from support.polling import until
 
@@ -46,23 +46,14 @@ CALLERS = 8
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new()  # no persistence: a restarted cache is empty
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server()  # no persistence: a restarted cache is empty
 
 
 @pytest.fixture
 def agentd(redis: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
     config = tmp_path / "agentd.toml"
     config.write_text(CONFIG.format(url=redis.url))
-    server = start_server(config=config, log_dir=tmp_path)
-    try:
-        server.wait_serving(timeout=30)
-        yield server
-    finally:
-        server.stop()
+    yield from served(start_server(config=config, log_dir=tmp_path))
 
 
 async def stats(addr: str) -> cpb.GetCacheStatsResponse | None:

@@ -28,7 +28,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
+from redis_server import RedisServer, running_redis_server
 from support.errors import rich_error
 from support.health import NOT_SERVING, SERVING, all_health
 from support.polling import until
@@ -88,11 +88,7 @@ OUTAGE_REASONS = {"STORAGE_UNAVAILABLE", "COORDINATION_UNAVAILABLE", "CLUSTER_UN
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new(persistent=True)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server(persistent=True)
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import pytest
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import options_pb2 as opb
-from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
+from e2e.serverproc import ServerProcess, served, start_server
+from redis_server import RedisServer, running_redis_server
 from support.errors import rich_error
 from support.health import NOT_SERVING, SERVING, all_health
 from support.polling import until
@@ -63,23 +63,14 @@ FAILED_ENDS = {("error", "STORAGE_UNAVAILABLE")}
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new(persistent=True)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server(persistent=True)
 
 
 @pytest.fixture
 def agentd(redis: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
     config = tmp_path / "agentd.toml"
     config.write_text(CONFIG.format(url=redis.url))
-    server = start_server(config=config, log_dir=tmp_path)
-    try:
-        server.wait_serving(timeout=30)
-        yield server
-    finally:
-        server.stop()
+    yield from served(start_server(config=config, log_dir=tmp_path))
 
 
 async def storage_problems(addr: str, threads: list[str], senders: Senders) -> list[str]:
