@@ -133,9 +133,9 @@ class RedisServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def running_redis_server() -> Iterator[RedisServer]:
+def running_redis_server(*, persistent: bool = False) -> Iterator[RedisServer]:
     """For a fixture: `yield from running_redis_server()`."""
-    server = RedisServer.start_new()
+    server = RedisServer.start_new(persistent=persistent)
     try:
         yield server
     finally:

@@ -10,10 +10,15 @@ import pytest
 
 from . import java_build
 from .node_build import NODE_HINT, TS_CLIENT_DIR, TS_GEN_DIR, npm_ci_and_build
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
-
-STARTUP_TIMEOUT_S = 30.0
-SHUTDOWN_TIMEOUT_S = 20.0
+from .serverproc import (
+    REPO_ROOT,
+    SHUTDOWN_TIMEOUT_S,
+    STARTUP_TIMEOUT_S,
+    ServerProcess,
+    require_tool,
+    served,
+    start_server,
+)
 
 
 @pytest.fixture(scope="session")
@@ -24,24 +29,7 @@ def agentd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
     health service reports SERVING; sends SIGTERM at the end of the session
     and fails if the server has to be killed.
     """
-    server = start_server(log_dir=tmp_path_factory.mktemp("agentd"))
-    try:
-        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
-    except ServerNotServingError as err:
-        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
-        pytest.fail(str(err), pytrace=False)
-    except BaseException:
-        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
-        raise
-
-    yield server
-
-    _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
-    if killed:
-        pytest.fail(
-            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
-            pytrace=False,
-        )
+    yield from served(start_server(log_dir=tmp_path_factory.mktemp("agentd")))
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,8 @@ E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "agentd.toml"
 HOST = "127.0.0.1"
+STARTUP_TIMEOUT_S = 30.0
+SHUTDOWN_TIMEOUT_S = 20.0
 #: For require_tool("go", GO_HINT): the go.mod files ask for 1.26.
 GO_HINT = "the Go toolchain >= 1.26 from https://go.dev/dl/ (Debian's golang-go, 1.19, is too old)"
 
@@ -167,6 +169,29 @@ def start_server(
             cwd=REPO_ROOT if cwd is None else cwd,
         )
     return ServerProcess(addr=f"{HOST}:{port}", port=port, proc=proc, log_path=log_path, args=args)
+
+
+def served(server: ServerProcess) -> Iterator[ServerProcess]:
+    """A fixture's life of `server`: yields it once its health service reports
+    SERVING (the test fails, with the log, when it never does); then SIGTERM,
+    and the test fails if the server had to be killed."""
+    try:
+        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
+    except ServerNotServingError as err:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        pytest.fail(str(err), pytrace=False)
+    except BaseException:
+        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
+        raise
+    try:
+        yield server
+    finally:
+        _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
+    if killed:
+        pytest.fail(
+            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
+            pytrace=False,
+        )
 
 
 def own_sqlite(config: Path, folder: Path) -> Path:

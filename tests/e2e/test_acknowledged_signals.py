@@ -17,6 +17,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import signal_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 
 from .serverproc import ServerProcess, start_server
 
@@ -109,11 +110,8 @@ async def test_a_delivered_signal_survives_sigkill_and_runs_once(tmp_path: Path)
 
     second = serving(cfg, tmp_path / "b")
     try:
-        for _ in range(100):  # the replayed run: its client tool times out (1 s), then it answers
-            found = await survivors(second.addr)
-            if found:
-                break
-            await asyncio.sleep(0.2)
+        # The replayed run: its client tool times out (1 s), then it answers.
+        found = await until(lambda: survivors(second.addr), within=20, step=0.2, what="the replayed run's answer")
         assert len(found) == 1
         async with grpc.aio.insecure_channel(second.addr) as channel:
             before = (
@@ -163,11 +161,7 @@ async def test_a_waking_message_survives_sigkill_mid_run_and_runs_once(tmp_path:
 
     second = serving(cfg, tmp_path / "b")
     try:
-        for _ in range(100):
-            found = await survivors(second.addr, "t2", "wake me")
-            if found:
-                break
-            await asyncio.sleep(0.1)
+        found = await until(lambda: survivors(second.addr, "t2", "wake me"), step=0.1, what="the replayed run's answer")
         assert len(found) == 1
         async with grpc.aio.insecure_channel(second.addr) as channel:
             listed = await thread_service_pb2_grpc.ThreadServiceStub(channel).ListMessages(

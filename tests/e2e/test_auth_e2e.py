@@ -8,18 +8,18 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2
 
 from agentd.grpc.auth import hash_token
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
+from support.polling import until_sync
 
 from .serverproc import DEFAULT_CONFIG, free_port, own_sqlite, start_server
 
@@ -99,36 +99,20 @@ def acl_redis(tmp_path: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+
+        def ping() -> str:
             probe = subprocess.run(
                 ["redis-cli", "-p", str(port), "--user", "agentd", "--pass", PASSWORD, "--no-auth-warning", "ping"],
                 capture_output=True,
                 text=True,
             )
-            if probe.stdout.strip() == "PONG":
-                break
-            time.sleep(0.05)
+            return probe.stdout.strip()
+
+        until_sync(ping, holds=lambda reply: reply == "PONG", what="redis-server to answer the agentd user")
         yield f"redis://agentd:{PASSWORD}@127.0.0.1:{port}/0"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-def details(err: grpc.aio.AioRpcError) -> tuple[str, float]:
-    raw = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
-    assert raw is not None
-    reason, delay = "", -1.0
-    for detail in status_pb2.Status.FromString(raw).details:  # type: ignore[arg-type]
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            reason = info.reason
-        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            retry = error_details_pb2.RetryInfo()
-            detail.Unpack(retry)
-            delay = retry.retry_delay.ToTimedelta().total_seconds()
-    return reason, delay
 
 
 async def generate(addr: str) -> apb.GenerateResponse:
@@ -153,9 +137,9 @@ async def test_a_rate_limit_per_identity_is_shared_by_two_replicas(tmp_path: Pat
         for server in servers:  # the bucket is empty on both: it is one bucket
             with pytest.raises(grpc.aio.AioRpcError) as limited:
                 await generate(server.addr)
-            assert limited.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            reason, delay = details(limited.value)
-            assert reason == "RATE_LIMITED" and 0 < delay <= 5.0
+            refused = rich_error(limited.value)
+            assert (refused.code, refused.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+            assert refused.retry_delay is not None and 0 < refused.retry_delay <= 5.0
     finally:
         for server in servers:
             server.stop()

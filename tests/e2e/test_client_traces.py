@@ -9,7 +9,6 @@ import os
 import secrets
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -18,6 +17,8 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
+
+from support.polling import until_sync
 
 from .node_build import TS_CLIENT_DIR
 from .serverproc import REPO_ROOT, ServerProcess, require_tool, start_server
@@ -71,13 +72,15 @@ def traced_server(receiver: tuple[Receiver, int], tmp_path_factory: pytest.TempP
 
 
 def wait_for_run(receiver: Receiver, trace_id: str) -> list[trace_pb2.Span]:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        spans = receiver.of_trace(trace_id)
-        if any(s.name.startswith("invoke_agent") for s in spans) and any(s.name.endswith("/Stream") for s in spans):
-            return spans
-        time.sleep(0.1)
-    pytest.fail(f"no run span of trace {trace_id} arrived; got {[s.name for s in receiver.spans]}")
+    return until_sync(
+        lambda: receiver.of_trace(trace_id),
+        holds=lambda spans: (
+            any(s.name.startswith("invoke_agent") for s in spans) and any(s.name.endswith("/Stream") for s in spans)
+        ),
+        within=20,
+        step=0.1,
+        what=f"the run spans of trace {trace_id}",
+    )
 
 
 def assert_continues(spans: list[trace_pb2.Span], parent_span: str) -> None:

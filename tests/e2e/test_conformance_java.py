@@ -28,14 +28,12 @@ import pytest
 from . import java_build
 from .java_build import BUILD_TIMEOUT_S, EXAMPLES_JAR, JAVA_CLIENT_DIR, JAVA_HINT, decoded
 from .secure import secure_conformance_server
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, require_tool, start_server
+from .serverproc import REPO_ROOT, ServerProcess, require_tool, served, start_server
 
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
 SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
 
 RUN_TIMEOUT_S = 300
-STARTUP_TIMEOUT_S = 30.0
-SHUTDOWN_TIMEOUT_S = 20.0
 
 SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
 
@@ -54,26 +52,13 @@ def conformance_runner(java_reactor: str) -> Path:
 
 @pytest.fixture(scope="module")
 def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = start_server(
-        config=CONFORMANCE_DIR / "agentd.toml",
-        extra_args=["--app", "tests.conformance.app"],
-        log_dir=tmp_path_factory.mktemp("agentd-conformance-java"),
-    )
-    try:
-        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
-    except ServerNotServingError as err:
-        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
-        pytest.fail(str(err), pytrace=False)
-    except BaseException:
-        server.stop(timeout=SHUTDOWN_TIMEOUT_S)
-        raise
-    yield server
-    _, killed = server.terminate(timeout=SHUTDOWN_TIMEOUT_S)
-    if killed:
-        pytest.fail(
-            f"agentd did not exit within {SHUTDOWN_TIMEOUT_S:.0f}s of SIGTERM and was killed\n" + server.log_tail(),
-            pytrace=False,
+    yield from served(
+        start_server(
+            config=CONFORMANCE_DIR / "agentd.toml",
+            extra_args=["--app", "tests.conformance.app"],
+            log_dir=tmp_path_factory.mktemp("agentd-conformance-java"),
         )
+    )
 
 
 @pytest.mark.timeout(BUILD_TIMEOUT_S + RUN_TIMEOUT_S)

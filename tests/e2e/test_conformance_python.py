@@ -43,7 +43,7 @@ from google.rpc import error_details_pb2, status_pb2
 from agentd_proto.v1 import options_pb2
 
 from .secure import secure_conformance_server
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
+from .serverproc import REPO_ROOT, ServerProcess, served, start_server
 
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
 CONFIG = CONFORMANCE_DIR / "agentd.toml"
@@ -55,16 +55,7 @@ READ_TIMEOUT_S = 30.0
 
 
 def _serve(tmp: Path, config: Path) -> Iterator[ServerProcess]:
-    server = start_server(extra_args=APP_ARGS, config=config, log_dir=tmp, cwd=REPO_ROOT)
-    try:
-        server.wait_serving(timeout=30)
-    except ServerNotServingError as err:
-        server.stop()
-        pytest.fail(str(err), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from served(start_server(extra_args=APP_ARGS, config=config, log_dir=tmp, cwd=REPO_ROOT))
 
 
 @pytest.fixture(scope="module")

@@ -27,33 +27,24 @@ import pytest
 
 from .node_build import BUILD_TIMEOUT_S, TS_CLIENT_DIR, run
 from .secure import Caller, Pki, new_caller, secure_conformance_server
-from .serverproc import REPO_ROOT, ServerNotServingError, ServerProcess, start_server
+from .serverproc import REPO_ROOT, ServerProcess, served, start_server
 
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
 SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
 
 RUN_TIMEOUT_S = 300
-STARTUP_TIMEOUT_S = 30.0
 SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed$")
 
 
 @pytest.fixture(scope="module")
 def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = start_server(
-        config=CONFORMANCE_DIR / "agentd.toml",
-        extra_args=["--app", "tests.conformance.app"],
-        log_dir=tmp_path_factory.mktemp("agentd-conformance-ts"),
+    yield from served(
+        start_server(
+            config=CONFORMANCE_DIR / "agentd.toml",
+            extra_args=["--app", "tests.conformance.app"],
+            log_dir=tmp_path_factory.mktemp("agentd-conformance-ts"),
+        )
     )
-    try:
-        server.wait_serving(timeout=STARTUP_TIMEOUT_S)
-    except ServerNotServingError as err:
-        server.stop()
-        pytest.fail(str(err), pytrace=False)
-    except BaseException:
-        server.stop()
-        raise
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

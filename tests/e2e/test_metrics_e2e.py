@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import time
 import urllib.request
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
+from support.polling import until_sync
 
 from .serverproc import DEFAULT_CONFIG, HOST, free_port, own_sqlite, start_server
 
@@ -41,13 +41,14 @@ def test_the_readme_config_serves_metrics_to_scrape(tmp_path: Path) -> None:
         assert reply.text == "count me"
         # The RPC's duration is recorded once grpc reports the call done, which can
         # come just after the client has its answer: scrape until it is there.
-        deadline = time.monotonic() + 10
-        while True:
-            with urllib.request.urlopen(f"http://{HOST}:{metrics_port}/metrics", timeout=10) as scrape:
-                body = scrape.read().decode()
-            if 'rpc_method="agentd.v1.AgentService/Generate"' in body or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+
+        def scrape() -> str:
+            with urllib.request.urlopen(f"http://{HOST}:{metrics_port}/metrics", timeout=10) as reply:
+                return str(reply.read().decode())
+
+        body = until_sync(
+            scrape, holds=lambda text: 'rpc_method="agentd.v1.AgentService/Generate"' in text, what="the RPC recorded"
+        )
     finally:
         server.stop()
     assert re.search(r'^agentd_runs_started_total\{gen_ai_agent_id="echo".*\} 1\.0$', body, re.M), body

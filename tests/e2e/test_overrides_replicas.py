@@ -7,8 +7,6 @@ system prompt and tools, so the test reads what each replica's run was sent."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -19,6 +17,7 @@ from google.protobuf import field_mask_pb2
 from agentd_proto.v1 import agent_overrides_pb2 as opb
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
+from support.polling import until
 
 from .serverproc import ServerProcess, start_server
 
@@ -87,13 +86,10 @@ def instructions(agent_id: str, text: str) -> opb.UpdateAgentOverridesRequest:
 
 
 async def until_effective(channel: grpc.aio.Channel, agent_id: str, text: str) -> None:
-    deadline = time.monotonic() + SEEN_WITHIN
-    while True:
-        agent = (await stub(channel).GetAgent(apb.GetAgentRequest(agent_id=agent_id), timeout=10)).agent
-        if agent.instructions == text:
-            return
-        assert time.monotonic() < deadline, f"the replica still shows {agent.instructions!r}"
-        await asyncio.sleep(0.05)
+    async def instructions() -> str:
+        return (await stub(channel).GetAgent(apb.GetAgentRequest(agent_id=agent_id), timeout=10)).agent.instructions
+
+    await until(instructions, holds=lambda shown: shown == text, within=SEEN_WITHIN, step=0.05, what=f"{text!r} shown")
 
 
 async def test_a_write_through_one_replica_reaches_the_next_run_on_both(replicas: dict[str, ServerProcess]) -> None:

@@ -17,12 +17,12 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 from agentd.auth_config import parse_auth
 from agentd.runtime.mcp_tools import parse_server
+from support.polling import until_sync
 
 from .secure import CONFORMANCE_DIR, Pki, make_pki, new_caller, start_secure_server
 from .serverproc import DEFAULT_CONFIG, REPO_ROOT, ServerProcess, own_sqlite, start_server
@@ -113,13 +113,16 @@ def test_every_tools_readme_command_succeeds(grpcurl: str, tmp_path: Path) -> No
     server = start_server(config=tmp_path / "agentd.toml", log_dir=tmp_path / "log", cwd=tmp_path)
     try:
         server.wait_serving(timeout=30)
-        deadline = time.monotonic() + 60
-        while "convert_temperature" not in ok_output(
-            run_grpcurl(grpcurl, server, "-d", '{"agentId": "converter"}', "--", "agentd.v1.AgentService/GetAgent"),
-            server,
-        ):  # polled: the MCP server may still be starting when agentd serves
-            assert time.monotonic() < deadline, server.log_tail()
-            time.sleep(0.2)
+        until_sync(  # the MCP server may still be starting when agentd serves
+            lambda: ok_output(
+                run_grpcurl(grpcurl, server, "-d", '{"agentId": "converter"}', "--", "agentd.v1.AgentService/GetAgent"),
+                server,
+            ),
+            holds=lambda agent: "convert_temperature" in agent,
+            within=60,
+            step=0.2,
+            what="the MCP tool on the agent",
+        )
         outputs = []
         for words in commands:
             args = [w for w in words[1:] if w != README_ADDRESS]

@@ -10,7 +10,7 @@ import asyncio
 import signal
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 
 from .serverproc import ServerProcess, start_server
 
@@ -164,16 +165,16 @@ class Subscription:
         assert self.snapshot is not None
         return self.snapshot
 
-    async def until(self, condition: object, within: float = 10 * TTL_MS / 1000) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        while not condition():  # type: ignore[operator]
-            if loop.time() > deadline:
-                raise AssertionError(f"timed out; chunks so far: {[kind(c) for c in self.chunks]}")
-            if self._task.done():
+    async def until(self, condition: Callable[[], object], within: float = 10 * TTL_MS / 1000) -> None:
+        """Polls until `condition` holds; fails with the chunks so far, or as soon as the subscription ends."""
+
+        def kinds() -> list[str]:
+            if self._task.done() and not condition():
                 self._task.result()
                 raise AssertionError("the subscription ended")
-            await asyncio.sleep(POLL / 4)
+            return [kind(c) for c in self.chunks]
+
+        await until(kinds, holds=lambda _: condition(), within=within, step=POLL / 4, what="the watched chunks")
 
     def of(self, run_id: str) -> list[cpb.Chunk]:
         return [c for c in self.chunks if c.run_id == run_id]
@@ -586,11 +587,13 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
         texts = [p.signal.signal.text for m in listed.messages for p in m.parts if p.HasField("signal")]
         assert texts.count("queued for later") == 1  # once
         assert texts.count("after the loss") == 1
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10 * TTL_MS / 1000
-        while any([await active_run(replicas.addr(name), thread) for name in ("b", "c")]):  # it settles: idle
-            assert loop.time() < deadline, "the thread never became idle"
-            await asyncio.sleep(POLL)
+
+        async def active() -> list[str]:
+            return [await active_run(replicas.addr(name), thread) for name in ("b", "c")]
+
+        await until(  # it settles: idle
+            active, holds=lambda runs: not any(runs), within=10 * TTL_MS / 1000, step=POLL, what="the thread idle"
+        )
     finally:
         stop_replicas(replicas)
 

@@ -1,60 +1,27 @@
-"""What the fault tests share: reading a failed call's status details, polling
-(never sleeping for a fixed time), health checks, a background Subscribe, and
+"""What the fault tests share: a background Subscribe, and
 senders that keep messages flowing into threads while a fault happens."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import signal_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import RichError, rich_error
+from support.polling import until
 
-SERVING = health_pb2.HealthCheckResponse.SERVING
-NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
-#: What reports NOT_SERVING while storage is silent (the overall "" too).
-STORAGE_SERVICES = ("", "agentd.v1.ThreadService", "agentd.v1.SignalService")
 TERMINAL = ("finish", "error", "abort")
 
 
-@dataclass(frozen=True)
-class Failure:
-    code: grpc.StatusCode
-    reason: str
-    #: RetryInfo's delay in seconds (None: no RetryInfo).
-    retry_delay: float | None
-    message: str
-
-
-def failure(error: grpc.aio.AioRpcError) -> Failure:
-    """A failed call's code, ErrorInfo reason and RetryInfo delay."""
-    reason, delay = "", None
-    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
-    if raw is not None:
-        status = status_pb2.Status.FromString(raw)  # type: ignore[arg-type]
-        for detail in status.details:
-            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                info = error_details_pb2.ErrorInfo()
-                detail.Unpack(info)
-                reason = info.reason
-            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                retry = error_details_pb2.RetryInfo()
-                detail.Unpack(retry)
-                delay = retry.retry_delay.ToTimedelta().total_seconds()
-    return Failure(error.code(), reason, delay, error.details() or "")
-
-
-def is_storage_unavailable(outcome: Failure) -> bool:
+def is_storage_unavailable(outcome: RichError) -> bool:
     """UNAVAILABLE, reason STORAGE_UNAVAILABLE, with a positive RetryInfo delay."""
     return (
         outcome.code == grpc.StatusCode.UNAVAILABLE
@@ -62,36 +29,6 @@ def is_storage_unavailable(outcome: Failure) -> bool:
         and outcome.retry_delay is not None
         and outcome.retry_delay > 0
     )
-
-
-async def until(check: Callable[[], Awaitable[bool] | bool], within: float, what: str, step: float = 0.02) -> None:
-    """Polls `check` (sync or async) until true; AssertionError naming `what` after `within` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within:.0f}s waiting for {what}")
-        await asyncio.sleep(step)
-
-
-async def health(addr: str, service: str = "") -> int:
-    """The health status of `service` on `addr` (-1 when the call fails)."""
-    async with grpc.aio.insecure_channel(addr) as channel:
-        try:
-            reply = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=2
-            )
-        except grpc.aio.AioRpcError:
-            return -1
-    return int(reply.status)
-
-
-async def all_health(addr: str, status: int, services: tuple[str, ...] = STORAGE_SERVICES) -> bool:
-    return all([await health(addr, s) == status for s in services])
 
 
 def kind(chunk: cpb.Chunk) -> str:
@@ -157,7 +94,7 @@ class Sent:
     text: str
     action: str = ""
     run_id: str = ""
-    failed: Failure | None = None
+    failed: RichError | None = None
 
 
 @dataclass
@@ -198,14 +135,14 @@ class Senders:
                             sspb.QueueMessageRequest(agent_id=self.agent_id, target=target, message=message), timeout=10
                         )
                 except grpc.aio.AioRpcError as error:
-                    sent.failed = failure(error)
+                    sent.failed = rich_error(error)
                     await asyncio.sleep(0.05)
                     continue
                 sent.action, sent.run_id = decision(reply)
                 await until(
                     lambda s=sent: watcher.end_of(s.run_id) is not None,  # type: ignore[misc]
-                    self.run_timeout,
-                    f"run {sent.run_id} of {sent.message_id} to end",
+                    within=self.run_timeout,
+                    what=f"run {sent.run_id} of {sent.message_id} to end",
                 )
 
     def acknowledged(self) -> list[Sent]:
@@ -297,7 +234,7 @@ async def settle(check: Callable[[], Awaitable[list[str]]], within: float, what:
         return not problems
 
     try:
-        await until(none, within, what, step=0.2)
+        await until(none, within=within, what=what, step=0.2)
         await asyncio.sleep(1.0)
         assert await none()
     except AssertionError:

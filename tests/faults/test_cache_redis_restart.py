@@ -16,10 +16,10 @@ import pytest
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc, cache_service_pb2_grpc
 from agentd_proto.v1 import cache_service_pb2 as cpb
-from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
-
-from .harness import SERVING, health, until
+from e2e.serverproc import ServerProcess, served, start_server
+from redis_server import RedisServer, running_redis_server
+from support.health import SERVING, health
+from support.polling import until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -46,23 +46,14 @@ CALLERS = 8
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new()  # no persistence: a restarted cache is empty
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server()  # no persistence: a restarted cache is empty
 
 
 @pytest.fixture
 def agentd(redis: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
     config = tmp_path / "agentd.toml"
     config.write_text(CONFIG.format(url=redis.url))
-    server = start_server(config=config, log_dir=tmp_path)
-    try:
-        server.wait_serving(timeout=30)
-        yield server
-    finally:
-        server.stop()
+    yield from served(start_server(config=config, log_dir=tmp_path))
 
 
 async def stats(addr: str) -> cpb.GetCacheStatsResponse | None:
@@ -101,26 +92,28 @@ async def test_generate_fails_open_while_the_cache_redis_is_down_and_hits_resume
 
     callers = asyncio.gather(*(caller(n) for n in range(CALLERS)))
     try:
-        await until(lambda: len(answered) >= 5 * CALLERS, 20, "answers before the outage")
+        await until(lambda: len(answered) >= 5 * CALLERS, within=20, what="answers before the outage")
         before = await stats(addr)
         assert before is not None and before.hits > 0 and before.backend == "redis"
 
         redis.kill()
         phase = "down"
         count = len(answered)
-        await until(lambda: len(answered) >= count + 5 * CALLERS, 20, "answers while the cache is down")
+        await until(lambda: len(answered) >= count + 5 * CALLERS, within=20, what="answers while the cache is down")
         assert await health(addr) == SERVING
         assert await health(addr, "agentd.v1.AgentService") == SERVING
 
         redis.start()
         phase = "after"
-        await until(lambda: len([a for a in answered if a[0] == "after"]) >= 5 * CALLERS, 20, "answers afterwards")
+        await until(
+            lambda: len([a for a in answered if a[0] == "after"]) >= 5 * CALLERS, within=20, what="answers afterwards"
+        )
 
         async def hits_again() -> bool:
             now = await stats(addr)  # counters live in Redis: a restarted one counts from zero
             return now is not None and now.hits > 0
 
-        await until(hits_again, 20, "cache hits after Redis is back")
+        await until(hits_again, within=20, what="cache hits after Redis is back")
     finally:
         stop.set()
         await asyncio.wait_for(callers, 30)

@@ -20,9 +20,8 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import Running, start_server
-
-from .harness import until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -142,7 +141,7 @@ async def test_random_client_cancellation_leaves_nothing_behind(running: Running
     # Warm up every path once (grpc and the runtime start some things lazily), to completion.
     for i in range(3):
         await call_then_cancel(running, i, 1.0)
-    await until(lambda: settled(running, state(running)), 5, "the warm-up to settle", step=0.1)
+    await until(lambda: settled(running, state(running)), within=5, what="the warm-up to settle", step=0.1)
     await asyncio.sleep(0.5)
     await settled(running, {})
     baseline = state(running)
@@ -162,6 +161,6 @@ async def test_random_client_cancellation_leaves_nothing_behind(running: Running
         return ok
 
     try:
-        await until(back, 15, "the process to hold what it held before", step=0.2)
+        await until(back, within=15, what="the process to hold what it held before", step=0.2)
     except AssertionError:
         raise AssertionError(f"baseline {baseline}, now {now} (seed {SEED})") from None

@@ -26,9 +26,9 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
+from support.polling import until
 from support.server import Running, start_server
-
-from .harness import failure, until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -97,7 +97,9 @@ def logs(running: Running) -> int:
 async def test_20000_subscribes_to_threads_that_do_not_exist_keep_nothing(running: Running) -> None:
     started = time.monotonic()
     await at_most(200, [lambda i=i: subscribe_and_leave(running, f"nobody-{i}") for i in range(20_000)])
-    await until(lambda: logs(running) == 0 and len(running.host.threads) == 0, 5, "no log and no thread state")
+    await until(
+        lambda: logs(running) == 0 and len(running.host.threads) == 0, within=5, what="no log and no thread state"
+    )
     assert time.monotonic() - started < 90
 
 
@@ -115,14 +117,14 @@ async def test_deleting_200_threads_mid_run_drops_their_logs(running: Running) -
         assert reply.decision.WhichOneof("action") == "wake"
 
     await at_most(50, [lambda t=t: wake(t) for t in threads])
-    await until(lambda: len(running.host.runs.active()) == 200, 10, "200 runs in flight")
+    await until(lambda: len(running.host.runs.active()) == 200, within=10, what="200 runs in flight")
     assert logs(running) == 200  # each thread's run is logging
 
     async def delete(thread_id: str) -> None:
         await running.threads.DeleteThread(tpb.DeleteThreadRequest(resource_id="u1", thread_id=thread_id))
 
     await at_most(50, [lambda t=t: delete(t) for t in threads])
-    await until(lambda: not running.host.runs.active(), 10, "every run aborted")
+    await until(lambda: not running.host.runs.active(), within=10, what="every run aborted")
     assert logs(running) == 0
     assert len(running.host.threads) == 0
     assert await running.host.storage.list_pending() == []
@@ -143,7 +145,7 @@ async def test_the_memory_cache_stays_within_max_bytes(running: Running) -> None
         await running.cache.SetCacheEntry(
             cpb.SetCacheEntryRequest(key="huge", value=struct_pb2.Value(string_value="x" * 3_500_000))
         )
-    refused = failure(too_large.value)
+    refused = rich_error(too_large.value)
     assert (refused.code, refused.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "CACHE_ENTRY_TOO_LARGE")
     assert cache.bytes <= CACHE_MAX_BYTES
 

@@ -21,9 +21,11 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
+from support.polling import until
 from support.server import Running, start_server
 
-from .harness import decision, failure, is_storage_unavailable, kind, until
+from .harness import decision, is_storage_unavailable, kind
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -112,16 +114,16 @@ async def test_a_run_that_cannot_save_what_it_took_runs_again_once_storage_answe
     watch = await watching(running)
     try:
         await send(running, "m0", "first")  # the thread exists, with history
-        await until(lambda: watch.ends() == [("finish", "")], 5, "the first run")
+        await until(lambda: watch.ends() == [("finish", "")], within=5, what="the first run")
         storage.failures.update(save_messages=1, delete_pending=1)  # the run's save, then the outbox's clear
         action, run_id = decision(await send(running, "m1", "acknowledged"))
         assert action == "wake"
-        await until(lambda: len(watch.ends()) == 3, 10, "the failed run and its replay")
+        await until(lambda: len(watch.ends()) == 3, within=10, what="the failed run and its replay")
         assert watch.ends()[1] == ("error", "STORAGE_UNAVAILABLE")
         assert watch.ends()[2] == ("finish", "")
         replay = {c.run_id for c in watch.chunks if kind(c) == "signal" and c.signal.signal.id == "m1"} - {run_id}
         assert len(replay) == 1  # run again, once, with no restart
-        await until(lambda: len(running.host.threads.recovery) == 0, 5, "recovery done")
+        await until(lambda: len(running.host.threads.recovery) == 0, within=5, what="recovery done")
         assert await replies(storage) == ["first", "acknowledged"]
         assert await storage.list_pending() == []
     finally:
@@ -135,8 +137,8 @@ async def test_a_signal_saved_but_left_in_the_outbox_is_not_run_again_after_a_re
     try:
         storage.failures.update(delete_pending=1)  # the run saves, then cannot clear the outbox
         await send(first, "m1", "once")
-        await until(lambda: watch.ends() == [("finish", "")], 5, "the run")
-        await until(lambda: storage.failures["delete_pending"] == 0, 5, "the failed clear")
+        await until(lambda: watch.ends() == [("finish", "")], within=5, what="the run")
+        await until(lambda: storage.failures["delete_pending"] == 0, within=5, what="the failed clear")
     finally:
         await watch.close()
         await first.channel.close()
@@ -145,7 +147,7 @@ async def test_a_signal_saved_but_left_in_the_outbox_is_not_run_again_after_a_re
 
     second = await serve(storage)  # replays what the first left
     try:
-        await until(lambda: len(second.host.threads) == 0, 5, "the thread idle")
+        await until(lambda: len(second.host.threads) == 0, within=5, what="the thread idle")
         assert await replies(storage) == ["once"]
         assert await storage.list_pending() == []
     finally:
@@ -160,14 +162,14 @@ async def test_a_wake_whose_run_fails_in_set_up_ends_in_the_stream_and_is_not_ke
     watch = await watching(running)
     try:
         await send(running, "m0", "first")
-        await until(lambda: watch.ends() == [("finish", "")], 5, "the first run")
+        await until(lambda: watch.ends() == [("finish", "")], within=5, what="the first run")
         storage.failures.update(list_messages=1)  # reading the history, after the run's start went out
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await send(running, "m1", "refused")
-        assert is_storage_unavailable(failure(refused.value))
-        await until(lambda: len(watch.ends()) == 2, 5, "the failed run's end")
+        assert is_storage_unavailable(rich_error(refused.value))
+        await until(lambda: len(watch.ends()) == 2, within=5, what="the failed run's end")
         assert watch.ends()[1] == ("error", "STORAGE_UNAVAILABLE")
-        await until(lambda: len(running.host.threads.recovery) == 0, 5, "recovery done")
+        await until(lambda: len(running.host.threads.recovery) == 0, within=5, what="recovery done")
         await asyncio.sleep(0.3)  # a replay would have started by now
         assert await storage.list_pending() == []
         assert await replies(storage) == ["first"]

@@ -20,9 +20,10 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from fakes.base import ErrorReply, RecordedRequest
 from fakes.openai_server import FakeOpenAIServer, SSEReply, error_body, text_reply
+from support.polling import until
 from support.server import Running, start_server
 
-from .harness import kind, until
+from .harness import kind
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -146,5 +147,5 @@ async def test_twenty_concurrent_runs_against_a_failing_provider_all_end_as_scri
             }[case.rsplit("-", 1)[0]]
         )
     assert provider.attempts == expected
-    await until(lambda: not running.host.runs.active(), 5, "no run left active")
+    await until(lambda: not running.host.runs.active(), within=5, what="no run left active")
     assert all(r.finished.is_set() for r in provider.requests)

@@ -28,21 +28,19 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
+from redis_server import RedisServer, running_redis_server
+from support.errors import rich_error
+from support.health import NOT_SERVING, SERVING, all_health
+from support.polling import until
 
 from .harness import (
-    NOT_SERVING,
-    SERVING,
     Sent,
     Subscription,
-    all_health,
     decision,
-    failure,
     kind,
     settle,
     stored,
     thread_problems,
-    until,
 )
 
 pytestmark = pytest.mark.timeout(150)
@@ -90,11 +88,7 @@ OUTAGE_REASONS = {"STORAGE_UNAVAILABLE", "COORDINATION_UNAVAILABLE", "CLUSTER_UN
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new(persistent=True)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server(persistent=True)
 
 
 @pytest.fixture
@@ -123,7 +117,7 @@ async def send(addr: str, sent: Sent, agent: str = "slow") -> Sent:
                 timeout=15,
             )
         except grpc.aio.AioRpcError as error:
-            sent.failed = failure(error)
+            sent.failed = rich_error(error)
             return sent
     sent.action, sent.run_id = decision(reply)
     return sent
@@ -155,8 +149,8 @@ async def test_runs_in_flight_when_redis_dies_end_and_every_replica_serves_again
         assert all(s.action == "wake" for s in in_flight), in_flight
         await until(
             lambda: all(any(kind(c) == "text_delta" for c in watchers[s.thread_id].of(s.run_id)) for s in in_flight),
-            10,
-            "every run streaming",
+            within=10,
+            what="every run streaming",
         )
 
         redis.kill()
@@ -167,18 +161,18 @@ async def test_runs_in_flight_when_redis_dies_end_and_every_replica_serves_again
             assert s.failed.code == grpc.StatusCode.UNAVAILABLE and s.failed.reason in OUTAGE_REASONS, s
             assert s.failed.retry_delay is not None and s.failed.retry_delay > 0, s
         for addr in addrs.values():
-            await until(lambda a=addr: all_health(a, NOT_SERVING), 10, f"{addr} NOT_SERVING")  # type: ignore[misc]
+            await until(lambda a=addr: all_health(a, NOT_SERVING), within=10, what=f"{addr} NOT_SERVING")  # type: ignore[misc]
         # Past the leases' lifetime: no lease held when Redis died can have been renewed.
         await asyncio.sleep(max(0.0, killed_at + 1.5 * TTL_MS / 1000 - time.monotonic()))
         redis.start()
         for addr in addrs.values():
-            await until(lambda a=addr: all_health(a, SERVING), 20, f"{addr} SERVING again")  # type: ignore[misc]
+            await until(lambda a=addr: all_health(a, SERVING), within=20, what=f"{addr} SERVING again")  # type: ignore[misc]
 
         # Every run in flight ends, with a reason.
         await until(
             lambda: all(watchers[s.thread_id].end_of(s.run_id) is not None for s in in_flight),
-            20,
-            "every run in flight to end",
+            within=20,
+            what="every run in flight to end",
         )
         for s in in_flight:
             end = watchers[s.thread_id].end_of(s.run_id)
@@ -192,8 +186,8 @@ async def test_runs_in_flight_when_redis_dies_end_and_every_replica_serves_again
             lambda: all(
                 (end := watchers[s.thread_id].end_of(s.run_id)) is not None and kind(end) == "finish" for s in after
             ),
-            20,
-            "the messages sent afterwards to be run",
+            within=20,
+            what="the messages sent afterwards to be run",
         )
 
         # Nothing acknowledged was lost or run twice (a run cut short is replayed once, by a sweep).

@@ -20,21 +20,19 @@ import pytest
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import options_pb2 as opb
-from e2e.serverproc import ServerProcess, start_server
-from redis_server import RedisServer
+from e2e.serverproc import ServerProcess, served, start_server
+from redis_server import RedisServer, running_redis_server
+from support.errors import rich_error
+from support.health import NOT_SERVING, SERVING, all_health
+from support.polling import until
 
 from .harness import (
-    NOT_SERVING,
-    SERVING,
     Senders,
     Subscription,
-    all_health,
-    failure,
     is_storage_unavailable,
     settle,
     stored,
     thread_problems,
-    until,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -65,23 +63,14 @@ FAILED_ENDS = {("error", "STORAGE_UNAVAILABLE")}
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer.start_new(persistent=True)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from running_redis_server(persistent=True)
 
 
 @pytest.fixture
 def agentd(redis: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
     config = tmp_path / "agentd.toml"
     config.write_text(CONFIG.format(url=redis.url))
-    server = start_server(config=config, log_dir=tmp_path)
-    try:
-        server.wait_serving(timeout=30)
-        yield server
-    finally:
-        server.stop()
+    yield from served(start_server(config=config, log_dir=tmp_path))
 
 
 async def storage_problems(addr: str, threads: list[str], senders: Senders) -> list[str]:
@@ -100,7 +89,7 @@ async def generate_during_the_outage(addr: str) -> None:
         options = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="store-generate"))
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await agents.Generate(apb.GenerateRequest(agent_id="chat", text="no", options=options), timeout=10)
-        assert is_storage_unavailable(failure(refused.value)), failure(refused.value)
+        assert is_storage_unavailable(rich_error(refused.value)), rich_error(refused.value)
         reply = await agents.Generate(apb.GenerateRequest(agent_id="echo", text="no storage needed"), timeout=10)
         assert reply.text == "no storage needed"
 
@@ -116,18 +105,22 @@ async def test_storage_redis_sigkilled_and_restarted_mid_load_loses_nothing_ackn
         for watcher in watchers.values():
             await asyncio.wait_for(watcher.subscribed.wait(), 10)
         load = senders.start()
-        await until(lambda: len(senders.acknowledged()) >= 3 * THREADS, 20, "messages answered before the outage")
+        await until(
+            lambda: len(senders.acknowledged()) >= 3 * THREADS, within=20, what="messages answered before the outage"
+        )
 
         redis.kill()
         killed_at = len(senders.sent)
-        await until(lambda: all_health(addr, NOT_SERVING), 10, "health NOT_SERVING while Redis is down")
-        await until(lambda: len(senders.refused()) >= THREADS, 20, "messages refused during the outage")
+        await until(lambda: all_health(addr, NOT_SERVING), within=10, what="health NOT_SERVING while Redis is down")
+        await until(lambda: len(senders.refused()) >= THREADS, within=20, what="messages refused during the outage")
         await generate_during_the_outage(addr)
 
         redis.start()
-        await until(lambda: all_health(addr, SERVING), 10, "health SERVING once Redis is back")
+        await until(lambda: all_health(addr, SERVING), within=10, what="health SERVING once Redis is back")
         after = len(senders.acknowledged())
-        await until(lambda: len(senders.acknowledged()) >= after + 2 * THREADS, 20, "messages answered afterwards")
+        await until(
+            lambda: len(senders.acknowledged()) >= after + 2 * THREADS, within=20, what="messages answered afterwards"
+        )
         senders.stop.set()
         await asyncio.wait_for(load, 30)  # each sender waits for its last run to end
 

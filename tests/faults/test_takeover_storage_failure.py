@@ -20,8 +20,7 @@ from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import PendingSignal, StorageError
 from agentd.runtime.threads import LeasedOwnership, ThreadSettings
 from redis_server import RedisServer
-
-from .harness import until
+from support.polling import until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -79,7 +78,7 @@ async def test_a_takeover_whose_outbox_read_fails_lets_the_thread_go_and_a_later
     async def replayed() -> bool:
         return [m.id for m in await storage.last_messages("t1", 10) if m.role == "signal"] == [signal.id]
 
-    await until(replayed, 10, "the replayed run to save")
-    await until(lambda: len(replica.threads) == 0, 5, "the thread idle again")
+    await until(replayed, within=10, what="the replayed run to save")
+    await until(lambda: len(replica.threads) == 0, within=5, what="the thread idle again")
     assert await storage.list_pending() == []
     assert [m.text for m in await storage.last_messages("t1", 10) if m.role == "assistant"] == ["left behind"]

@@ -23,7 +23,8 @@ from agentd.runtime.host import Host
 from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import agent_service_pb2 as apb
 from redis_server import RedisServer
-from support.background import World, agents, calls, eventually, finishes, follow, options, stored_results, stream, tags
+from support.background import World, agents, calls, finishes, follow, options, stored_results, stream, tags
+from support.polling import until
 from support.server import Running
 
 
@@ -72,7 +73,10 @@ async def test_the_continuation_runs_on_the_replica_that_holds_the_thread(
     world.gate.set()  # the work ends on A, while B's run holds the thread
     while await held.read() is not grpc.aio.EOF:
         pass
-    await eventually(lambda: "background-task-completed" in tags(world.seen) and finishes(world.seen) >= 3, "woken")
+    await until(
+        lambda: "background-task-completed" in tags(world.seen) and finishes(world.seen) >= 3,
+        what="the thread woken by the completed work",
+    )
     following.cancel()
     (echo,) = [
         c
@@ -99,13 +103,7 @@ async def test_work_a_stopped_replica_left_is_reported_failed_by_another(
         result, is_error = (await stored_results(b))["c1"]
         return is_error and "stopped before the background work finished" in result
 
-    for _ in range(500):
-        if await reported():
-            break
-        await asyncio.sleep(0.02)
-    assert await reported()
-    for _ in range(500):  # deleted once the thread was woken
-        if not await b.host.storage.list_background_tasks():
-            break
-        await asyncio.sleep(0.02)
-    assert await b.host.storage.list_background_tasks() == []
+    await until(reported, what="the stopped work reported to the thread")
+    await until(  # deleted once the thread was woken
+        b.host.storage.list_background_tasks, holds=lambda tasks: tasks == [], what="the task record deleted"
+    )

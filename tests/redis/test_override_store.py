@@ -19,6 +19,7 @@ from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.overrides import MAX_VERSIONS, InMemoryOverrideStore, OverrideStore, OverrideValues
 from agentd.runtime.storage import StorageError
 from redis_server import RedisServer
+from support.polling import until
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -132,10 +133,8 @@ async def test_redis_tells_other_processes_of_each_write(redis_server: RedisServ
         await reader.append("b", setting("v1"), "bob")
         await writer.append("c", setting("v1"), "alice")
         assert await asyncio.wait_for(heard.get(), 10) == "c"  # not its own write to "b"
-        for _ in range(1000):  # the writer hears the other's write (poll: its listener runs at its pace)
-            if mine:
-                break
-            await asyncio.sleep(0.01)
+        # The writer hears the other's write (polled: its listener runs at its pace).
+        await until(lambda: mine, what="the writer to hear the other's write")
         assert mine == ["b"]
         assert (await reader.head("acme\x1fa")).values.instructions == "v1"  # type: ignore[union-attr]
     finally:

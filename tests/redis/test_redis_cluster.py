@@ -24,6 +24,7 @@ from agentd.runtime.cluster import PENDING, ClusterError, PeerGone, PeerTimeout,
 from agentd.runtime.errors import FailedPrecondition, FieldViolation, InvalidArgument, Unavailable
 from agentd.runtime.signals import create_signal
 from redis_server import RedisServer, free_port
+from support.polling import until
 
 Make = Callable[..., RedisCluster]
 
@@ -219,11 +220,9 @@ async def test_the_log_and_its_epoch_expire_after_the_ttl(make: Make) -> None:
     before = await cluster.tail(t)
     assert before.last_offset == offsets[0]
 
-    deadline = time.monotonic() + 3.0
-    await asyncio.sleep(0.25)
-    while await cluster.read(t, 0):  # read leaves the epoch alone; tail would make a new one
-        assert time.monotonic() < deadline, "the log did not expire"
-        await asyncio.sleep(0.05)
+    await until(  # read leaves the epoch alone; tail would make a new one
+        lambda: cluster.read(t, 0), holds=lambda chunks: chunks == [], within=3.0, step=0.05, what="the log to expire"
+    )
 
     after = await cluster.tail(t)
     assert (after.last_offset, after.dropped_until, after.last) == (0, 0, None)
@@ -257,12 +256,21 @@ def test_retention_and_ttl_must_be_positive(redis_server: RedisServer) -> None:
 
 
 async def blocked(cluster: RedisCluster) -> None:
-    """Waits until `cluster` is inside a blocking read_new (and the XREAD reached Redis)."""
-    deadline = time.monotonic() + 2.0
-    while not cluster._reading:
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.1)
+    """Waits until `cluster` is inside a blocking read_new whose XREAD reached
+    Redis: its reader's connection is a blocked client there."""
+
+    async def reader() -> list[dict[str, str]]:
+        if not cluster._reading or cluster._reader_id is None:
+            return []
+        return await cluster.client.client_list(client_id=[cluster._reader_id])
+
+    await until(
+        reader,
+        holds=lambda clients: any(c["cmd"] == "xread" and "b" in c["flags"] for c in clients),
+        within=5.0,
+        step=0.01,
+        what="the reader blocked in XREAD",
+    )
 
 
 async def test_read_new_blocks_until_another_replica_appends(make: Make) -> None:
@@ -365,11 +373,10 @@ async def test_a_dropped_or_expired_claim_lets_a_retry_answer(make: Make) -> Non
     await one.drop_answer("k")  # the first copy failed
     assert await one.recall_answer("k") is None and await one.claim_answer("k", 5_000)
     assert await one.claim_answer("short", 100)
-    for _ in range(100):  # polls: never sleeps past the claim's ttl
-        if await one.recall_answer("short") is None:
-            break
-        await asyncio.sleep(0.02)
-    assert await one.recall_answer("short") is None and await one.claim_answer("short", 100)
+    await until(  # polls: never sleeps past the claim's ttl
+        lambda: one.recall_answer("short"), holds=lambda answer: answer is None, what="the claim to expire"
+    )
+    assert await one.claim_answer("short", 100)
 
 
 async def test_markers_round_trip(make: Make) -> None:

@@ -28,6 +28,7 @@ from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import PendingSignal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
 from redis_server import RedisServer
+from support.polling import until
 from support_models import HELD, held_model
 
 TTL_MS = 600
@@ -120,22 +121,6 @@ async def wake(host: Host, thread_id: str, text: str = "hello", agent: str = "he
     return routing.run_id
 
 
-async def until(condition: Callable[[], Any], within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not condition():
-        assert loop.time() < deadline, "timed out"
-        await asyncio.sleep(0.02)
-
-
-async def until_released(host: Host, thread_id: str, within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while await host.coordination.owner(thread_id) is not None:
-        assert loop.time() < deadline, "the lease was not released"
-        await asyncio.sleep(0.02)
-
-
 async def collect(subscriber: Subscriber, into: list[Chunk]) -> None:
     async for batch in follow(subscriber):
         into.extend(batch)
@@ -190,7 +175,7 @@ async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(
     calls = a.coordination.calls  # type: ignore[attr-defined]
     assert ("transfer", f"{replica}/{first}", f"{replica}/{queued.run_id}") in calls
     assert ("release", f"{replica}/{first}") not in calls  # handed on, not released
-    await until(lambda: ("release", f"{replica}/{queued.run_id}") in calls)
+    await until(lambda: ("release", f"{replica}/{queued.run_id}") in calls, what="the queued run's lease released")
     assert await a.coordination.owner("t1") is None
 
 
@@ -230,7 +215,10 @@ async def test_work_queued_on_a_replica_that_shuts_down_runs_on_another(
         def echoes() -> list[Chunk]:
             return [c for c in seen if c.type == "signal" and c.payload.signal.text == "later"]  # type: ignore[union-attr]
 
-        await until(lambda: echoes() and any(c.type == "finish" and c.run_id == echoes()[0].run_id for c in seen))
+        await until(
+            lambda: echoes() and any(c.type == "finish" and c.run_id == echoes()[0].run_id for c in seen),
+            what="the replayed run to finish on B",
+        )
         assert [c.payload.reason for c in seen if c.run_id == first and c.type == "abort"] == ["SERVER_SHUTDOWN"]  # type: ignore[union-attr]
         replayed = echoes()[0].run_id
         assert b.runs.get(replayed) is None and replayed != first
@@ -260,7 +248,11 @@ async def test_a_signal_persisted_on_an_idle_thread_reaches_subscribers_on_other
             )
         )
         assert routing.action == "persist"
-        await until(lambda: [c.type for c in seen] == ["start", "signal", "finish"])
+        await until(
+            lambda: [c.type for c in seen],
+            holds=lambda types: types == ["start", "signal", "finish"],
+            what="the persisted signal's chunks",
+        )
         assert seen[1].payload.signal.text == "note"  # type: ignore[union-attr]
     finally:
         b.threads.unsubscribe("u1", "t1", subscriber)
@@ -274,7 +266,9 @@ async def test_a_resume_from_a_foreign_epoch_or_a_trimmed_offset_is_out_of_range
     (tmp_path / "release").touch()
     for i in range(4):
         await wake(a, "t1", f"message {i} " + "word " * 60, agent="echo")
-        await until_released(a, "t1")  # every chunk logged (the lease goes last)
+        await until(  # every chunk logged (the lease goes last)
+            lambda: a.coordination.owner("t1"), holds=lambda owner: owner is None, what="the lease released"
+        )
     snapshot, _, subscriber = await a.threads.subscribe("u1", "t1")
     a.threads.unsubscribe("u1", "t1", subscriber)
     with pytest.raises(OutOfRange) as foreign:
@@ -300,13 +294,16 @@ async def test_two_subscribers_joining_while_a_run_streams_see_every_chunk_once(
     late: Subscriber | None = None
     try:
         run_id = await wake(a, "t1")  # holds after its first delta
-        await until(lambda: any(c.type == "text-delta" for c in seen["early"]))
+        await until(lambda: any(c.type == "text-delta" for c in seen["early"]), what="the first delta")
         snapshot, replay, late = await b.threads.subscribe("u1", "t1")  # mid-run, on the same feed
         assert snapshot.active_run_id == run_id and replay == []
         seen["late"].extend(replay)
         readers.append(asyncio.ensure_future(collect(late, seen["late"])))
         (tmp_path / "release").touch()
-        await until(lambda: all(any(c.type == "finish" for c in chunks) for chunks in seen.values()))
+        await until(
+            lambda: all(any(c.type == "finish" for c in chunks) for chunks in seen.values()),
+            what="both to see the finish",
+        )
         early_offsets = [c.offset for c in seen["early"]]
         late_offsets = [c.offset for c in seen["late"]]
         assert {c.run_id for c in seen["early"]} == {run_id}

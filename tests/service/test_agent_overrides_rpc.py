@@ -34,6 +34,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
+from support.polling import until
 from support.server import Running, start_server
 from support_models import PROMPT, FunctionModel, prompt_model
 
@@ -441,12 +442,12 @@ async def test_a_run_queued_before_a_write_starts_with_the_write() -> None:
         assert queued.decision.WhichOneof("action") == "deliver"
         await server.agents.UpdateAgentOverrides(update("chat", "instructions", instructions="Written meanwhile."))
         GATE["open"].set()
-        for _ in range(1000):  # poll until both runs answered
+
+        async def answers_so_far() -> list[mpb.Message]:
             listed = await server.threads.ListMessages(tpb.ListMessagesRequest(thread_id="t1", resource_id="u1"))
-            answers = [m for m in listed.messages if m.role == mpb.ROLE_ASSISTANT]
-            if len(answers) == 2:
-                break
-            await asyncio.sleep(0.01)
+            return [m for m in listed.messages if m.role == mpb.ROLE_ASSISTANT]
+
+        answers = await until(answers_so_far, holds=lambda got: len(got) == 2, what="both runs to answer")
         texts = ["".join(p.text.text for p in m.parts) for m in answers]
         assert texts[0].startswith("system=[Code instructions.]")  # started before the write
         assert texts[1].startswith("system=[Written meanwhile.]")

@@ -20,7 +20,6 @@ import grpc
 import jwt
 import pytest
 from google.protobuf import message, message_factory, struct_pb2
-from google.rpc import error_details_pb2, status_pb2
 
 from agentd.grpc.auth import Authenticator, Credential, JWTSettings, hash_token, identity
 from agentd.grpc.authz import ROLES
@@ -36,6 +35,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
 from support.server import Running, start_server
 
 SECRET = "matrix-hs256-secret-0123456789abcdef"
@@ -122,24 +122,12 @@ async def call(
                 request, metadata=metadata, timeout=3
             )
     except grpc.aio.AioRpcError as err:
-        CODES[(path, err.code())] = reason_of(err)
+        CODES[(path, err.code())] = rich_error(err).reason
         return err.code()
     return grpc.StatusCode.OK
 
 
 CODES: dict[tuple[str, grpc.StatusCode], str] = {}
-
-
-def reason_of(err: grpc.aio.AioRpcError) -> str:
-    raw = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
-    if raw is None:
-        return ""
-    for detail in status_pb2.Status.FromString(raw).details:  # type: ignore[arg-type]
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return info.reason
-    return ""
 
 
 def empty(method: Any) -> message.Message:

@@ -12,7 +12,6 @@ reported failed when it starts again."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,6 @@ from support.background import (
     World,
     agents,
     calls,
-    eventually,
     finishes,
     follow,
     options,
@@ -40,6 +38,7 @@ from support.background import (
     stream,
     tags,
 )
+from support.polling import until
 from support.runs import LocalModelSpy
 from support.server import Running, start_server
 
@@ -83,7 +82,7 @@ async def test_a_background_call_answers_deferred_and_its_result_wakes_the_threa
     assert await stored_results(server) == {"c1": (deferred, False)}
 
     world.gate.set()  # the work ends after its run did
-    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    await until(lambda: finishes(world.seen) == 2, what="the continuation run to finish")
     following.cancel()
     # The thread's second run is the continuation, woken by the reconciled result.
     assert "background-task-completed" in tags(world.seen)
@@ -118,7 +117,7 @@ async def test_a_live_run_hears_work_completed_and_work_failed_once_the_results_
     assert heard["work-failed"]["status"] == "failed" and heard["work-failed"]["originToolCallId"] == "c2"
     # Reconciled before the notifications: the run's next model call sees the authoritative results.
     assert "REPORT-live" in repr(spy.requests[1].prompt) and "disk on fire" in repr(spy.requests[1].prompt)
-    await eventually(lambda: finishes(world.seen) >= 2, "the continuation runs finish")
+    await until(lambda: finishes(world.seen) >= 2, what="the continuation runs to finish")
     following.cancel()
     stored = await stored_results(server)
     assert stored["c1"] == ({"report": "REPORT-live"}, False)
@@ -149,7 +148,7 @@ async def test_a_delivery_that_fails_is_never_retried_and_the_result_is_kept(ser
     results = {c.tool_result.tool_call_id: c.tool_result for c in chunks if c.WhichOneof("payload") == "tool_result"}
     assert results["c2"].result.string_value == "tried"
     assert chunks[-1].WhichOneof("payload") == "finish"  # the failures never reach the run
-    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    await until(lambda: finishes(world.seen) == 2, what="the continuation run to finish")
     following.cancel()
     # One try at each, while the run took signals; nothing again, not into the continuation either.
     assert world.attempts == ["work-deferred", "work-completed"]
@@ -192,7 +191,7 @@ async def test_foreground_calls_never_send_work_notifications(server: Running, w
 async def test_without_the_processor_the_work_still_runs_and_reconciles_silently(server: Running, world: World) -> None:
     following = await follow(server, world)
     chunks = await stream(server, "plain", options(calls(("c1", "report", {"topic": "quiet"})), {"text": "ok"}))
-    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    await until(lambda: finishes(world.seen) == 2, what="the continuation run to finish")
     following.cancel()
     assert not [t for t in tags(chunks) + tags(world.seen) if t in WORK_EVENTS]
     assert "background-task-completed" in tags(world.seen)
@@ -205,7 +204,7 @@ async def test_a_reconciled_result_is_shown_through_the_agents_payload_transform
     spy = LocalModelSpy(monkeypatch)
     following = await follow(server, world)
     await stream(server, "secretive", options(calls(("c1", "report", {"topic": "hush"})), {"text": "ok"}))
-    await eventually(lambda: finishes(world.seen) == 2, "the continuation run finishes")
+    await until(lambda: finishes(world.seen) == 2, what="the continuation run to finish")
     following.cancel()
     assert (await stored_results(server))["c1"] == ({"report": "[REDACTED]"}, False)
     assert "REPORT-hush" not in "".join(json_format.MessageToJson(c) for c in world.seen)
@@ -265,10 +264,6 @@ async def test_work_a_stopped_server_left_unfinished_is_reported_failed_when_it_
             listed = (await second.threads.ListMessages(tpb.ListMessagesRequest(thread_id="t1"))).messages
             return any(p.signal.signal.tag_name == "background-task-failed" for m in listed for p in m.parts)
 
-        for _ in range(1000):
-            if await woken():
-                break
-            await asyncio.sleep(0.01)
-        assert await woken()
+        await until(woken, what="the thread woken with the failure")
     finally:
         await second.close()

@@ -20,6 +20,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from support.errors import rich_error
 from support.server import Running, serving
+from support.wire import lane, scripted
 
 #: USD per million tokens: a scripted step of 1000 input and 500 output tokens costs $0.002.
 PRICES = {"local/scripted": {"input": 1.0, "output": 2.0}}
@@ -89,18 +90,15 @@ def step(tool: bool = False) -> dict[str, Any]:
 
 def options(*steps: dict[str, Any], context: dict[str, Any] | None = None, **control: Any) -> opb.ExecutionOptions:
     """A script, the request context, and (given options) token-cost-control in both lanes."""
-    result = opb.ExecutionOptions()
-    result.provider_options.update({"local": {"script": list(steps)}})
+    result = scripted(*steps)
     if context is not None:
         request_context = struct_pb2.Struct()
         request_context.update(context)
         result.request_context.CopyFrom(request_context)
     if control:
-        spec = opb.ProcessorSpec(name="token-cost-control")
-        spec.options.update(control)
-        lane = opb.ProcessorList(processors=[opb.ProcessorRef(processor=spec)])
-        result.input_processors.CopyFrom(lane)
-        result.output_processors.CopyFrom(lane)
+        guard = lane(("token-cost-control", control))
+        result.input_processors.CopyFrom(guard)
+        result.output_processors.CopyFrom(guard)
     return result
 
 

@@ -4,7 +4,6 @@ none, reflection off or only for a caller who authenticates."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from agentd.grpc.gate import Gate, Limits
 from agentd.runtime import Agent, ExecutionOptions
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import start_server
 
 TOKEN = "agentd_limits-test-token-0123456789abcd"
@@ -45,10 +45,18 @@ async def test_an_identity_may_hold_at_most_max_streams_open() -> None:
         assert third.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "at most 2" in (third.value.details() or "")
         open_[0].cancel()
-        await asyncio.sleep(0.1)
-        again = running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id="t9"), metadata=AUTH)
-        assert (await again.read()).HasField("snapshot")  # a slot came free
-        again.cancel()
+
+        async def opened() -> bool:
+            again = running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id="t9"), metadata=AUTH)
+            try:
+                return (await again.read()).HasField("snapshot")
+            except grpc.aio.AioRpcError as refused:
+                assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                return False  # the cancelled stream's handler has not ended yet
+            finally:
+                again.cancel()
+
+        await until(opened, what="a slot to come free")
         open_[1].cancel()
     finally:
         await running.close()

@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 from google.protobuf import struct_pb2
-from google.rpc import error_details_pb2, status_pb2
 
 from agentd.runtime import Agent
 from agentd.runtime.cache import InMemoryServerCache
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import cache_service_pb2 as cpb
+from support.errors import rich_error
 from support.server import Running, start_server
 
 LIMIT = 256 * 1024
@@ -34,23 +34,12 @@ async def limited() -> AsyncIterator[Running]:
         await running.server.stop(0)
 
 
-def reason_of(error: grpc.aio.AioRpcError) -> str:
-    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
-    assert raw is not None
-    for detail in status_pb2.Status.FromString(raw).details:  # type: ignore[arg-type]
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return info.reason
-    return ""
-
-
 async def test_a_reply_over_the_limit_is_resource_exhausted_and_stream_still_works(limited: Running) -> None:
     text = " ".join(["word"] * 20_000)  # ~100 KB in, repeated in text, steps and messages: over 256 KiB out
     with pytest.raises(grpc.aio.AioRpcError) as failed:
         await limited.agents.Generate(apb.GenerateRequest(agent_id="echo", text=text))
     assert failed.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert reason_of(failed.value) == "RESPONSE_TOO_LARGE" and "Stream" in (failed.value.details() or "")
+    assert rich_error(failed.value).reason == "RESPONSE_TOO_LARGE" and "Stream" in (failed.value.details() or "")
     streamed = ""
     async for message in limited.agents.Stream(apb.StreamRequest(agent_id="echo", text=text)):
         for chunk in message.chunks:
@@ -67,6 +56,6 @@ async def test_the_memory_cache_refuses_a_value_bigger_than_it_holds(limited: Ru
     with pytest.raises(grpc.aio.AioRpcError) as failed:
         await limited.cache.SetCacheEntry(cpb.SetCacheEntryRequest(key="big", value=big))
     assert failed.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert reason_of(failed.value) == "CACHE_ENTRY_TOO_LARGE"
+    assert rich_error(failed.value).reason == "CACHE_ENTRY_TOO_LARGE"
     got = await limited.cache.GetCacheEntry(cpb.GetCacheEntryRequest(key="fits"))
     assert got.found and got.value.string_value == "y"

@@ -8,7 +8,6 @@ abort, and the tool hooks and processors around MCP tools."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -45,22 +44,14 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.background import CONTINUATION, calls, stored_results
 from support.background import options as background_options
+from support.polling import until
 from support.runs import LocalModelSpy
 from support.server import Running, serving
+from support.wire import drain, scripted
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 LISTED = {"add", "echo", "picture", "fail", "slow", "crash", "grow", "pid", "whoami"}
-
-
-async def eventually_async(read: Any, holds: Any) -> Any:
-    """Reads until `holds(value)` (20 s at most)."""
-    for _ in range(400):
-        value = await read()
-        if holds(value):
-            return value
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never held: {value!r}")
 
 
 def free_port() -> int:
@@ -138,14 +129,15 @@ async def running(mcp: McpServers) -> AsyncIterator[Running]:
         yield running
 
 
-async def available(mcp: McpServers, generation: int = 0) -> None:
-    """Polls until the server is connected (for a later connection than `generation`)."""
-    connection = mcp.connections["t"]
-    for _ in range(1200):
-        if connection.available and connection.generation > generation:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the MCP server never connected")
+async def available(mcp: McpServers, generation: int = 0, server: str = "t") -> None:
+    """Polls until `server` is connected (for a later connection than `generation`)."""
+    connection = mcp.connections[server]
+    await until(
+        lambda: connection.available and connection.generation > generation,
+        within=60,
+        step=0.05,
+        what=f"the MCP server {server!r} to connect",
+    )
 
 
 def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -153,8 +145,7 @@ def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
 
 
 def script(*steps: dict[str, Any], processors: list[opb.ProcessorSpec] | None = None) -> opb.ExecutionOptions:
-    options = opb.ExecutionOptions()
-    options.provider_options.update({"local": {"script": list(steps)}})
+    options = scripted(*steps)
     if processors:
         refs = [opb.ProcessorRef(processor=p) for p in processors]
         options.input_processors.CopyFrom(opb.ProcessorList(processors=refs))
@@ -225,13 +216,14 @@ async def test_calls_through_a_run_map_text_images_structured_content_and_errors
 async def test_list_changed_adds_the_new_tool_to_the_agent(running: Running) -> None:
     reply = await generate(running, script({"toolCalls": [call("grow", {"name": "sprout"}, "g")]}, {"text": "ok"}))
     assert outcomes(reply)[0][2] is False
-    for _ in range(600):  # polled: the listing is refreshed when the notification arrives
-        agent = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="mcp"))).agent
-        if "sprout" in {t.name for t in agent.tools}:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("list_changed never reached the agent")
+    reply = await until(  # the listing is refreshed when the notification arrives
+        lambda: running.agents.GetAgent(apb.GetAgentRequest(agent_id="mcp")),
+        holds=lambda reply: "sprout" in {t.name for t in reply.agent.tools},
+        within=30,
+        step=0.05,
+        what="list_changed to reach the agent",
+    )
+    agent = reply.agent
     (grown,) = [t for t in agent.tools if t.name == "sprout"]
     assert (grown.source, grown.description) == ("mcp:t", "A tool added at run time: sprout")
     reply = await generate(running, script({"toolCalls": [call("sprout", {}, "s")]}, {"text": "ok"}))
@@ -268,10 +260,7 @@ async def test_while_the_server_is_down_its_tools_answer_an_error_at_once(transp
     async with serving([mcp_agent(mcp)], mcp=mcp) as running:
         await available(mcp)
         await generate(running, script({"toolCalls": [call("crash", {}, "x")]}, {"text": "ok"}))
-        for _ in range(600):
-            if not mcp.connections["t"].available:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: not mcp.connections["t"].available, within=30, step=0.05, what="the crash noticed")
         reply = await generate(running, script({"toolCalls": [call("add", {"a": 1, "b": 2}, "y")]}, {"text": "ok"}))
         ((_name, text, is_error),) = outcomes(reply)
         assert is_error and "MCP server 't' is unavailable" in text
@@ -297,9 +286,7 @@ async def test_a_slow_tool_is_given_up_when_the_run_is_aborted(running: Running)
             break
     aborted = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=run_id))
     assert aborted.aborted
-    chunks = []
-    while (message := await stream.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
+    chunks = await drain(stream)
     assert chunks[-1].abort.reason == "ABORTED"
     reply = await generate(running, script({"toolCalls": [call("add", {"a": 4, "b": 4}, "a")]}, {"text": "ok"}))
     assert outcomes(reply) == [("add", {"result": 8}, False)]  # the connection outlived the aborted call
@@ -477,10 +464,7 @@ tools = ["add", "local:wh*"]
     )
     cfg = config.load(tmp_path / "agentd.toml", env={})
     async with serving(cfg.agents, mcp=cfg.mcp) as running:
-        for _ in range(1200):
-            if cfg.mcp.connections["local"].available:
-                break
-            await asyncio.sleep(0.05)
+        await available(cfg.mcp, server="local")
         listing = await running.agents.ListAgents(apb.ListAgentsRequest())
         tools = {a.id: {(t.name, t.source) for t in a.tools} for a in listing.agents}
         assert {name for name, _ in tools["everything"]} == LISTED
@@ -492,13 +476,16 @@ tools = ["add", "local:wh*"]
             reply = await generate(running, script({"toolCalls": [call("pid", {}, "p")]}, {"text": "ok"}), "everything")
             pids.add(int(outcomes(reply)[0][1]["result"]))
         (pid,) = pids  # one connection, one server process, shared by the runs
-    for _ in range(600):  # polled: the SDK ends the process when the connection closes
+
+    def exited() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the stdio MCP server outlived agentd's shutdown")
+            return True
+        return False
+
+    # Polled: the SDK ends the process when the connection closes.
+    await until(exited, within=30, step=0.05, what="the stdio MCP server to end with agentd's shutdown")
 
 
 async def test_an_app_agent_takes_mcp_tools_through_setup_beside_its_python_tools(tmp_path: Path) -> None:
@@ -522,10 +509,7 @@ async def test_an_app_agent_takes_mcp_tools_through_setup_beside_its_python_tool
     port = await server.start("127.0.0.1:0")
     running = Running(server, f"127.0.0.1:{port}", grpc.aio.insecure_channel(f"127.0.0.1:{port}"))
     try:
-        for _ in range(1200):
-            if cfg.mcp.connections["local"].available:
-                break
-            await asyncio.sleep(0.05)
+        await available(cfg.mcp, server="local")
         agent = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="py"))).agent
         sources = {t.name: t.source for t in agent.tools}
         assert sources["add"] == "python" and sources["echo"] == "mcp:local"
@@ -561,5 +545,11 @@ async def test_an_mcp_tool_marked_background_answers_deferred_and_its_result_is_
         )
         ((name, deferred, is_error),) = outcomes(reply)
         assert name == "add" and deferred["status"] == "running" and deferred["taskId"] and not is_error
-        results = await eventually_async(lambda: stored_results(running), lambda got: got["c1"][0] == {"result": 5})
+        results = await until(
+            lambda: stored_results(running),
+            holds=lambda got: got["c1"][0] == {"result": 5},
+            within=20,
+            step=0.05,
+            what="the real answer stored",
+        )
     assert results == {"c1": ({"result": 5}, False)}

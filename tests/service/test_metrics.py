@@ -31,7 +31,8 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.metrics import Samples, scraped, value
+from support.metrics import scraped, value
+from support.polling import until
 from support.server import ROOT, Running, start_server
 from support_models import HELD, held_model
 
@@ -60,14 +61,6 @@ class Guard(Processor):
     def process_input(self, args: ProcessInputArgs) -> None:
         if any("forbidden" in m.text for m in args.messages):
             args.abort("input mentions forbidden")
-
-
-async def until(port: int, check: Any) -> Samples:
-    """Scrapes until `check(samples)` holds (10 s at most)."""
-    async with asyncio.timeout(10):
-        while not check(samples := await scraped(port)):  # noqa: ASYNC110 (another thread serves what is polled)
-            await asyncio.sleep(0.02)
-    return samples
 
 
 @pytest.fixture
@@ -130,8 +123,9 @@ async def test_the_scrape_endpoint_counts_a_scripted_workload(metered: Running, 
     subscription = metered.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id="t1"))
     assert (await subscription.read()).HasField("snapshot")
     live = await until(
-        port,
-        lambda s: value(s, "agentd_subscriptions_active") == 1,
+        lambda: scraped(port),
+        holds=lambda s: value(s, "agentd_subscriptions_active") == 1,
+        what="the subscription counted",
     )
     assert value(live, "agentd_runs_active") == 1
     assert value(live, "agentd_messages_queued") == 2
@@ -141,11 +135,12 @@ async def test_the_scrape_endpoint_counts_a_scripted_workload(metered: Running, 
         await asyncio.wait_for(metered.host.runs.wait_finished(run_id), 10)
     subscription.cancel()  # its subscriber leaves once the server closes the stream's handler
     done = await until(
-        port,
-        lambda s: (
+        lambda: scraped(port),
+        holds=lambda s: (
             value(s, "rpc_server_call_duration_seconds_count", **rpc("ThreadService/Subscribe", "CANCELLED"))
             and value(s, "agentd_subscriptions_active") == 0
         ),
+        what="the cancelled subscription counted and gone",
     )
 
     assert value(done, "agentd_runs_active") == 0

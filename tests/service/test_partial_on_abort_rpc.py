@@ -20,6 +20,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.server import Running, serving
+from support.wire import drain
 from support_models import HELD, held_model
 
 
@@ -74,8 +75,7 @@ async def stream_then_abort(running: Running, agent_id: str, options: opb.Execut
     else:
         aborted = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=run_id))
     assert aborted.aborted
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
+    chunks.extend(await drain(call))
     await running.host.threads.settled(run_id)
     return chunks
 

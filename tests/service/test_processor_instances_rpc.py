@@ -15,6 +15,7 @@ from agentd.runtime.tools import Tool
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from support.server import Running, serving
+from support.wire import lane
 
 USAGE = {"inputTokens": 600, "outputTokens": 400}  # 1000 tokens a step
 
@@ -28,15 +29,6 @@ async def running() -> AsyncIterator[Running]:
     agents = [Agent(id="worker", model="local/scripted", tools=[Tool("noop", "Does nothing", noop)])]
     async with serving(agents) as running:
         yield running
-
-
-def lane(*specs: tuple[str, dict[str, Any]]) -> opb.ProcessorList:
-    refs = []
-    for name, options in specs:
-        spec = opb.ProcessorSpec(name=name)
-        spec.options.update(options)
-        refs.append(opb.ProcessorRef(processor=spec))
-    return opb.ProcessorList(processors=refs)
 
 
 def steps(n: int) -> list[dict[str, Any]]:

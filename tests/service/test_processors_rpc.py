@@ -26,6 +26,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import usage_pb2 as upb
 from support.errors import rich_error
 from support.server import Running, serving, start_server
+from support.wire import lane, scripted
 
 
 class LowerCase(Processor):
@@ -125,22 +126,6 @@ async def proc_server() -> AsyncIterator[Running]:
         yield running
 
 
-def lane(*names: str, **options: dict[str, Any]) -> opb.ProcessorList:
-    refs = []
-    for name in names:
-        spec = opb.ProcessorSpec(name=name)
-        if name in options:
-            spec.options.update(options[name])
-        refs.append(opb.ProcessorRef(processor=spec))
-    return opb.ProcessorList(processors=refs)
-
-
-def scripted(*steps: dict[str, Any], **fields: Any) -> opb.ExecutionOptions:
-    options = opb.ExecutionOptions(**fields)
-    options.provider_options.update({"local": {"script": list(steps)}})
-    return options
-
-
 async def stream(running: Running, **request: Any) -> list[Any]:
     return [c async for m in running.agents.Stream(apb.StreamRequest(**request)) for c in m.chunks]
 
@@ -155,9 +140,7 @@ async def test_per_call_processors_by_registered_name(proc_server: Running) -> N
 
 
 async def test_built_in_processor_with_options_over_rpc(proc_server: Running) -> None:
-    options = opb.ExecutionOptions(
-        input_processors=lane("unicode-normalizer", **{"unicode-normalizer": {"trim": True}})
-    )
+    options = opb.ExecutionOptions(input_processors=lane(("unicode-normalizer", {"trim": True})))
     reply = await proc_server.agents.Generate(
         apb.GenerateRequest(agent_id="echo", text="  \uff46\uff55\uff4c\uff4c  width  ", options=options)
     )
@@ -311,7 +294,7 @@ async def test_prepare_step_by_registered_name(proc_server: Running) -> None:
     ("options", "field"),
     [
         (
-            opb.ExecutionOptions(input_processors=lane("token-limiter", **{"token-limiter": {"limitt": 3}})),
+            opb.ExecutionOptions(input_processors=lane(("token-limiter", {"limitt": 3}))),
             "options.input_processors.processors[0].processor.options",
         ),
         (

@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions
@@ -25,23 +24,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from agentd_proto.v1 import usage_pb2 as upb
 from support.server import Running, serving
-
-
-def lane(*specs: tuple[str, dict[str, Any]]) -> opb.ProcessorList:
-    refs = []
-    for name, options in specs:
-        spec = opb.ProcessorSpec(name=name)
-        spec.options.update(options)
-        refs.append(opb.ProcessorRef(processor=spec))
-    return opb.ProcessorList(processors=refs)
-
-
-async def read_all(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
-
+from support.wire import drain, lane
 
 # ---------------------------------------------------------------- an abort during a retry wait
 
@@ -87,7 +70,7 @@ async def test_an_abort_during_a_retry_wait_ends_the_stream_with_abort(
     # local/scripted fails; local/echo, the fallback, would answer.
     options.provider_options.update({"local": {"scripts": {"scripted": [{"error": {"message": "read ECONNRESET"}}]}}})
     call = chat.agents.Stream(apb.StreamRequest(agent_id=agent_id, text="hi", options=options))
-    reading = asyncio.ensure_future(read_all(call))
+    reading = asyncio.ensure_future(drain(call))
     await asyncio.wait_for(retry_wait.waiting.wait(), 30)
 
     aborted = await chat.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1", resource_id="u1"))
@@ -161,7 +144,7 @@ def report_request(*outputs: str) -> apb.StreamRequest:
 async def test_an_output_processor_abort_on_a_tool_data_chunk_trips_the_run(
     reporter: Running, storage: InMemoryStorage
 ) -> None:
-    chunks = await read_all(reporter.agents.Stream(report_request("data-guard")))
+    chunks = await drain(reporter.agents.Stream(report_request("data-guard")))
 
     kinds = [c.WhichOneof("payload") for c in chunks]
     assert kinds[-2:] == ["tripwire", "finish"], kinds
@@ -177,7 +160,7 @@ async def test_an_output_processor_abort_on_a_tool_data_chunk_trips_the_run(
 async def test_a_data_chunk_marked_transient_is_streamed_but_never_kept(
     reporter: Running, storage: InMemoryStorage
 ) -> None:
-    chunks = await read_all(reporter.agents.Stream(report_request("mark-transient")))
+    chunks = await drain(reporter.agents.Stream(report_request("mark-transient")))
 
     data = [(c.data.type, c.data.transient) for c in chunks if c.HasField("data")]
     assert data == [("data-progress", True), ("data-scratch", True)]

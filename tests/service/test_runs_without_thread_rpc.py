@@ -3,9 +3,7 @@ they end), and a memory agent called without a thread runs without memory."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import grpc
 import pytest
@@ -20,7 +18,9 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
+from support.polling import until
 from support.server import Running, serving
+from support.wire import drain
 
 
 @pytest.fixture
@@ -33,13 +33,6 @@ def slow() -> opb.ExecutionOptions:
     options = opb.ExecutionOptions()
     options.provider_options.update({"local": {"delayMs": 30}})
     return options
-
-
-async def drain(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def test_a_stream_without_a_thread_is_aborted_by_its_run_id(running: Running) -> None:
@@ -67,11 +60,9 @@ async def test_a_generate_without_a_thread_is_aborted_by_its_run_id(running: Run
 
 async def first_active(running: Running) -> str:
     """The id of the first run in flight, once there is one (Generate answers only at the end)."""
-    for _ in range(2000):  # polled: Generate says nothing until the run ends
-        if running.host.runs.active():
-            return running.host.runs.active()[0].run_id
-        await asyncio.sleep(0.005)
-    raise AssertionError("no run started")
+    # Polled: Generate says nothing until the run ends.
+    active = await until(running.host.runs.active, step=0.005, what="a run to start")
+    return active[0].run_id
 
 
 async def test_a_finished_or_unknown_run_id_aborts_nothing(running: Running) -> None:

@@ -52,6 +52,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import score_pb2 as spb
 from support.metrics import scraped, value
+from support.polling import until
 from support.server import Running, start_server
 
 
@@ -80,11 +81,7 @@ def generate(text: str = "hello there", agent_id: str = "scored", mode: int = 0,
 
 async def settled(running: Running) -> None:
     """Waits (polling) until no run is being scored."""
-    for _ in range(2000):
-        if running.host.scoring.pending == 0:
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("scoring never settled")
+    await until(lambda: running.host.scoring.pending == 0, step=0.005, what="scoring to settle")
 
 
 async def all_scores(running: Running, **filters: Any) -> list[spb.Score]:

@@ -22,6 +22,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from support.errors import rich_error
 from support.server import Running, serving
+from support.wire import drain
 
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
 
@@ -43,13 +44,6 @@ async def start_slow_run(running: Running, agent_id: str, words: int = 20) -> tu
     call = running.agents.Stream(apb.StreamRequest(agent_id=agent_id, text=" ".join(["w"] * words), options=options))
     first = await call.read()
     return call, first.chunks[0].run_id
-
-
-async def drain(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def send(running: Running, agent_id: str, text: str, **kwargs: Any) -> spb.RoutingDecision:

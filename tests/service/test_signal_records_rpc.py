@@ -3,15 +3,8 @@ wire and in its stored row), and where its row sits in the thread."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
 
-import grpc
-import pytest
-
-from agentd.runtime import Agent
-from agentd.runtime.memory import Memory
 from agentd.runtime.signals import from_db_message
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -20,33 +13,16 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.server import Running, serving
+from support.server import Running
+from support.wire import drain
 
 TARGET = spb.SignalTarget(resource_id="u1", thread_id="t1")
-
-
-@pytest.fixture
-def storage() -> InMemoryStorage:
-    return InMemoryStorage()
-
-
-@pytest.fixture
-async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
-    async with serving([Agent(id="chat", memory=Memory(storage))], storage=storage) as running:
-        yield running
 
 
 async def send(running: Running, text: str) -> sspb.SendMessageResponse:
     return await running.signals.SendMessage(
         sspb.SendMessageRequest(agent_id="chat", target=TARGET, message=spb.MessageInput(text=text))
     )
-
-
-async def read_all(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def stored_rows(running: Running) -> list[mpb.Message]:
@@ -80,7 +56,7 @@ async def test_a_signal_delivered_into_a_running_run_is_stored_after_the_reply_i
     await call.read()  # the run started: it streams for two seconds
     reply = await send(running, "and one more thing")
     assert reply.decision.WhichOneof("action") == "deliver"
-    chunks = await read_all(call)
+    chunks = await drain(call)
     echo = next(c.signal.signal for c in chunks if c.HasField("signal"))
     assert echo.HasField("accept_time") and echo.accept_time == reply.signal.accept_time
 

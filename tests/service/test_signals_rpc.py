@@ -21,7 +21,9 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
+from support.polling import until
 from support.server import Running, start_server
+from support.wire import drain
 
 T = spb.SignalTarget(resource_id="u1", thread_id="t1")
 
@@ -48,13 +50,6 @@ async def start_slow_run(running: Running, words: int = 30) -> Any:
     call = running.agents.Stream(apb.StreamRequest(agent_id="chat", text=" ".join(["w"] * words), options=slow()))
     first = await call.read()
     return call, first.chunks[0].run_id
-
-
-async def drain(call: Any) -> list[Any]:
-    chunks = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
-    return chunks
 
 
 async def send(running: Running, text: str = "hi", **kwargs: Any) -> sspb.SendMessageResponse:
@@ -421,8 +416,9 @@ async def test_an_acknowledged_delivery_is_recovered_after_the_process_stops(mod
         recovered = restarted.threads.active_run("u1", "t1")
         assert recovered is not None and recovered.run_id != run_id
         await recovered.result()
-        await asyncio.sleep(0.05)  # the outbox is cleared as the run's log closes
-        assert await storage.list_pending() == []
+        await until(  # the outbox is cleared as the run's log closes
+            storage.list_pending, holds=lambda pending: pending == [], what="the outbox cleared"
+        )
         assert any("do not lose me" in p for p in model_calls[-1])
         call.cancel()
     finally:
@@ -436,6 +432,5 @@ async def test_the_outbox_empties_when_the_taking_run_ends(
     await send(running, "taken")
     assert len(await storage.list_pending()) == 1
     await drain(call)
-    await asyncio.sleep(0.05)
-    assert await storage.list_pending() == []
+    await until(storage.list_pending, holds=lambda pending: pending == [], what="the outbox emptied")
     assert model_calls[-1][-1] == "taken"

@@ -5,14 +5,11 @@ for something that was not stored). Calls that need no storage still work."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
@@ -21,6 +18,9 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as sspb
+from support.errors import rich_error
+from support.health import NOT_SERVING, SERVING, all_health, health
+from support.polling import until
 from support.server import Running, start_server
 
 
@@ -52,54 +52,14 @@ async def outage() -> AsyncIterator[tuple[Running, OutageStorage]]:
         await running.server.stop(0)
 
 
-async def status_of(running: Running, service: str) -> int:
-    reply = await health_pb2_grpc.HealthStub(running.channel).Check(health_pb2.HealthCheckRequest(service=service))
-    return int(reply.status)
-
-
-async def until(check: Callable[[], Any], within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not await check():
-        assert loop.time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
-def details(error: grpc.aio.AioRpcError) -> tuple[str, float]:
-    """(the ErrorInfo reason, the RetryInfo delay in seconds)."""
-    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
-    assert raw is not None
-    status = status_pb2.Status.FromString(raw)  # type: ignore[arg-type]
-    reason, delay = "", -1.0
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            reason = info.reason
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            retry = error_details_pb2.RetryInfo()
-            detail.Unpack(retry)
-            delay = retry.retry_delay.ToTimedelta().total_seconds()
-    return reason, delay
-
-
-SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
-
-
 async def test_health_follows_the_storage_and_comes_back_by_itself(outage: tuple[Running, OutageStorage]) -> None:
     running, storage = outage
     storage.down = True
-    for service in ("", "agentd.v1.ThreadService", "agentd.v1.SignalService"):
-        await until(lambda s=service: _is(running, s, NOT_SERVING))  # type: ignore[misc]
-    assert await status_of(running, "agentd.v1.AgentService") == SERVING
-    assert await status_of(running, "agentd.v1.CacheService") == SERVING
+    await until(lambda: all_health(running.addr, NOT_SERVING), what="the storage-bound services NOT_SERVING")
+    assert await health(running.addr, "agentd.v1.AgentService") == SERVING
+    assert await health(running.addr, "agentd.v1.CacheService") == SERVING
     storage.down = False
-    for service in ("", "agentd.v1.ThreadService", "agentd.v1.SignalService"):
-        await until(lambda s=service: _is(running, s, SERVING))  # type: ignore[misc]
-
-
-async def _is(running: Running, service: str, status: int) -> bool:
-    return await status_of(running, service) == status
+    await until(lambda: all_health(running.addr, SERVING), what="the storage-bound services SERVING again")
 
 
 async def test_calls_that_need_storage_are_unavailable_with_a_retry_delay(
@@ -110,9 +70,9 @@ async def test_calls_that_need_storage_are_unavailable_with_a_retry_delay(
     thread = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="t1"))
     with pytest.raises(grpc.aio.AioRpcError) as generate:
         await running.agents.Generate(apb.GenerateRequest(agent_id="chat", text="hi", options=thread))
-    assert generate.value.code() == grpc.StatusCode.UNAVAILABLE
-    reason, delay = details(generate.value)
-    assert reason == "STORAGE_UNAVAILABLE" and delay > 0
+    refused = rich_error(generate.value)
+    assert (refused.code, refused.reason) == (grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE")
+    assert refused.retry_delay is not None and refused.retry_delay > 0
     with pytest.raises(grpc.aio.AioRpcError) as send:
         await running.signals.SendMessage(
             sspb.SendMessageRequest(
@@ -121,8 +81,8 @@ async def test_calls_that_need_storage_are_unavailable_with_a_retry_delay(
                 message=spb.MessageInput(text="lost?"),
             )
         )
-    assert send.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert details(send.value)[0] == "STORAGE_UNAVAILABLE"
+    refused = rich_error(send.value)
+    assert (refused.code, refused.reason) == (grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE")
     # An agent without memory needs no storage.
     reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="still here"))
     assert reply.text == "still here"

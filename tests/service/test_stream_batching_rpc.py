@@ -20,7 +20,7 @@ from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.background import eventually
+from support.polling import until
 from support.server import Running, serving
 from support_models import HELD, held_model
 
@@ -137,12 +137,12 @@ async def test_cancelling_a_stream_mid_linger_aborts_its_run_and_leaves_no_task(
     assert handle is not None
     buffer = handle.buffer
     # The model holds after 50 deltas; the stream lingers for more (it waits on a longer log than there is).
-    await eventually(
+    await until(
         lambda: (
             sum(c.type == "text-delta" for c in buffer.snapshot()) == 50
             and any(k > len(buffer) + 1 for k in buffer._waiters)
         ),
-        "the stream lingering while the model holds",
+        what="the stream lingering while the model holds",
     )
     call.cancel()
     await asyncio.wait_for(running.host.runs.wait_finished(run_id), 10)
@@ -154,4 +154,4 @@ async def test_cancelling_a_stream_mid_linger_aborts_its_run_and_leaves_no_task(
         new = asyncio.all_tasks() - tasks_before - {asyncio.current_task()}
         return {t for t in new if t.get_coro().__qualname__ != "AioServer._request_call"}  # type: ignore[union-attr]
 
-    await eventually(lambda: not ours(), "the call's task and the run's gone")
+    await until(ours, holds=lambda left: not left, what="the call's task and the run's gone")

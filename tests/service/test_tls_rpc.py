@@ -4,7 +4,6 @@ refused, and a certificate rotated on disk served without a restart."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import grpc
@@ -17,6 +16,7 @@ from agentd.runtime import Agent
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from support.certs import CertificateAuthority, Issued
+from support.polling import until
 from support.server import Running, start_server
 
 TOKEN = "agentd_tls-test-token-0123456789abcdef"
@@ -113,14 +113,15 @@ async def test_a_certificate_rotated_on_disk_is_served_without_a_restart(tmp_pat
         rotated.write(tmp)
         (tmp_path / "rotating.pem").replace(cert)
         (tmp_path / "rotating-key.pem").replace(key)
-        for _ in range(50):  # the next handshake reads the files again
+
+        async def over_the_new_ca() -> str | None:
             try:
-                text = await generate(running.addr, grpc.ssl_channel_credentials(new_ca.pem), metadata)
-                break
+                return await generate(running.addr, grpc.ssl_channel_credentials(new_ca.pem), metadata)
             except grpc.aio.AioRpcError:
-                await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the rotated certificate was never served")
+                return None
+
+        # The next handshake reads the files again.
+        text = await until(over_the_new_ca, step=0.1, what="the rotated certificate served")
         assert text == "over tls"
     finally:
         await running.server.stop(0)

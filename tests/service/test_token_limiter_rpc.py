@@ -16,18 +16,11 @@ from agentd.runtime.storage import InMemoryStorage, Thread
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from support.server import Running, serving
+from support.wire import lane, scripted
 
 
-def limiter(lane: str, **options: Any) -> dict[str, opb.ProcessorList]:
-    spec = opb.ProcessorSpec(name="token-limiter")
-    spec.options.update(options)
-    return {lane: opb.ProcessorList(processors=[opb.ProcessorRef(processor=spec)])}
-
-
-def scripted(text: str, **fields: Any) -> opb.ExecutionOptions:
-    options = opb.ExecutionOptions(**fields)
-    options.provider_options.update({"local": {"script": [{"text": text}]}})
-    return options
+def limiter(which: str, **options: Any) -> dict[str, opb.ProcessorList]:
+    return {which: lane(("token-limiter", options))}
 
 
 @pytest.fixture
@@ -56,7 +49,7 @@ def notices(chunks: list[Any]) -> list[dict[str, Any]]:
 
 async def test_one_notice_when_output_is_withheld(running: Running) -> None:
     words = " ".join(f"word{i}" for i in range(40))
-    chunks = await stream(running, "echo", "hi", scripted(words, **limiter("output_processors", limit=5)))
+    chunks = await stream(running, "echo", "hi", scripted({"text": words}, **limiter("output_processors", limit=5)))
     shown = "".join(c.text_delta.text for c in chunks if c.WhichOneof("payload") == "text_delta")
     assert shown and len(shown) < len(words)  # the start went out, the rest was withheld
     [notice] = notices(chunks)  # one, however many deltas were withheld after it
@@ -68,7 +61,7 @@ async def test_one_notice_when_output_is_withheld(running: Running) -> None:
 
 
 async def test_limit_zero_withholds_everything(running: Running) -> None:
-    options = scripted("not a word of this", **limiter("output_processors", limit=0))
+    options = scripted({"text": "not a word of this"}, **limiter("output_processors", limit=0))
     chunks = await stream(running, "echo", "hi", options)
     assert "text_delta" not in kinds(chunks)
     assert [n["limit"] for n in notices(chunks)] == [0]
@@ -76,13 +69,13 @@ async def test_limit_zero_withholds_everything(running: Running) -> None:
 
 
 async def test_limit_zero_in_generate_empties_the_text(running: Running) -> None:
-    options = scripted("nothing", **limiter("output_processors", limit=0))
+    options = scripted({"text": "nothing"}, **limiter("output_processors", limit=0))
     reply = await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="hi", options=options))
     assert reply.text == ""
 
 
 async def test_a_negative_limit_is_invalid_argument(running: Running) -> None:
-    options = scripted("x", **limiter("output_processors", limit=-1))
+    options = scripted({"text": "x"}, **limiter("output_processors", limit=-1))
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await running.agents.Generate(apb.GenerateRequest(agent_id="echo", text="hi", options=options))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -140,7 +133,9 @@ async def test_memory_only_leaves_output_alone(running: Running) -> None:
         apb.GenerateRequest(
             agent_id="echo",
             text="hi",
-            options=scripted("a long answer " * 20, **limiter("output_processors", limit=3, trimMode="memory-only")),
+            options=scripted(
+                {"text": "a long answer " * 20}, **limiter("output_processors", limit=3, trimMode="memory-only")
+            ),
         )
     )
     assert reply.text == "a long answer " * 20

@@ -32,6 +32,7 @@ from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.runs import LocalModelSpy
 from support.server import Running, serving
+from support.wire import scripted
 
 SECRET = "hunter2-SECRET"
 TOKEN = "tok-9f8e7d-SECRET"
@@ -98,9 +99,7 @@ async def server(tmp_path: Path) -> AsyncIterator[tuple[Running, InMemoryStorage
 
 
 def options(*steps: dict[str, Any], thread: str = "t1") -> opb.ExecutionOptions:
-    result = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id=thread))
-    result.provider_options.update({"local": {"script": list(steps)}})
-    return result
+    return scripted(*steps, memory=opb.MemoryOptions(resource="u1", thread_id=thread))
 
 
 LOGIN = {"toolCalls": [{"id": "c1", "name": "login", "args": {"user": "ann", "password": SECRET}}]}

@@ -21,6 +21,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from support.errors import rich_error
 from support.runs import LocalModelSpy
 from support.server import Running, serving
+from support.wire import lane, scripted
 
 LONG = "Send an email message to a recipient, " + "with attachments, " * 12 + "and a read receipt"
 
@@ -80,10 +81,7 @@ def options(
     memory: dict[str, str] | None = None,
     **processor_options: Any,
 ) -> opb.ExecutionOptions:
-    spec = opb.ProcessorSpec(name=processor)
-    spec.options.update(processor_options)
-    result = opb.ExecutionOptions(input_processors=opb.ProcessorList(processors=[opb.ProcessorRef(processor=spec)]))
-    result.provider_options.update({"local": {"script": list(steps)}})
+    result = scripted(*steps, input_processors=lane((processor, processor_options)))
     if context is not None:
         request_context = struct_pb2.Struct()
         request_context.update(context)

@@ -26,7 +26,9 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import Running, start_server
+from support.wire import drain
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -301,8 +303,7 @@ async def test_an_abort_mid_workflow_stops_it_and_the_run_ends_aborted(running: 
         chunks.extend((await call.read()).chunks)
     aborted = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=chunks[0].run_id))
     assert aborted.aborted
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
+    chunks.extend(await drain(call))
     assert chunks[-1].abort.reason == "ABORTED"
     assert box.stall_cancelled and box.recorded == []  # the running step was cancelled, the next never ran
     events = workflow_events(chunks)
@@ -315,16 +316,11 @@ async def test_an_abort_stops_an_agent_steps_run_too(running: Running, box: Tool
     first = (await call.read()).chunks[0]
     await asyncio.wait_for(box.stalled.wait(), 10)  # the nested agent's tool is running
     assert (await running.threads.AbortRun(tpb.AbortRunRequest(run_id=first.run_id))).aborted
-    chunks: list[cpb.Chunk] = []
-    while (message := await call.read()) is not grpc.aio.EOF:
-        chunks.extend(message.chunks)
+    chunks = await drain(call)
     assert chunks[-1].abort.reason == "ABORTED" and chunks[-1].run_id == first.run_id
     # The nested run was aborted with its caller, rather than left running unseen.
-    for _ in range(2000):
-        if box.stall_cancelled:
-            break
-        await asyncio.sleep(0.005)
-    assert box.stall_cancelled and box.recorded == []
+    await until(lambda: box.stall_cancelled, step=0.005, what="the nested run aborted")
+    assert box.recorded == []
 
 
 async def test_a_subscriber_sees_the_nested_chunks_as_the_caller_does(running: Running) -> None:

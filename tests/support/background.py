@@ -5,7 +5,6 @@ the runs and the thread over gRPC."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -27,7 +26,9 @@ from agentd.runtime.storage import Storage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import Running
+from support.wire import scripted
 
 WORK_EVENTS = {"work-deferred", "work-awaited", "work-completed", "work-failed"}
 
@@ -56,21 +57,19 @@ class World:
     async def until_heard(self, args: Any) -> str:
         """A foreground tool that keeps its run going until the subscription saw the events named."""
         wanted = set(args["events"])
-        for _ in range(1000):
-            if wanted <= {s.signal.tag_name for s in signals(self.seen)}:
-                return "heard"
-            await asyncio.sleep(0.01)
-        return "not heard"
+        await until(
+            lambda: {s.signal.tag_name for s in signals(self.seen)},
+            holds=wanted.issubset,
+            what=f"the subscription to hear {sorted(wanted)}",
+        )
+        return "heard"
 
     async def open_gate(self, args: Any) -> str:
         """A foreground tool that lets the slow work finish, then keeps its run
         going until a (failing) delivery was tried for the work's end."""
         self.gate.set()
-        for _ in range(1000):
-            if len(self.attempts) >= 2:
-                return "tried"
-            await asyncio.sleep(0.01)
-        return "not tried"
+        await until(lambda: len(self.attempts) >= 2, what="a delivery tried for the work's end")
+        return "tried"
 
     def tools(self) -> list[Tool]:
         return [
@@ -119,10 +118,9 @@ class FailingSignals(Processor):
 
 
 def options(*steps: dict[str, Any], thread: str = "t1", memory: bool = True) -> opb.ExecutionOptions:
-    result = opb.ExecutionOptions()
+    result = scripted(*steps)
     if memory:
         result.memory.CopyFrom(opb.MemoryOptions(resource="u1", thread_id=thread))
-    result.provider_options.update({"local": {"script": list(steps)}})
     return result
 
 
@@ -161,15 +159,6 @@ async def follow(running: Running, world: World, thread: str = "t1") -> asyncio.
     task = asyncio.create_task(read())
     task.add_done_callback(lambda _: sub.cancel())
     return task
-
-
-async def eventually(check: Callable[[], Any], what: str) -> Any:
-    for _ in range(1000):
-        value = check()
-        if value:
-            return value
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never: {what}")
 
 
 def finishes(chunks: list[Any]) -> int:

@@ -1,4 +1,5 @@
-"""Helpers for reading agentd's rich errors in tests."""
+"""Helpers for reading agentd's rich errors in tests: one decoder of the
+status details (ErrorInfo, BadRequest, RetryInfo) for every folder."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ class RichError:
     domain: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
     violations: dict[str, str] = field(default_factory=dict)
+    #: RetryInfo's delay in seconds (None: no RetryInfo).
+    retry_delay: float | None = None
 
 
 def rich_error(err: grpc.aio.AioRpcError | grpc.RpcError) -> RichError:
-    """The status, ErrorInfo and BadRequest field violations of a failed call."""
+    """The status, ErrorInfo, BadRequest field violations and RetryInfo of a failed call."""
     out = RichError(err.code(), err.details() or "")
     for key, value in err.trailing_metadata() or ():
         if key != "grpc-status-details-bin":
@@ -34,4 +37,8 @@ def rich_error(err: grpc.aio.AioRpcError | grpc.RpcError) -> RichError:
                 bad = error_details_pb2.BadRequest()
                 detail.Unpack(bad)
                 out.violations = {v.field: v.description for v in bad.field_violations}
+            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                retry = error_details_pb2.RetryInfo()
+                detail.Unpack(retry)
+                out.retry_delay = retry.retry_delay.ToTimedelta().total_seconds()
     return out

@@ -21,6 +21,7 @@ from agentd.runtime import (
 )
 from agentd.runtime.chunks import TextDelta, TextEnd, TextStart
 from agentd.runtime.models.router import check_model_spec
+from support.polling import until
 from support.runs import script
 from support_models import HELD, FunctionModel, held_model
 
@@ -89,10 +90,7 @@ async def test_the_held_model_holds_its_text_until_the_file_exists(tmp_path: Pat
     def deltas() -> list[str]:
         return [c.payload.text for c in handle.buffer.snapshot() if isinstance(c.payload, TextDelta)]
 
-    deadline = asyncio.get_running_loop().time() + 5
-    while deltas() != ["good "]:
-        assert asyncio.get_running_loop().time() < deadline, deltas()
-        await asyncio.sleep(0.01)
+    await until(deltas, holds=lambda got: got == ["good "], what="the first delta")
     await asyncio.sleep(0.1)
     assert not handle.done and deltas() == ["good "]  # holding
     release.touch()

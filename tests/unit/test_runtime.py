@@ -15,6 +15,7 @@ from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.models.local import split_words
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.processors.base import Processor, ProcessorViolation, ProcessOutputStreamArgs
+from support.polling import until
 from support.runs import script
 
 
@@ -135,7 +136,7 @@ async def test_bad_script_fails_set_up_with_a_field_violation() -> None:
 async def test_abort_ends_the_run_with_an_abort_chunk() -> None:
     handle = Agent(id="a").stream(" ".join(["w"] * 100), ExecutionOptions(provider_options={"local": {"delayMs": 10}}))
     await handle.ready()
-    await asyncio.sleep(0.05)
+    await until(lambda: any(isinstance(c.payload, TextDelta) for c in handle.buffer.snapshot()), what="the reply")
     assert handle.abort("SERVER_SHUTDOWN")
     result = await handle.result()
     chunks = handle.buffer.snapshot()
