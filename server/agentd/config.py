@@ -552,18 +552,23 @@ def load(
     may name."""
     env = os.environ if env is None else env
     registry = registry or default_registry()
-    config = Config()
     path = path or env.get("AGENTD_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists() else None)
-    config.path = Path(path) if path else None
-    base = config.path.parent if config.path else None
-    data = _read(config.path) if config.path else {}
+    file = Path(path) if path else None
+    base = file.parent if file else None
+    data = _read(file) if file else {}
     _redis_secrets(data, env)
-    settings = read_settings(data, env, where=str(config.path or "the settings"))
-    config.threads, config.attachments = settings.threads, settings.attachments
-    config.remote_processors = settings.remote_processors
-    config.cache, config.storage_settings = settings.cache, settings.storage
-    config.coordination_settings = settings.coordination
-    config.server = settings.server
+    settings = read_settings(data, env, where=str(file or "the settings"))
+    # Built from the validated tables (the defaults would each build a table's own validator).
+    config = Config(
+        server=settings.server,
+        cache=settings.cache,
+        storage_settings=settings.storage,
+        coordination_settings=settings.coordination,
+        threads=settings.threads,
+        attachments=settings.attachments,
+        remote_processors=settings.remote_processors,
+        path=file,
+    )
     try:
         config.auth = auth_settings(settings.auth, base)
         config.server.tls = tls_settings(settings.server.tls, base)
