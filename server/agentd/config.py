@@ -35,7 +35,7 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.overrides import InMemoryOverrideStore, OverrideStore
-from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
+from agentd.runtime.pricing import Price, parse_prices
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.redact import add_secret

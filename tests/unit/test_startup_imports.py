@@ -30,6 +30,8 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.moderation",
     "agentd.runtime.processors.builtins.guardrail",
     "agentd.runtime.processors.builtins.response_cache",
+    "agentd.runtime.processors.builtins.token_cost_control",
+    "agentd.runtime.processors.builtins.cost_limits",
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
