@@ -47,17 +47,17 @@ class AuthConfigError(ValueError):
 # agentd.toml or the environment (an instance is one of the transport's).
 @table_dataclass(frozen=True, config=_FORBID)
 class JWTTable(JWTSettings):
-    pass
+    """`[auth.jwt]`, checked key by key."""
 
 
 @table_dataclass(frozen=True, config=_FORBID)
 class LimitsTable(Limits):
-    pass
+    """`[auth.limits]`, checked key by key."""
 
 
 @table_dataclass(frozen=True, config=_FORBID)
 class TLSTable(TLSSettings):
-    pass
+    """`[server.tls]`, checked key by key."""
 
 
 class TokenTable(Table):
@@ -91,6 +91,8 @@ class _File(Table):
 
 @dataclass(frozen=True)
 class AuthSettings:
+    """Who `[auth]` admits: its modes, credentials and per-caller limits."""
+
     modes: tuple[str, ...] = ("none",)
     allow_unauthenticated_network: bool = False
     tokens: tuple[Credential, ...] = ()

@@ -47,6 +47,8 @@ log = logging.getLogger("agentd.scoring")
 
 @dataclass(frozen=True, slots=True)
 class ScoringSettings:
+    """`[scoring]`: how many runs are scored at once, for how long, and the sampling seed."""
+
     #: Runs scored at once; later ones are dropped until one finishes.
     max_pending: int = 256
     #: Seconds each scorer may take.
@@ -82,6 +84,8 @@ class EndedRun:
 
 @dataclass
 class Scoring:
+    """Scores the runs that answered in the background, bounded, and keeps the scores."""
+
     store: ScoreStore = field(default_factory=InMemoryScoreStore)
     settings: ScoringSettings = field(default_factory=ScoringSettings)
     _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False)
