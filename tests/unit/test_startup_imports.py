@@ -32,6 +32,7 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.response_cache",
     "agentd.runtime.processors.builtins.token_cost_control",
     "agentd.runtime.processors.builtins.cost_limits",
+    "agentd.runtime.state_signals",
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
