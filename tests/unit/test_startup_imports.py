@@ -33,6 +33,7 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.token_cost_control",
     "agentd.runtime.processors.builtins.cost_limits",
     "agentd.runtime.state_signals",
+    "agentd.grpc.connect",
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
