@@ -21,7 +21,7 @@ from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
 from agentd.runtime.lazy import lazy
-from agentd.runtime.mcp_tools import McpServers, parse_server, parse_tool_refs
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -66,8 +66,10 @@ from agentd.workflow_config import Linker, WorkflowConfigError
 
 if TYPE_CHECKING:
     from agentd.backends import sqlite_overrides
+    from agentd.runtime.mcp_tools import spec as mcp_spec
 else:
     sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
+    mcp_spec = lazy("agentd.runtime.mcp_tools.spec")  # `[[mcp_servers]]` or an agent's MCP tools only
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -435,7 +437,7 @@ def _mcp_servers(entries: list[Any], base: Path | None) -> McpServers:
     specs = []
     for i, table in enumerate(entries):
         try:
-            specs.append(parse_server(table, f"mcp_servers[{i}]", base))
+            specs.append(mcp_spec.parse_server(table, f"mcp_servers[{i}]", base))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         if any(s.id == specs[-1].id for s in specs[:-1]):
@@ -460,7 +462,7 @@ def _agent(
         raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
     mcp = mcp or McpServers()
     try:
-        refs = parse_tool_refs(table["tools"], f"{where}.tools", mcp.ids) if "tools" in table else ()
+        refs = mcp_spec.parse_tool_refs(table["tools"], f"{where}.tools", mcp.ids) if "tools" in table else ()
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return Agent(

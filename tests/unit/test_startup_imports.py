@@ -34,6 +34,7 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.cost_limits",
     "agentd.runtime.state_signals",
     "agentd.grpc.connect",
+    "agentd.runtime.mcp_tools.spec",
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
