@@ -32,11 +32,11 @@ from pydantic.dataclasses import dataclass as table_dataclass
 from agentd.grpc.auth import Authenticator, Credential, JWTSettings, identity
 from agentd.grpc.gate import Limits
 from agentd.grpc.tls import TLSSettings
-from agentd.schema import Flag, Table, describe
+from agentd.schema import Flag, Table, describe, section
 
 __all__ = ["AuthSettings", "AuthTable", "TLSTable", "auth_settings", "parse_auth", "tls_settings"]
 
-_FORBID = ConfigDict(extra="forbid")
+_FORBID = ConfigDict(extra="forbid", defer_build=True)
 
 
 class AuthConfigError(ValueError):
@@ -47,17 +47,17 @@ class AuthConfigError(ValueError):
 # agentd.toml or the environment (an instance is one of the transport's).
 @table_dataclass(frozen=True, config=_FORBID)
 class JWTTable(JWTSettings):
-    pass
+    """`[auth.jwt]`, checked key by key."""
 
 
 @table_dataclass(frozen=True, config=_FORBID)
 class LimitsTable(Limits):
-    pass
+    """`[auth.limits]`, checked key by key."""
 
 
 @table_dataclass(frozen=True, config=_FORBID)
 class TLSTable(TLSSettings):
-    pass
+    """`[server.tls]`, checked key by key."""
 
 
 class TokenTable(Table):
@@ -82,15 +82,17 @@ class AuthTable(Table):
     tokens: list[TokenTable] = Field(default_factory=list)
     jwt: JWTTable | None = None
     certificates: list[CertificateTable] = Field(default_factory=list)
-    limits: LimitsTable = Field(default_factory=LimitsTable)
+    limits: LimitsTable = section()
 
 
 class _File(Table):
-    auth: AuthTable = Field(default_factory=AuthTable)
+    auth: AuthTable = section()
 
 
 @dataclass(frozen=True)
 class AuthSettings:
+    """Who `[auth]` admits: its modes, credentials and per-caller limits."""
+
     modes: tuple[str, ...] = ("none",)
     allow_unauthenticated_network: bool = False
     tokens: tuple[Credential, ...] = ()

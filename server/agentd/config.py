@@ -21,7 +21,7 @@ from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
 from agentd.runtime.lazy import lazy
-from agentd.runtime.mcp_tools import McpServers, parse_server, parse_tool_refs
+from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
@@ -35,7 +35,7 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.overrides import InMemoryOverrideStore, OverrideStore
-from agentd.runtime.processors.builtins.token_cost_control import Price, parse_prices
+from agentd.runtime.pricing import Price, parse_prices
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.redact import add_secret
@@ -66,8 +66,10 @@ from agentd.workflow_config import Linker, WorkflowConfigError
 
 if TYPE_CHECKING:
     from agentd.backends import sqlite_overrides
+    from agentd.runtime.mcp_tools import spec as mcp_spec
 else:
     sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
+    mcp_spec = lazy("agentd.runtime.mcp_tools.spec")  # `[[mcp_servers]]` or an agent's MCP tools only
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -435,7 +437,7 @@ def _mcp_servers(entries: list[Any], base: Path | None) -> McpServers:
     specs = []
     for i, table in enumerate(entries):
         try:
-            specs.append(parse_server(table, f"mcp_servers[{i}]", base))
+            specs.append(mcp_spec.parse_server(table, f"mcp_servers[{i}]", base))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         if any(s.id == specs[-1].id for s in specs[:-1]):
@@ -460,7 +462,7 @@ def _agent(
         raise ConfigError(f"{where}.model: {exc.violations[0].description if exc.violations else exc}") from None
     mcp = mcp or McpServers()
     try:
-        refs = parse_tool_refs(table["tools"], f"{where}.tools", mcp.ids) if "tools" in table else ()
+        refs = mcp_spec.parse_tool_refs(table["tools"], f"{where}.tools", mcp.ids) if "tools" in table else ()
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return Agent(
@@ -552,18 +554,23 @@ def load(
     may name."""
     env = os.environ if env is None else env
     registry = registry or default_registry()
-    config = Config()
     path = path or env.get("AGENTD_CONFIG") or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).exists() else None)
-    config.path = Path(path) if path else None
-    base = config.path.parent if config.path else None
-    data = _read(config.path) if config.path else {}
+    file = Path(path) if path else None
+    base = file.parent if file else None
+    data = _read(file) if file else {}
     _redis_secrets(data, env)
-    settings = read_settings(data, env, where=str(config.path or "the settings"))
-    config.threads, config.attachments = settings.threads, settings.attachments
-    config.remote_processors = settings.remote_processors
-    config.cache, config.storage_settings = settings.cache, settings.storage
-    config.coordination_settings = settings.coordination
-    config.server = settings.server
+    settings = read_settings(data, env, where=str(file or "the settings"))
+    # Built from the validated tables (the defaults would each build a table's own validator).
+    config = Config(
+        server=settings.server,
+        cache=settings.cache,
+        storage_settings=settings.storage,
+        coordination_settings=settings.coordination,
+        threads=settings.threads,
+        attachments=settings.attachments,
+        remote_processors=settings.remote_processors,
+        path=file,
+    )
     try:
         config.auth = auth_settings(settings.auth, base)
         config.server.tls = tls_settings(settings.server.tls, base)

@@ -4,12 +4,17 @@ store beside the storage (the `[scoring]` table is settings.py's)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentd.runtime.scoring.builtins import build_scorer
-from agentd.runtime.scoring.scorer import Scorer
+from agentd.runtime.lazy import lazy
 from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.settings import StorageSettings
+
+if TYPE_CHECKING:
+    from agentd.runtime.scoring import builtins as scorers
+    from agentd.runtime.scoring.scorer import Scorer
+else:
+    scorers = lazy("agentd.runtime.scoring.builtins")  # an agent's `[[agents.scorers]]` only
 
 __all__ = ["ScoringConfigError", "build_score_store", "parse_scorers"]
 
@@ -45,7 +50,7 @@ def parse_scorers(entries: Any, where: str) -> list[Scorer]:
         names.add(entry["name"])
         options = {k: v for k, v in entry.items() if k not in ("name", "kind")}
         try:
-            out.append(build_scorer(str(entry.get("kind", entry["name"])), entry["name"], **options))
+            out.append(scorers.build_scorer(str(entry.get("kind", entry["name"])), entry["name"], **options))
         except ValueError as exc:
             raise ScoringConfigError(f"{item}: {exc}") from None
     return out

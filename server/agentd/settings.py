@@ -29,7 +29,19 @@ from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
 from agentd.runtime.workflows.definition import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
-from agentd.schema import Flag, Loc, NonNegative, Number, Positive, Table, Whole, describe, from_env, merge
+from agentd.schema import (
+    Flag,
+    Loc,
+    NonNegative,
+    Number,
+    Positive,
+    Table,
+    Whole,
+    describe,
+    from_env,
+    merge,
+    section,
+)
 
 __all__ = [
     "AgentdSettings",
@@ -188,19 +200,19 @@ class AgentdSettings(BaseSettings):
     """Every table of agentd.toml; `agents` and `pricing` are checked where they are built."""
 
     model_config = SettingsConfigDict(
-        env_prefix=PREFIX, env_nested_delimiter=NESTING, case_sensitive=False, extra="forbid"
+        env_prefix=PREFIX, env_nested_delimiter=NESTING, case_sensitive=False, extra="forbid", defer_build=True
     )
 
-    server: ServerSettings = Field(default_factory=ServerSettings)
-    auth: AuthTable = Field(default_factory=AuthTable)
-    cache: CacheSettings = Field(default_factory=CacheSettings)
-    storage: StorageSettings = Field(default_factory=StorageSettings)
-    coordination: CoordinationSettings = Field(default_factory=CoordinationSettings)
-    threads: ThreadSettings = Field(default_factory=ThreadSettings)
-    attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
+    server: ServerSettings = section()
+    auth: AuthTable = section()
+    cache: CacheSettings = section()
+    storage: StorageSettings = section()
+    coordination: CoordinationSettings = section()
+    threads: ThreadSettings = section()
+    attachments: AttachmentSettings = section()
     #: The live scorers' bounds (the scorers themselves are each agent's `scorers`).
-    scoring: ScoringTable = Field(default_factory=ScoringTable)
-    remote_processors: RemoteProcessorSettings = Field(default_factory=RemoteProcessorSettings)
+    scoring: ScoringTable = section()
+    remote_processors: RemoteProcessorSettings = section()
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
     pricing: dict[str, Any] = Field(default_factory=dict)
     #: `[[mcp_servers]]`: checked where they are built (agentd.runtime.mcp_tools.spec).
@@ -208,7 +220,7 @@ class AgentdSettings(BaseSettings):
     agents: list[Any] = Field(default_factory=list)
     #: `[[workflows]]`, linked to what they name in workflow_config.py.
     workflows: list[Any] = Field(default_factory=list)
-    workflow_limits: WorkflowLimitsSettings = Field(default_factory=WorkflowLimitsSettings)
+    workflow_limits: WorkflowLimitsSettings = section()
 
     @field_validator("coordination", mode="before")
     @classmethod

@@ -30,6 +30,14 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.moderation",
     "agentd.runtime.processors.builtins.guardrail",
     "agentd.runtime.processors.builtins.response_cache",
+    "agentd.runtime.processors.builtins.token_cost_control",
+    "agentd.runtime.processors.builtins.cost_limits",
+    "agentd.runtime.state_signals",
+    "agentd.grpc.connect",
+    "agentd.runtime.mcp_tools.spec",
+    "agentd.runtime.scoring.scorer",
+    "agentd.runtime.scoring.builtins",
+    "agentd.runtime.processors.builtins.judge",
     "agentd.chat",
     "agentd.backends.sqlite_overrides",
     "sqlite3",
@@ -37,6 +45,11 @@ DEFERRED = (
     "http.client",
     "xml.sax.saxutils",
     "wsgiref.simple_server",
+    "agentd.remote.processor",
+    "agentd.remote.session",
+    "agentd.remote.convert",
+    "agentd.remote.settings",
+    "agentd_proto.v1.processor_service_pb2",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
@@ -97,6 +110,19 @@ def test_a_deferred_builtin_processor_and_the_sdk_load_when_used() -> None:
         assert metrics.configure(scrape=True) is not None
         print(type(sys.modules["agentd.runtime.processors.builtins.pii_detector"]).__name__)
         print(type(sys.modules["opentelemetry.sdk.metrics"]).__name__)
+        """
+    )
+    assert run_probe(code).splitlines() == ["loaded:", "module", "module"]
+
+
+def test_a_remote_entry_loads_the_remote_processor_when_built() -> None:
+    code = PROBE + textwrap.dedent(
+        """
+        from agentd.remote import RemoteSettings, remote_factory
+        processor = remote_factory()({"id": "pii-go", "target": "127.0.0.1:50070"})
+        assert type(processor).__name__ == "RemoteProcessor" and RemoteSettings.__name__ == "RemoteSettings"
+        print(type(sys.modules["agentd.remote.processor"]).__name__)
+        print(type(sys.modules["agentd_proto.v1.processor_service_pb2"]).__name__)
         """
     )
     assert run_probe(code).splitlines() == ["loaded:", "module", "module"]

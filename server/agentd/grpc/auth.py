@@ -63,6 +63,8 @@ class Credential:
 
 @dataclass(frozen=True)
 class JWTSettings:
+    """How JWTs are checked: issuer, audience and keys."""
+
     issuer: str | None = None
     audience: str | None = None
     #: RS256/ES256 keys: a JWKS file, or a URL fetched (and cached) when a key id is new.

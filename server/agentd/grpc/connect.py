@@ -12,6 +12,7 @@ import asyncio
 import enum
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentd.grpc.authz import caller
 from agentd.grpc.errors import to_rpc_status
@@ -32,11 +33,16 @@ from agentd.runtime.errors import (
     Unavailable,
 )
 from agentd.runtime.host import Host
+from agentd.runtime.lazy import lazy
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Signal
-from agentd.runtime.state_signals import send_state_signal
 from agentd.runtime.threads import Routing, Subscriber, follow
 from agentd_proto.v1 import thread_service_pb2 as pb
+
+if TYPE_CHECKING:
+    from agentd.runtime import state_signals
+else:
+    state_signals = lazy("agentd.runtime.state_signals")  # the first state signal loads it
 
 SendFrame = pb.ConnectSendMessage | pb.ConnectQueueMessage | pb.ConnectSendSignal
 FRAMES = "open, send_message, queue_message, send_signal, send_state_signal, tool_result, abort"
@@ -217,7 +223,7 @@ async def _send_state(session: ConnectSession, opened: Opened, frame: pb.Connect
     body = frame.send_state_signal
     fields = await _route_fields(session, opened, body, v)
     request = state_signal_request(opened.agent_id, body.state, fields, v)
-    result = await send_state_signal(request, storage=session.host.storage, threads=session.host.threads)
+    result = await state_signals.send_state_signal(request, storage=session.host.storage, threads=session.host.threads)
     return _routing_answer(result.routing.signal, result.routing)
 
 

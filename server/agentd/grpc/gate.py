@@ -26,6 +26,8 @@ log = logging.getLogger("agentd.gate")
 
 @dataclass(frozen=True)
 class Limits:
+    """Per-caller limits: request rate, burst and concurrent streams."""
+
     #: Requests per second per identity, and how many may come at once (0: no limit).
     requests_per_second: float = 0.0
     burst: int = 0

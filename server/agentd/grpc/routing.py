@@ -4,7 +4,7 @@ routing decision back to protobuf. Shared by both servicers."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from agentd.grpc.authz import caller, check_id_chars
 from agentd.grpc.options import host_options
@@ -15,12 +15,18 @@ from agentd.grpc.values import from_value, optional_struct
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import NotFound
 from agentd.runtime.host import Host
+from agentd.runtime.lazy import lazy
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.signals import Attributes, Signal
-from agentd.runtime.state_signals import StateSignalRequest
 from agentd.runtime.threads import ActiveBehavior, IdleBehavior, RouteRequest, Routing
 from agentd.runtime.unset import UNSET
 from agentd_proto.v1 import signal_pb2 as spb
+
+if TYPE_CHECKING:
+    from agentd.runtime import state_signals
+    from agentd.runtime.state_signals import StateSignalRequest
+else:
+    state_signals = lazy("agentd.runtime.state_signals")  # the first state signal loads it
 
 #: Unspecified: the agent's `signal_delivery` policy for the signal's category (else deliver).
 ACTIVE: dict[int, ActiveBehavior | None] = {
@@ -116,7 +122,7 @@ def state_signal_request(
     agent_id: str, state: spb.StateSignalInput, fields: RouteFields, v: Violations
 ) -> StateSignalRequest:
     """A StateSignalInput for the runtime, its problems named under `state.`."""
-    request = StateSignalRequest(
+    request = state_signals.StateSignalRequest(
         agent_id=agent_id,
         lane=state.id,
         cache_key=state.cache_key,

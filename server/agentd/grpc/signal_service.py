@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller
@@ -22,13 +23,18 @@ from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
+from agentd.runtime.lazy import lazy
 from agentd.runtime.notifications import NotificationNotFound
 from agentd.runtime.signals import Signal
-from agentd.runtime.state_signals import send_state_signal
 from agentd.runtime.threads import Routing
 from agentd_proto.v1 import signal_pb2 as spb
 from agentd_proto.v1 import signal_service_pb2 as pb
 from agentd_proto.v1 import signal_service_pb2_grpc
+
+if TYPE_CHECKING:
+    from agentd.runtime import state_signals
+else:
+    state_signals = lazy("agentd.runtime.state_signals")  # the first state signal loads it
 
 
 class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
@@ -89,7 +95,7 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         if not fields["thread_id"]:
             v.add("target.thread_id", "state signals are thread-scoped")
         state = state_signal_request(request.agent_id, request.state, fields, v)
-        result = await send_state_signal(state, storage=self.host.storage, threads=self.host.threads)
+        result = await state_signals.send_state_signal(state, storage=self.host.storage, threads=self.host.threads)
         signal = result.routing.signal
         return pb.SendStateSignalResponse(
             signal=signal_to_pb(signal) if signal is not None else None,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from agentd.grpc import paging, tracing
 from agentd.grpc.authz import caller, check_id_chars
-from agentd.grpc.connect import ConnectSession
 from agentd.grpc.errors import Context
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.service import Malformed
@@ -31,11 +31,17 @@ from agentd.grpc.violations import Violations
 from agentd.runtime.errors import AlreadyExists, InvalidArgument, PermissionDenied, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.storage import MessageQuery, Order, Thread, ThreadExists
 from agentd.runtime.threads import follow
 from agentd_proto.v1 import thread_service_pb2 as pb
 from agentd_proto.v1 import thread_service_pb2_grpc
+
+if TYPE_CHECKING:
+    from agentd.grpc import connect
+else:
+    connect = lazy("agentd.grpc.connect")  # the first Connect stream loads its frames
 
 log = logging.getLogger("agentd.threads")
 UPDATABLE = ("title", "metadata")
@@ -233,6 +239,6 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         same stream (see connect.py)."""
         if self.host.runs.telemetry.tracer is not None:
             tracing.link_runs_to_caller(context.invocation_metadata())
-        async with aclosing(ConnectSession(self.host).stream(request_iterator)) as responses:
+        async with aclosing(connect.ConnectSession(self.host).stream(request_iterator)) as responses:
             async for response in responses:
                 yield response

@@ -18,6 +18,8 @@ log = logging.getLogger("agentd.tls")
 
 @dataclass(frozen=True)
 class TLSSettings:
+    """The server's certificate and key, and the client CA for mutual TLS."""
+
     cert_file: str
     key_file: str
     #: The CA that signs client certificates (mutual TLS).

@@ -12,15 +12,33 @@ import asyncio
 import fnmatch
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import grpc
 
-from agentd.remote.processor import RemoteProcessor
-from agentd.remote.session import ProcessorStreamError
-from agentd.remote.settings import RemoteSettings, channel, parse
 from agentd.runtime.errors import InvalidArgument
+from agentd.runtime.lazy import lazy, lazy_exports
 from agentd.runtime.processors.factory import Factory
+
+if TYPE_CHECKING:
+    from agentd.remote import processor as _processor
+    from agentd.remote import settings as _settings
+    from agentd.remote.processor import RemoteProcessor
+    from agentd.remote.session import ProcessorStreamError
+    from agentd.remote.settings import RemoteSettings
+else:
+    # Loaded with the first `remote` entry: the processor, its conversions and the
+    # ProcessorService stubs are for servers that configure one.
+    _processor = lazy("agentd.remote.processor")
+    _settings = lazy("agentd.remote.settings")
+    __getattr__ = lazy_exports(
+        "agentd.remote",
+        {
+            "RemoteProcessor": "agentd.remote.processor",
+            "ProcessorStreamError": "agentd.remote.session",
+            "RemoteSettings": "agentd.remote.settings",
+        },
+    )
 
 __all__ = [
     "ChannelPool",
@@ -52,7 +70,7 @@ class ChannelPool:
         if held is not None and held[0] is loop:
             self._channels.move_to_end(key)
             return held[1]
-        made = channel(settings)
+        made = _settings.channel(settings)
         self._channels[key] = (loop, made)
         while len(self._channels) > self._limit:
             _, (old_loop, old) = self._channels.popitem(last=False)
@@ -100,10 +118,10 @@ def remote_factory(pool: ChannelPool | None = None, policy: TargetPolicy | None 
 
     def build(options: dict[str, Any]) -> RemoteProcessor:
         try:
-            settings = parse(options)
+            settings = _settings.parse(options)
         except (TypeError, ValueError) as exc:
             raise InvalidArgument.field("options", str(exc)) from None
         targets.check(settings.target)
-        return RemoteProcessor(settings, lambda: channels.get(settings))
+        return _processor.RemoteProcessor(settings, lambda: channels.get(settings))
 
     return build

@@ -12,15 +12,17 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from agentd.runtime.editor import EditorPolicy, editor_policy
 from agentd.runtime.messages import JSON, Message, TextPart
 from agentd.runtime.options import ExecutionOptions, ToolHooks
-from agentd.runtime.scoring.scorer import Scorer
 from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy
 from agentd.runtime.tools import Tool, ToolSource
+
+if TYPE_CHECKING:
+    from agentd.runtime.scoring.scorer import Scorer
 
 T = TypeVar("T")
 RequestContext = dict[str, JSON]

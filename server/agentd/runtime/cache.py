@@ -30,6 +30,8 @@ class CacheError(Exception):
 
 @dataclass
 class CacheStats:
+    """A server cache's counters."""
+
     hits: int = 0
     misses: int = 0
     writes: int = 0

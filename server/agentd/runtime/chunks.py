@@ -21,6 +21,8 @@ ChunkSource = Literal["agent", "user", "system", "workflow"]
 
 @dataclass(slots=True)
 class Usage:
+    """Tokens a model call (or a run, summed with `+`) used; None where the provider did not say."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
@@ -44,6 +46,8 @@ class Usage:
 
 @dataclass(slots=True)
 class Tripwire:
+    """Why a processor stopped the run, and whether the step may run again (`retry`)."""
+
     reason: str
     retry: bool = False
     metadata: dict[str, JSON] | None = None
@@ -52,6 +56,8 @@ class Tripwire:
 
 @dataclass(slots=True)
 class Start:
+    """`start`: the run began."""
+
     agent_id: str = ""
     thread_id: str | None = None
     resource_id: str | None = None
@@ -60,6 +66,8 @@ class Start:
 
 @dataclass(slots=True)
 class StepStart:
+    """`step-start`: a model call (one step of the run) began."""
+
     step_number: int
     message_id: str
     model: str = ""
@@ -70,6 +78,8 @@ class StepStart:
 
 @dataclass(slots=True)
 class TextStart:
+    """`text-start`: a text part `id` of the reply began."""
+
     id: str
     provider_metadata: dict[str, JSON] | None = None
     type: Literal["text-start"] = "text-start"
@@ -77,6 +87,8 @@ class TextStart:
 
 @dataclass(slots=True)
 class TextDelta:
+    """`text-delta`: more of text part `id`."""
+
     id: str
     text: str
     provider_metadata: dict[str, JSON] | None = None
@@ -85,6 +97,8 @@ class TextDelta:
 
 @dataclass(slots=True)
 class TextEnd:
+    """`text-end`: text part `id` is complete."""
+
     id: str
     provider_metadata: dict[str, JSON] | None = None
     type: Literal["text-end"] = "text-end"
@@ -92,6 +106,8 @@ class TextEnd:
 
 @dataclass(slots=True)
 class ReasoningStart:
+    """`reasoning-start`: a reasoning part `id` began."""
+
     id: str
     provider_metadata: dict[str, JSON] | None = None
     type: Literal["reasoning-start"] = "reasoning-start"
@@ -99,6 +115,8 @@ class ReasoningStart:
 
 @dataclass(slots=True)
 class ReasoningDelta:
+    """`reasoning-delta`: more of reasoning part `id`."""
+
     id: str
     text: str
     provider_metadata: dict[str, JSON] | None = None
@@ -107,6 +125,8 @@ class ReasoningDelta:
 
 @dataclass(slots=True)
 class ReasoningEnd:
+    """`reasoning-end`: reasoning part `id` is complete, with the provider's signature if any."""
+
     id: str
     signature: str | None = None
     redacted_data: bytes | None = None
@@ -116,6 +136,8 @@ class ReasoningEnd:
 
 @dataclass(slots=True)
 class ToolCallStart:
+    """`tool-call-input-streaming-start`: the model began a tool call's arguments."""
+
     tool_call_id: str
     tool_name: str
     provider_executed: bool = False
@@ -125,6 +147,8 @@ class ToolCallStart:
 
 @dataclass(slots=True)
 class ToolCallDelta:
+    """`tool-call-delta`: more of a tool call's arguments, as JSON text."""
+
     tool_call_id: str
     args_text_delta: str
     tool_name: str | None = None
@@ -133,24 +157,32 @@ class ToolCallDelta:
 
 @dataclass(slots=True)
 class ToolCallEnd:
+    """`tool-call-input-streaming-end`: a tool call's arguments are complete."""
+
     tool_call_id: str
     type: Literal["tool-call-input-streaming-end"] = "tool-call-input-streaming-end"
 
 
 @dataclass(slots=True)
 class ToolCall:
+    """`tool-call`: a complete tool call."""
+
     call: ToolCallPart
     type: Literal["tool-call"] = "tool-call"
 
 
 @dataclass(slots=True)
 class ToolResult:
+    """`tool-result`: what a tool call returned."""
+
     result: ToolResultPart
     type: Literal["tool-result"] = "tool-result"
 
 
 @dataclass(slots=True)
 class StepFinish:
+    """`step-finish`: a step ended, with its finish reason and usage."""
+
     step_number: int
     message_id: str
     finish_reason: FinishReason
@@ -166,6 +198,8 @@ class StepFinish:
 
 @dataclass(slots=True)
 class Finish:
+    """`finish`: the run ended, with its response messages and total usage (terminal)."""
+
     finish_reason: FinishReason
     usage: Usage
     total_usage: Usage
@@ -180,6 +214,8 @@ class Finish:
 
 @dataclass(slots=True)
 class Error:
+    """`error`: the run failed (terminal); `reason` is the machine-readable cause."""
+
     message: str
     reason: str = "RUN_FAILED"
     status_code: int | None = None
@@ -191,6 +227,8 @@ class Error:
 
 @dataclass(slots=True)
 class Abort:
+    """`abort`: the run was aborted (terminal)."""
+
     reason: str = "ABORTED"
     message: str = ""
     type: Literal["abort"] = "abort"
@@ -198,6 +236,8 @@ class Abort:
 
 @dataclass(slots=True)
 class TripwireChunk:
+    """`tripwire`: a processor stopped the run."""
+
     tripwire: Tripwire
     type: Literal["tripwire"] = "tripwire"
 
@@ -214,18 +254,24 @@ class Data:
 
 @dataclass(slots=True)
 class SignalEcho:
+    """`signal`: a signal the run received, as it entered the conversation."""
+
     signal: Signal
     type: Literal["signal"] = "signal"
 
 
 @dataclass(slots=True)
 class File:
+    """`file`: a file the model produced."""
+
     file: FilePart
     type: Literal["file"] = "file"
 
 
 @dataclass(slots=True)
 class Source:
+    """`source`: a source the model cited."""
+
     id: str
     source_type: str
     title: str = ""
@@ -238,12 +284,16 @@ class Source:
 
 @dataclass(slots=True)
 class ObjectPartial:
+    """`object`: the structured output as far as it has streamed."""
+
     object: JSON
     type: Literal["object"] = "object"
 
 
 @dataclass(slots=True)
 class ResponseMetadata:
+    """`response-metadata`: the provider's response id, model and time."""
+
     response_id: str | None = None
     model_id: str | None = None
     time: datetime | None = None

@@ -80,6 +80,8 @@ class RunMarker:
 
 @dataclass(frozen=True)
 class LogTail:
+    """The end of a thread's shared log: its epoch, last offset and what was trimmed."""
+
     epoch: str
     #: The last logged offset (0: nothing logged).
     last_offset: int

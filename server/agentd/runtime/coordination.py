@@ -122,6 +122,8 @@ class Coordination(ABC):
 
 @dataclass
 class _Lease:
+    """A lease held in this process: its owner and expiry."""
+
     owner: str
     expires_at: float
 

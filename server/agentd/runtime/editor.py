@@ -24,6 +24,8 @@ FIELDS = ("instructions", "tools", "tool_descriptions")
 
 @dataclass(frozen=True)
 class EditorPolicy:
+    """Which of an agent's fields the editor's overrides may change."""
+
     instructions: bool = True
     #: Tool membership (which tools the agent offers).
     tools: bool = True

@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class FieldViolation:
+    """A request field that is wrong, and why."""
+
     field: str
     description: str
 
 
 @dataclass(eq=False)
 class AgentdError(Exception):
+    """An error a caller is told about: its message, machine-readable reason and details."""
+
     message: str
     reason: str
     metadata: dict[str, str] = field(default_factory=dict)

@@ -54,6 +54,8 @@ def check_tenant_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Identity:
+    """Who a caller is: tenant, subject, roles and the resources it may act for."""
+
     tenant: str
     subject: str
     roles: frozenset[Role] = field(default_factory=frozenset)

@@ -65,6 +65,8 @@ def aware(when: datetime) -> datetime:
 
 @dataclass(slots=True)
 class TextPart:
+    """Text in a message."""
+
     text: str
     provider_options: dict[str, JSON] | None = None
     type: Literal["text"] = "text"
@@ -84,6 +86,8 @@ class FilePart:
 
 @dataclass(slots=True)
 class ReasoningPart:
+    """The model's reasoning, with the provider's signature if any."""
+
     text: str
     signature: str | None = None
     redacted_data: bytes | None = None
@@ -93,6 +97,8 @@ class ReasoningPart:
 
 @dataclass(slots=True)
 class ToolCallPart:
+    """A tool call the model made."""
+
     tool_call_id: str
     tool_name: str
     args: JSON = None
@@ -106,6 +112,8 @@ class ToolCallPart:
 
 @dataclass(slots=True)
 class ToolResultPart:
+    """What a tool call returned (`is_error`: it failed)."""
+
     tool_call_id: str
     tool_name: str
     result: JSON = None
@@ -164,6 +172,8 @@ class Signal:
 
 @dataclass(slots=True)
 class SignalPart:
+    """A signal as a part of the conversation."""
+
     signal: Signal
     type: Literal["signal"] = "signal"
 
@@ -173,6 +183,8 @@ Part = TextPart | FilePart | ReasoningPart | ToolCallPart | ToolResultPart | Dat
 
 @dataclass(slots=True)
 class Message:
+    """One message of a conversation: its role and its parts."""
+
     role: Role
     parts: list[Part] = field(default_factory=list)
     id: str = field(default_factory=new_id)

@@ -15,12 +15,16 @@ DEFAULT_MAX_STEPS = 5
 
 @dataclass(frozen=True, slots=True)
 class ToolChoice:
+    """Whether the model may, must or must not call tools (`tool`: only `tool_name`)."""
+
     mode: Literal["auto", "none", "required", "tool"] = "auto"
     tool_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
+    """The sampling settings passed to the model; None leaves the provider's default."""
+
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = None
@@ -62,6 +66,8 @@ class StructuredOutput:
 
 @dataclass(frozen=True, slots=True)
 class ClientTool:
+    """A tool the caller declares and runs itself, offered to the model."""
+
     name: str
     description: str = ""
     input_schema: dict[str, JSON] = field(default_factory=dict)
@@ -69,6 +75,8 @@ class ClientTool:
 
 @dataclass(frozen=True, slots=True)
 class ThreadRef:
+    """The thread a run reads and writes, with the title and metadata it is created with."""
+
     id: str
     title: str | None = None
     metadata: dict[str, JSON] | None = None
@@ -76,6 +84,8 @@ class ThreadRef:
 
 @dataclass(frozen=True, slots=True)
 class MemoryOptions:
+    """Which resource and thread the run's memory is."""
+
     resource: str | None = None
     thread: ThreadRef | None = None
 
@@ -89,6 +99,8 @@ ScoringMode = Literal["off", "force"]
 
 @dataclass(frozen=True, slots=True)
 class ResponseCacheOptions:
+    """A call's response-cache settings: its key, its scope, and whether to bust the entry."""
+
     key: str | None = None
     scope: str | None = None  # a scope, NO_SCOPE, or None (unset)
     bust: bool | None = None
@@ -108,6 +120,8 @@ class ResponseCacheOptions:
 
 @dataclass(frozen=True, slots=True)
 class ProcessorSpec:
+    """A processor by its registered name, with its id and options."""
+
     name: str
     id: str | None = None
     options: dict[str, JSON] = field(default_factory=dict)
@@ -115,16 +129,22 @@ class ProcessorSpec:
 
 @dataclass(frozen=True, slots=True)
 class ParallelStep:
+    """A processor workflow step running its branches on the same input."""
+
     branches: tuple[ProcessorSpec, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class MapStep:
+    """A processor workflow step keeping one branch's output (`select`)."""
+
     select: str
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessorWorkflowSpec:
+    """Processors run as a workflow: its steps in order."""
+
     id: str
     steps: tuple[ProcessorSpec | ParallelStep | MapStep, ...]
 
@@ -145,6 +165,8 @@ class ToolHooks:
 
 @dataclass(frozen=True, slots=True)
 class ExecutionOptions:
+    """A run's options; each unset field takes the agent's default."""
+
     max_steps: int | None = None
     tool_choice: ToolChoice | None = None
     active_tools: tuple[str, ...] | None = None

@@ -13,6 +13,8 @@ from agentd.runtime.messages import Message, ReasoningPart, ToolCallPart, ToolRe
 
 @dataclass(slots=True)
 class StepResult:
+    """What one step of a run produced."""
+
     step_number: int
     text: str = ""
     reasoning_text: str = ""

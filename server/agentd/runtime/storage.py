@@ -32,6 +32,8 @@ MetadataUpdate = Callable[[dict[str, JSON]], tuple[dict[str, JSON] | None, R]]
 
 @dataclass
 class Thread:
+    """A conversation thread of a resource, with its title and metadata."""
+
     id: str
     resource_id: str
     title: str = ""
@@ -42,6 +44,8 @@ class Thread:
 
 @dataclass(frozen=True)
 class MessageQuery:
+    """Which of a thread's messages to read, and how many."""
+
     thread_id: str
     #: At most this many messages (None: all).
     limit: int | None = 40
@@ -57,6 +61,8 @@ class MessageQuery:
 
 @dataclass
 class MessagePage:
+    """A page of a thread's messages."""
+
     messages: list[Message]
     #: None on the last page.
     next_cursor: str | None = None
@@ -64,6 +70,8 @@ class MessagePage:
 
 @dataclass
 class ThreadPage:
+    """A page of a resource's threads."""
+
     threads: list[Thread]
     next_cursor: str | None = None
 

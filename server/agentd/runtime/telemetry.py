@@ -45,6 +45,8 @@ class Scorekeeper(Protocol):
 
 @dataclass
 class Telemetry:
+    """What a run reports to: the tracer, the metrics and the scorekeeper."""
+
     tracer: Tracer | None = None
     capture_content: bool = False
     metrics: Metrics = OFF
@@ -119,6 +121,8 @@ def model_name(spec: str) -> str:
 
 @dataclass
 class _ProcessorSpan:
+    """A processor's span in a run, with the hooks it ran and its time."""
+
     span: Span
     hooks: list[str] = field(default_factory=list)
     calls: int = 0

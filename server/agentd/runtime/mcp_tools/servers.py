@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.lazy import lazy
-from agentd.runtime.mcp_tools.spec import McpServerSpec, McpToolRef
 from agentd.runtime.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -16,6 +15,7 @@ if TYPE_CHECKING:
 
     from agentd.runtime.mcp_tools import connection, results
     from agentd.runtime.mcp_tools.connection import Backoff, McpConnection
+    from agentd.runtime.mcp_tools.spec import McpServerSpec, McpToolRef
 else:
     # The mcp SDK (its server side and cryptography come with any import of it)
     # loads only for a server with [[mcp_servers]]: start-up cost, see lazy.py.

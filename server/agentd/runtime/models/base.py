@@ -13,6 +13,8 @@ from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
+    """A tool as the model is offered it: its name, description and input schema."""
+
     name: str
     description: str
     input_schema: dict[str, Any]

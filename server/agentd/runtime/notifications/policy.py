@@ -42,6 +42,8 @@ def check_state(value: object) -> ThreadState:
 
 @dataclass(frozen=True)
 class DeliveryDecision:
+    """What the delivery policy decided for a record, and when."""
+
     action: DeliveryAction
     #: When a full delivery is due (defer; high-active summary-then-full).
     deliver_at: datetime | None = None

@@ -59,6 +59,8 @@ class NotificationQuery:
 
 @dataclass
 class NotificationPage:
+    """A page of a thread's notification records."""
+
     records: list[NotificationRecord]
     #: None on the last page.
     next_cursor: str | None = None

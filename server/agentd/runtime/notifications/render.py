@@ -63,6 +63,8 @@ def notification_signal(record: NotificationRecord, *, now: datetime | None = No
 
 @dataclass(frozen=True)
 class NotificationSummary:
+    """What a `<notification-summary>` counts: pending records by source and priority."""
+
     #: Records still pending.
     pending: int
     #: Counts by source, sorted by source.

@@ -45,6 +45,8 @@ MAX_DELIVERY_ATTEMPTS = 5
 
 @dataclass
 class SendResult:
+    """What sending a notification did: its record, the decision, and the signal sent."""
+
     record: NotificationRecord
     decision: DeliveryDecision
     #: The signal emitted now (full, or the one-record summary), when routing returned.
@@ -60,12 +62,16 @@ class SendResult:
 
 @dataclass
 class DispatchFailure:
+    """A record whose delivery failed, with why."""
+
     record: NotificationRecord
     error: str
 
 
 @dataclass
 class DispatchResult:
+    """What one pass of the dispatcher did with the records that came due."""
+
     #: Full notifications sent (status delivered, or still seen when marked seen meanwhile).
     delivered: list[NotificationRecord] = field(default_factory=list)
     #: Covered by a summary signal: still pending, summary_at cleared, summary_signal_id set.
@@ -79,6 +85,8 @@ class DispatchResult:
 
 @dataclass
 class _Item:
+    """A full delivery or a summary, queued for one thread."""
+
     priority: Priority
     created_at: datetime
     records: list[tuple[NotificationRecord, DeliveryDecision]]

@@ -63,6 +63,8 @@ class OverrideValues:
 
 @dataclass(frozen=True)
 class OverrideVersion:
+    """One version of an agent's editor overrides."""
+
     key: str
     version: int
     values: OverrideValues

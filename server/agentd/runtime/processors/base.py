@@ -73,6 +73,8 @@ class ProcessorUnavailable(Unavailable):
 
 @dataclass(frozen=True, slots=True)
 class ProcessorViolation:
+    """What a processor found wrong, as a run's error details name it."""
+
     processor_id: str
     message: str
     detail: Any = None
@@ -142,6 +144,8 @@ class HookArgs:
 
 @dataclass(kw_only=True)
 class ProcessInputArgs(HookArgs):
+    """`process_input`: the call's input messages, before the first step."""
+
     #: Only this call's new input messages (not history).
     messages: list[Message]
     system_messages: list[Message]
@@ -150,6 +154,8 @@ class ProcessInputArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessInputStepArgs(HookArgs):
+    """`process_input_step`: the messages and options of a step, before its model call."""
+
     #: Every message: history, input and earlier responses.
     messages: list[Message]
     message_list: MessageList
@@ -217,6 +223,8 @@ class ModelCallArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessLLMRequestArgs(ModelCallArgs):
+    """`process_llm_request`: the prompt about to go to the provider."""
+
     #: The provider-bound prompt (system messages first; signals rendered).
     prompt: list[Message]
     message_list: MessageList | None = None
@@ -224,6 +232,8 @@ class ProcessLLMRequestArgs(ModelCallArgs):
 
 @dataclass(kw_only=True)
 class ProcessLLMResponseArgs(ModelCallArgs):
+    """`process_llm_response`: the model's chunks of a step, once it answered."""
+
     #: The model-side chunks of this step (live or replayed): copies the
     #: processor may keep, untouched by output processors.
     chunks: list[ModelEvent]
@@ -232,6 +242,8 @@ class ProcessLLMResponseArgs(ModelCallArgs):
 
 @dataclass(kw_only=True)
 class ProcessOutputStreamArgs(HookArgs):
+    """`process_output_stream`: one chunk on its way to the caller."""
+
     part: Chunk
     #: Every chunk this processor was given so far, the current one included
     #: (the runner's own list: read it, do not change it).
@@ -243,6 +255,8 @@ class ProcessOutputStreamArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessOutputStepArgs(HookArgs):
+    """`process_output_step`: a step's messages once it finished."""
+
     messages: list[Message]
     message_list: MessageList
     step_number: int
@@ -257,6 +271,8 @@ class ProcessOutputStepArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessToolResultArgs(HookArgs):
+    """`process_tool_result`: a tool call's result, before the model sees it."""
+
     step_number: int
     tool_name: str
     tool_call_id: str
@@ -271,6 +287,8 @@ class ProcessToolResultArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class OutputResult:
+    """What a run produced: its text, usage, finish reason and steps."""
+
     text: str = ""
     usage: Usage = field(default_factory=Usage)
     finish_reason: FinishReason = "unknown"
@@ -279,6 +297,8 @@ class OutputResult:
 
 @dataclass(kw_only=True)
 class ProcessOutputResultArgs(HookArgs):
+    """`process_output_result`: the run's response messages and result, before they are kept."""
+
     #: The response messages only.
     messages: list[Message]
     message_list: MessageList
@@ -290,6 +310,8 @@ class ProcessOutputResultArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class ProcessAPIErrorArgs(HookArgs):
+    """`process_api_error`: the error a model call raised."""
+
     error: BaseException
     messages: list[Message]
     message_list: MessageList
@@ -301,6 +323,8 @@ class ProcessAPIErrorArgs(HookArgs):
 
 @dataclass(kw_only=True)
 class APIErrorResult:
+    """What `process_api_error` decided: whether the step runs again."""
+
     retry: bool = False
 
 

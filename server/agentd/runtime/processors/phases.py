@@ -175,6 +175,8 @@ class MessagePhase:
 
 @dataclass(frozen=True)
 class StepValue:
+    """What the input-step chain passes on: the message list and the step's input."""
+
     message_list: MessageList
     step_input: StepInput
 
@@ -278,6 +280,8 @@ def apply_step_overrides(
 
 @dataclass(frozen=True)
 class Part:
+    """An output-stream chunk after a processor, with the chunks it queued."""
+
     #: None once a processor dropped it.
     chunk: Chunk | None
     #: Chunks queued with `emit_after`, to go through the whole chain next.

@@ -31,11 +31,15 @@ V = TypeVar("V")
 
 @dataclass(frozen=True)
 class ParallelStep:
+    """Processors run on the same input at once."""
+
     branches: Sequence[Processor]
 
 
 @dataclass(frozen=True)
 class MapStep:
+    """Keeps one branch's output of the parallel step before it."""
+
     #: The branch key whose output continues, e.g. "processor:pii-detector".
     select: str
 

@@ -17,6 +17,8 @@ __all__ = ["Score", "ScorePage", "ScoreQuery", "matches", "page_of", "sort_key"]
 
 @dataclass(frozen=True, slots=True)
 class Score:
+    """One scorer's score of one run, as stored."""
+
     id: str
     tenant: str
     agent_id: str
@@ -34,6 +36,8 @@ class Score:
 
 @dataclass(frozen=True, slots=True)
 class ScoreQuery:
+    """Which scores to list: a tenant's, filtered by agent, thread, run, scorer and time."""
+
     tenant: str
     agent_id: str = ""
     thread_id: str = ""
@@ -49,6 +53,8 @@ class ScoreQuery:
 
 @dataclass(frozen=True, slots=True)
 class ScorePage:
+    """A page of scores, newest first."""
+
     scores: list[Score]
     #: The cursor of the next page; None on the last page.
     next_cursor: tuple[datetime, str] | None

@@ -46,6 +46,8 @@ class ScoreInput:
 
 @dataclass(frozen=True, slots=True)
 class ScoreResult:
+    """What a scorer said of a run: its value, with the reason and a label."""
+
     value: float
     reason: str = ""
     label: str = ""
@@ -59,6 +61,8 @@ ScoreFunction = Callable[[ScoreInput], ScorerOutput | Awaitable[ScorerOutput]]
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
+    """A named function scoring a share of an agent's runs after they answered."""
+
     name: str
     score: ScoreFunction
     #: The share of runs it scores, between 0 and 1.

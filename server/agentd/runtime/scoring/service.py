@@ -28,17 +28,23 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await, resolve_dynamic
 from agentd.runtime.identity import DEFAULT_TENANT, TENANT_KEY
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import Message, new_id, utcnow
 from agentd.runtime.options import ScoringMode
 from agentd.runtime.results import RunResult
 from agentd.runtime.scoring.record import Score
-from agentd.runtime.scoring.scorer import ScoreInput, Scorer, results_of
 from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.telemetry import RunTrace
+
+if TYPE_CHECKING:
+    from agentd.runtime.scoring import scorer as _scorer
+    from agentd.runtime.scoring.scorer import ScoreInput, Scorer
+else:
+    _scorer = lazy("agentd.runtime.scoring.scorer")  # loaded with the first run an agent's scorers score
 
 __all__ = ["EndedRun", "Scoring", "ScoringSettings"]
 
@@ -47,6 +53,8 @@ log = logging.getLogger("agentd.scoring")
 
 @dataclass(frozen=True, slots=True)
 class ScoringSettings:
+    """`[scoring]`: how many runs are scored at once, for how long, and the sampling seed."""
+
     #: Runs scored at once; later ones are dropped until one finishes.
     max_pending: int = 256
     #: Seconds each scorer may take.
@@ -82,6 +90,8 @@ class EndedRun:
 
 @dataclass
 class Scoring:
+    """Scores the runs that answered in the background, bounded, and keeps the scores."""
+
     store: ScoreStore = field(default_factory=InMemoryScoreStore)
     settings: ScoringSettings = field(default_factory=ScoringSettings)
     _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False)
@@ -163,7 +173,7 @@ class Scoring:
             if chosen is None:
                 chosen = self._sample(await self._resolve(run), run)
             result = run.result
-            seen = ScoreInput(
+            seen = _scorer.ScoreInput(
                 agent_id=run.agent.id,
                 run_id=result.run_id,
                 input=run.input,
@@ -179,7 +189,7 @@ class Scoring:
         """The scorers a function of the request context gives ([] when it fails)."""
         try:
             scorers = list(await resolve_dynamic(run.agent.scorers, run.request_context))
-            wrong = [type(s).__name__ for s in scorers if not isinstance(s, Scorer)]
+            wrong = [type(s).__name__ for s in scorers if not isinstance(s, _scorer.Scorer)]
             if wrong:
                 raise TypeError(f"it returned {', '.join(wrong)}, not Scorer")
         except Exception as exc:
@@ -197,7 +207,7 @@ class Scoring:
         result = run.result
         try:
             async with asyncio.timeout(self.settings.timeout):
-                outputs = results_of(await maybe_await(scorer.score(seen)), scorer.name)
+                outputs = _scorer.results_of(await maybe_await(scorer.score(seen)), scorer.name)
         except TimeoutError:
             log.warning(
                 "scorer %s of %s took over %.1fs on run %s: no score",

@@ -32,6 +32,8 @@ __all__ = ["LocalThreadLog", "LogJoin", "ThreadLog", "check_resume"]
 
 @dataclass(frozen=True)
 class LogJoin:
+    """Where a subscriber joined a thread's log, and what it replays."""
+
     epoch: str
     #: The last logged offset when the subscriber joined (0: nothing logged).
     last_offset: int
@@ -95,6 +97,8 @@ _CHUNK_OVERHEAD = 320
 
 @dataclass(slots=True)
 class _Log:
+    """One thread's logged chunks, bounded."""
+
     epoch: str = field(default_factory=lambda: uuid.uuid4().hex)
     #: Offsets start from the wall clock in microseconds: never reused across restarts.
     next_offset: int = field(default_factory=lambda: time.time_ns() // 1000)

@@ -14,12 +14,16 @@ __all__ = ["AbortAnswer", "AbortForward", "PeerAnswer", "PeerRequest", "RouteAns
 
 @dataclass(frozen=True)
 class RouteAnswer:
+    """The holder's answer to a forwarded route request."""
+
     #: None: the replica no longer runs the thread (it is changing hands; look again).
     routing: Routing | None
 
 
 @dataclass(frozen=True)
 class AbortForward:
+    """An abort of a thread's run, forwarded to the replica that holds the thread."""
+
     resource_id: str
     thread_id: str
     run_id: str | None
@@ -27,12 +31,16 @@ class AbortForward:
 
 @dataclass(frozen=True)
 class AbortAnswer:
+    """The holder's answer to a forwarded abort."""
+
     #: The aborted run's id, or None when none was aborted.
     run_id: str | None
 
 
 @dataclass(frozen=True)
 class ToolForward:
+    """A client tool's result, forwarded to the replica whose run waits for it."""
+
     run_id: str
     tool_call_id: str
     result: Any
@@ -41,6 +49,8 @@ class ToolForward:
 
 @dataclass(frozen=True)
 class ToolAnswer:
+    """Whether a run was waiting for the forwarded tool result."""
+
     answered: bool
 
 

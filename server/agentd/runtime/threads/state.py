@@ -29,6 +29,8 @@ class Queued:
 
 @dataclass
 class LiveThread:
+    """A thread this replica runs: its active run and its latest agent and options."""
+
     resource_id: str
     thread_id: str
     active: RunHandle | None = None

@@ -43,6 +43,8 @@ DEFAULT_MAX_PARALLEL = 16
 
 @dataclass(frozen=True, slots=True)
 class WorkflowLimits:
+    """`[workflow_limits]`: how deep workflows nest and how wide a step may be."""
+
     #: How deep workflows may nest (a workflow in a workflow, or run by an agent step's agent).
     max_depth: int = DEFAULT_MAX_DEPTH
     #: The most steps one parallel or branch step may hold.
@@ -171,6 +173,8 @@ async def holds(condition: Condition, output: Any) -> bool:
 
 @dataclass
 class _Checker:
+    """Walks workflows once, checking their depth, width and cycles."""
+
     limits: WorkflowLimits
     #: Depth of each workflow checked (1: no workflow below it).
     depths: dict[int, int] = field(default_factory=dict)

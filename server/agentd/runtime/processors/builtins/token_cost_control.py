@@ -102,13 +102,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Final, Literal
 from urllib.parse import quote, unquote
 
 from agentd.runtime.cache import ServerCache
 from agentd.runtime.chunks import Usage
 from agentd.runtime.durations import parse_duration
+from agentd.runtime.pricing import Price, parse_prices
 from agentd.runtime.processors.base import (
     ProcessInputStepArgs,
     Processor,
@@ -171,61 +172,6 @@ _RUN_MODELS = "run_models"
 _WARNED = "warned"
 _SOFT_WARNED = "soft_warned"
 _OUTPUT_SEEN = "output_seen"
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """USD per million input and output tokens."""
-
-    input: Decimal = Decimal(0)
-    output: Decimal = Decimal(0)
-
-    def micro_usd(self, usage: Usage) -> int:
-        """The cost of `usage` in micro-dollars, rounded up."""
-        input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
-        if input_tokens is None and output_tokens is None:
-            input_tokens = usage.total_tokens  # nothing to split by: priced as input
-        cost = Decimal(input_tokens or 0) * self.input + Decimal(output_tokens or 0) * self.output
-        return max(0, math.ceil(cost))
-
-
-def _decimal(value: Any, where: str) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
-        raise ValueError(f"{where}: must be a number, got {value!r}")
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation:
-        raise ValueError(f"{where}: must be a number, got {value!r}") from None
-    if not number.is_finite() or number < 0:
-        raise ValueError(f"{where}: must be a finite number >= 0, got {value!r}")
-    return number
-
-
-def parse_prices(table: Mapping[str, Any] | None, where: str = "pricing") -> dict[str, Price]:
-    """`{"provider/model": {"input": usd_per_million, "output": usd_per_million}}`
-    (a missing side costs 0; Price values pass through). ValueError names the bad key."""
-    if table is None:
-        return {}
-    if not isinstance(table, Mapping):
-        raise ValueError(f"{where}: must be a table of provider/model = {{ input, output }}")
-    prices: dict[str, Price] = {}
-    for model, entry in table.items():
-        at = f'{where}."{model}"'
-        if not isinstance(model, str) or "/" not in model:
-            raise ValueError(f"{at}: the key must be a provider/model spec")
-        if isinstance(entry, Price):
-            prices[model] = entry
-            continue
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"{at}: must be a table with input and output (USD per million tokens)")
-        unknown = sorted(str(k) for k in entry if k not in ("input", "output"))
-        if unknown:
-            raise ValueError(f"{at}: unknown key(s) {', '.join(unknown)} (allowed: input, output)")
-        prices[model] = Price(
-            input=_decimal(entry.get("input", 0), f"{at}.input"),
-            output=_decimal(entry.get("output", 0), f"{at}.output"),
-        )
-    return prices
 
 
 def _usage_tokens(usage: Usage) -> int:
