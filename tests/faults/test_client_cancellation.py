@@ -11,6 +11,7 @@ import os
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +74,22 @@ def threads_of(i: int) -> str:
     return f"cancel-t{i % 8}"
 
 
+async def to_the_end(call: Any) -> None:
+    """Reads a call to its end; a client that goes away cancels its call.
+
+    grpc.aio cancels a call whose reading task is cancelled mid-read, but not
+    one cancelled while the call is still being set up (the read awaits the
+    set-up outside the handler that cancels), and since grpcio 1.83 a dropped
+    call is never collected, so never cancelled by its finaliser
+    (grpc/grpc#43462): to the server that client is still there, and it
+    rightly keeps its subscription and its Connect session."""
+    try:
+        async for _ in call:
+            pass
+    finally:
+        call.cancel()  # a no-op once the call is over
+
+
 async def stream(running: Running, i: int) -> None:
     request = apb.StreamRequest(agent_id="slow", text=f"call {i}")
     if i % 2:  # half bound to a thread (a thread run: its caller going away aborts it)
@@ -81,13 +98,11 @@ async def stream(running: Running, i: int) -> None:
             text=f"call {i}",
             options=opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id=f"cancel-s{i}")),
         )
-    async for _ in running.agents.Stream(request):
-        pass
+    await to_the_end(running.agents.Stream(request))
 
 
 async def subscribe(running: Running, i: int) -> None:
-    async for _ in running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id=threads_of(i))):
-        pass
+    await to_the_end(running.threads.Subscribe(tpb.SubscribeRequest(resource_id="u1", thread_id=threads_of(i))))
 
 
 async def connect(running: Running, i: int) -> None:
@@ -101,8 +116,7 @@ async def connect(running: Running, i: int) -> None:
         )
         await asyncio.Event().wait()  # the client keeps the stream open until it goes away
 
-    async for _ in running.threads.Connect(frames()):
-        pass
+    await to_the_end(running.threads.Connect(frames()))
 
 
 KINDS = (stream, subscribe, connect)
@@ -115,6 +129,17 @@ async def call_then_cancel(running: Running, i: int, delay: float) -> None:
     results = await asyncio.gather(task, return_exceptions=True)
     if done and isinstance(results[0], BaseException) and not isinstance(results[0], asyncio.CancelledError):
         raise results[0]  # a call that ended by itself before the cancel ended well
+
+
+def task_names(tasks: set[asyncio.Task[object]]) -> list[str]:
+    """Each task by its coroutine and where it is suspended, for a failure message."""
+    named = []
+    for task in tasks:
+        frames = task.get_stack(limit=3)
+        where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
+        coro = task.get_coro()
+        named.append(f"{getattr(coro, '__qualname__', coro)!s} at {where}")
+    return sorted(named)
 
 
 def state(running: Running) -> dict[str, int]:
@@ -145,6 +170,7 @@ async def test_random_client_cancellation_leaves_nothing_behind(running: Running
     await asyncio.sleep(0.5)
     await settled(running, {})
     baseline = state(running)
+    before = asyncio.all_tasks()
     assert baseline["threads"] == 0 and baseline["active runs"] == 0, baseline
 
     rng = random.Random(SEED)
@@ -163,4 +189,8 @@ async def test_random_client_cancellation_leaves_nothing_behind(running: Running
     try:
         await until(back, within=15, what="the process to hold what it held before", step=0.2)
     except AssertionError:
-        raise AssertionError(f"baseline {baseline}, now {now} (seed {SEED})") from None
+        tasks = asyncio.all_tasks() - before
+        extra = "\n  ".join(task_names(tasks))
+        raise AssertionError(
+            f"baseline {baseline}, now {now} (seed {SEED}); tasks not there before:\n  {extra}"
+        ) from None
