@@ -10,7 +10,6 @@ TTLs and waits are a few hundred milliseconds; nothing waits out a long block.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -281,10 +280,9 @@ async def test_read_new_blocks_until_another_replica_appends(make: Make) -> None
     await blocked(follower)
     assert not task.done()
 
-    began = time.monotonic()
     offsets = await writer.append(t, [delta(2)])
-    got = await asyncio.wait_for(task, 3.0)
-    assert time.monotonic() - began < 2.0
+    # Woken by the append: a read that ran out its block would answer nothing.
+    got = await asyncio.wait_for(task, 10.0)
     assert got == {t: [replace(delta(2), offset=offsets[0])]}
 
 
@@ -302,10 +300,11 @@ async def test_read_new_returns_nothing_after_block_ms(make: Make) -> None:
     cluster = make()
     t = thread()
     offsets = await cluster.append(t, [delta(1)])
-    began = time.monotonic()
-    assert await cluster.read_new({t: offsets[-1]}, 200) == {}
-    elapsed = time.monotonic() - began
-    assert 0.15 <= elapsed < 2.0
+    # Nothing new: the read blocks in redis (it waits, it does not answer at once), then answers nothing.
+    # (Blocked long enough for the test to see it blocked.)
+    task = asyncio.create_task(cluster.read_new({t: offsets[-1]}, 2000))
+    await blocked(cluster)
+    assert await asyncio.wait_for(task, 30.0) == {}
     assert await cluster.read_new({}, 200) == {}
 
 
@@ -335,12 +334,12 @@ async def test_read_new_follows_several_threads_with_their_own_cursors(make: Mak
 async def test_interrupt_read_ends_a_blocking_read_new_early(make: Make) -> None:
     cluster = make()
     t = thread()
-    task = asyncio.create_task(cluster.read_new({t: 0}, 5000))
+    # Blocked for longer than the test may run: only the interrupt can end it.
+    task = asyncio.create_task(cluster.read_new({t: 0}, 600_000))
     await blocked(cluster)
-    began = time.monotonic()
+    assert not task.done()
     await cluster.interrupt_read()
-    assert await asyncio.wait_for(task, 3.0) == {}
-    assert time.monotonic() - began < 2.0
+    assert await asyncio.wait_for(task, 10.0) == {}
 
     # The reader still works afterwards, and interrupting when nothing blocks is harmless.
     await cluster.interrupt_read()
@@ -508,27 +507,23 @@ async def test_a_handler_crash_is_unavailable_replica_error(make: Make) -> None:
 
 async def test_request_to_a_replica_nobody_serves_is_peer_gone_at_once(make: Make) -> None:
     a, b, _, _ = await serving(make)
-    began = time.monotonic()
+    # PeerGone, not PeerTimeout: nothing waited out the request's timeout (longer than the test may run).
     with pytest.raises(PeerGone):
-        await a.request("nobody-" + uuid.uuid4().hex[:6], {"op": "echo", "body": {}}, 5.0)
-    assert time.monotonic() - began < 1.0
+        await a.request("nobody-" + uuid.uuid4().hex[:6], {"op": "echo", "body": {}}, 600.0)
     # A replica that stopped serving is gone too.
     gone = b.replica_id
     await b.close()
-    began = time.monotonic()
     with pytest.raises(PeerGone):
-        await a.request(gone, {"op": "echo", "body": {}}, 5.0)
-    assert time.monotonic() - began < 1.0
+        await a.request(gone, {"op": "echo", "body": {}}, 600.0)
 
 
 async def test_a_slow_handler_is_peer_timeout(make: Make) -> None:
     a, b, _, hb = await serving(make)
-    began = time.monotonic()
     with pytest.raises(PeerTimeout):
         await a.request(b.replica_id, {"op": "slow", "body": {}}, 0.2)
-    elapsed = time.monotonic() - began
-    assert 0.15 <= elapsed < 1.5
+    # It timed out waiting on a replica that got the request and has not answered.
     assert hb.calls == [("slow", {})]
+    assert not hb.never.is_set()
     # The late answer does not confuse the next request.
     hb.never.set()
     assert await a.request(b.replica_id, {"op": "echo", "body": {"n": 3}}, 5.0) == {"by": "b", "got": {"n": 3}}
@@ -562,10 +557,10 @@ async def test_replica_ids_are_unique_unless_given(make: Make) -> None:
 # ------------------------------------------------------------ no server
 
 
+@pytest.mark.timeout(60)  # each call fails on its socket timeout: none hangs
 async def test_an_unreachable_redis_raises_cluster_error() -> None:
     cluster = RedisCluster(f"redis://127.0.0.1:{free_port()}/0", socket_timeout=0.5)
     try:
-        began = time.monotonic()
         for call in (
             cluster.append("t", [delta(1)]),
             cluster.tail("t"),
@@ -583,6 +578,5 @@ async def test_an_unreachable_redis_raises_cluster_error() -> None:
         ):
             with pytest.raises(ClusterError, match="redis cluster"):
                 await call
-        assert time.monotonic() - began < 10.0
     finally:
         await cluster.close()

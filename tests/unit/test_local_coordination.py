@@ -79,13 +79,11 @@ async def test_keeper_is_lost_before_an_unconfirmed_lease_expires() -> None:
     coordination = Flaky()
     async with LeaseKeeper(coordination, "t", "a", ttl_ms=300) as keeper:
         coordination.failing = True
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        await wait_lost(keeper, within=0.5)
-        # Given up with a margin: before the 300 ms lease could have run out unrenewed.
-        assert loop.time() - started < 0.3
+        await wait_lost(keeper, within=5)
+        # Given up with a margin: the lease has not run out unrenewed yet (it is
+        # still held), but the keeper no longer trusts it.
+        assert await coordination.owner("t") == "a"
         assert coordination.failures >= 2
-        assert await coordination.owner("t") == "a"  # still (briefly) held, but no longer trusted
     assert await coordination.owner("t") == "a"  # a lost keeper does not release: the lease expires
     await asyncio.sleep(0.3)
     assert await coordination.owner("t") is None
