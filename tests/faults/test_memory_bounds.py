@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import time
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -95,12 +94,10 @@ def logs(running: Running) -> int:
 
 
 async def test_20000_subscribes_to_threads_that_do_not_exist_keep_nothing(running: Running) -> None:
-    started = time.monotonic()
     await at_most(200, [lambda i=i: subscribe_and_leave(running, f"nobody-{i}") for i in range(20_000)])
     await until(
         lambda: logs(running) == 0 and len(running.host.threads) == 0, within=5, what="no log and no thread state"
     )
-    assert time.monotonic() - started < 90
 
 
 async def test_deleting_200_threads_mid_run_drops_their_logs(running: Running) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
@@ -387,9 +386,11 @@ def own_redis_server() -> Iterator[RedisServer]:
     yield from running_redis_server()
 
 
+@pytest.mark.timeout(60)  # far below the socket timeouts: a call that waited one out would not finish
 async def test_redis_stopped_mid_test_then_restarted(own_redis_server: RedisServer) -> None:
+    # Refused at once: the timeouts are longer than the test may run.
     cache = RedisServerCache(
-        own_redis_server.url, key_prefix=unique_prefix(), socket_timeout=1, socket_connect_timeout=1
+        own_redis_server.url, key_prefix=unique_prefix(), socket_timeout=600, socket_connect_timeout=600
     )
     try:
         await cache.set("k", "v")
@@ -408,10 +409,8 @@ async def test_redis_stopped_mid_test_then_restarted(own_redis_server: RedisServ
             cache.clear,
         ]
         for n, call in enumerate(calls, 1):
-            started = time.monotonic()
             with pytest.raises(CacheError, match="redis cache"):
                 await call()
-            assert time.monotonic() - started < 1.0  # refused at once: no waiting out the timeout
             assert cache.stats.errors == n
         assert cache.stats.hits == 1 and cache.stats.writes == 1 and cache.stats.misses == 0
 
@@ -425,6 +424,7 @@ async def test_redis_stopped_mid_test_then_restarted(own_redis_server: RedisServ
         await cache.close()
 
 
+@pytest.mark.timeout(30)  # the call ends on its own socket timeout, not the test's
 async def test_redis_a_server_that_never_answers_times_out() -> None:
     # A socket that accepts connections but never replies: every call must end
     # with CacheError after about one socket timeout.
@@ -434,10 +434,8 @@ async def test_redis_a_server_that_never_answers_times_out() -> None:
         port = listener.getsockname()[1]
         cache = RedisServerCache(f"redis://127.0.0.1:{port}/0", socket_timeout=0.3, socket_connect_timeout=0.3)
         try:
-            started = time.monotonic()
             with pytest.raises(CacheError):
                 await cache.get("k")
-            assert time.monotonic() - started < 1.5
             assert cache.stats.errors == 1
         finally:
             await cache.close()

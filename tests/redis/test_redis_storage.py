@@ -6,7 +6,6 @@ and a client given instead of a URL."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -119,8 +118,10 @@ async def test_redis_delete_thread_racing_writers_leaves_nothing_behind(redis_se
         await store.close()
 
 
+@pytest.mark.timeout(60)  # far below the socket timeouts: a call that waited one out would not finish
 async def test_redis_stopped_raises_storage_error_then_recovers(redis_server: RedisServer) -> None:
-    store = RedisStorage(redis_server.url, key_prefix=unique_prefix(), socket_timeout=1, socket_connect_timeout=1)
+    # Refused at once: the timeouts are longer than the test may run.
+    store = RedisStorage(redis_server.url, key_prefix=unique_prefix(), socket_timeout=600, socket_connect_timeout=600)
     try:
         await store.create_thread(thread())
         await store.save_messages([text("t-1", "m1", "x")])
@@ -141,10 +142,8 @@ async def test_redis_stopped_raises_storage_error_then_recovers(redis_server: Re
                 store.ping,
             ]
             for call in calls:
-                started = time.monotonic()
                 with pytest.raises(StorageError, match="redis storage"):
                     await call()
-                assert time.monotonic() - started < 1.0  # refused at once
         finally:
             redis_server.start()  # same port, empty (the test server keeps nothing)
         assert await store.ping() is True
