@@ -38,6 +38,7 @@ from .signals import (
     signal_input,
     state_signal_input,
 )
+from .streams import cancel_call
 from .types import Attributes, Routing, chunk_kind
 
 log = logging.getLogger("agentd_client")
@@ -211,6 +212,9 @@ class ConnectSession:
             try:
                 await self._call.write(thread_service_pb2.ConnectRequest(request_id=self._next_id(), open=opening))
                 first = await self._call.read()
+            except asyncio.CancelledError:
+                cancel_call(self._call)
+                raise
             except grpc.RpcError as err:
                 error = AgentdError.from_rpc_error(err)
                 if not self.reconnect or error.code is not grpc.StatusCode.UNAVAILABLE:

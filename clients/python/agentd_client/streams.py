@@ -18,6 +18,16 @@ _EOF: Any = grpc.aio.EOF  # type: ignore[attr-defined]
 Metadata = Callable[[], list[tuple[str, str]]]
 
 
+def cancel_call(call: Any) -> None:
+    """Cancels a streaming call whose reader was cancelled. grpc.aio does this
+    itself for a reader cancelled mid-read, but not for one cancelled while
+    the call is still being set up, and a dropped call is never collected
+    (grpc/grpc#43462): the call would stay open on the server (a
+    subscription, a session, a run nobody reads) for as long as the channel."""
+    if call is not None:
+        call.cancel()  # a no-op once the call is over
+
+
 class RunStream:
     """The chunks of one run (`AgentService.Stream`).
 
@@ -84,6 +94,9 @@ class RunStream:
                 yield batch
         except grpc.RpcError as err:
             raise AgentdError.from_rpc_error(err) from None
+        except asyncio.CancelledError:
+            cancel_call(self._call)
+            raise
 
     def batches(self) -> AsyncIterator[list[chunk_pb2.Chunk]]:
         """The response batches, each a list of chunks of this run in `seq` order."""
@@ -209,6 +222,9 @@ class Subscription:
                 await self._retry_or_raise(err, attempt)
                 attempt += 1
                 continue
+            except asyncio.CancelledError:
+                self._cancel_call()
+                raise
             if first is _EOF or first.WhichOneof("event") != "snapshot":
                 raise AgentdError(grpc.StatusCode.INTERNAL, "the subscription did not start with a snapshot")
             self.snapshot = first.snapshot
@@ -285,9 +301,8 @@ class Subscription:
         return chunk
 
     def _cancel_call(self) -> None:
-        if self._call is not None:
-            self._call.cancel()
-            self._call = None
+        cancel_call(self._call)
+        self._call = None
 
     async def aclose(self) -> None:
         """End the subscription (never aborts a run)."""
