@@ -170,7 +170,7 @@ async def until_serving(server: load.Server) -> None:
     deadline = time.monotonic() + 60
     # Reconnect at once: grpc's default backoff after the first refused connect
     # (about 1 s) would be measured as start-up.
-    fast = [(f"grpc.{k}_reconnect_backoff_ms", 5) for k in ("initial", "min", "max")]
+    fast = [(f"grpc.{k}_reconnect_backoff_ms", 1) for k in ("initial", "min", "max")]
     async with grpc.aio.insecure_channel(server.addr, options=fast) as channel:
         check_health = health_pb2_grpc.HealthStub(channel).Check
         while True:
