@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller, check_id_chars
-from agentd.grpc.chunks import add_chunks
+from agentd.grpc.chunks import add_chunks, sized
 from agentd.grpc.errors import Context
 from agentd.grpc.overrides import overrides_to_pb, update_from_pb
 from agentd.grpc.results import result_to_pb
@@ -32,10 +32,8 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import score_pb2 as spb
 
-#: Most chunks one StreamResponse carries, and the byte budget a batch is
-#: split under (the default gRPC receive limit is 4 MiB).
+#: Most chunks one StreamResponse carries.
 MAX_BATCH = 512
-MAX_BATCH_BYTES = 3 * 1024 * 1024
 
 
 def agent_to_pb(agent: Agent, overrides: OverrideVersion | None = None) -> apb.Agent:
@@ -89,18 +87,15 @@ def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
     start = 0
     for i in range(1, len(chunks) + 1):
         if i == len(chunks) or chunks[i].run_id != chunks[start].run_id:
-            out.extend(_sized(chunks[start:i]))
+            out.extend(sized(_stream_response, chunks[start:i]))
             start = i
     return out
 
 
-def _sized(chunks: list[Chunk]) -> list[apb.StreamResponse]:
+def _stream_response(chunks: Sequence[Chunk]) -> apb.StreamResponse:
     response = apb.StreamResponse()
     add_chunks(response.chunks, chunks)
-    if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
-        return [response]
-    middle = len(chunks) // 2
-    return _sized(chunks[:middle]) + _sized(chunks[middle:])
+    return response
 
 
 def run_error(error: Error) -> AgentdError:

@@ -4,7 +4,7 @@ tripwire they carry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from google.protobuf import struct_pb2
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
@@ -270,3 +270,20 @@ def add_chunks(into: RepeatedCompositeFieldContainer[cpb.Chunk], chunks: Sequenc
     add = into.add
     for chunk in chunks:
         fill_chunk(add(), chunk)
+
+
+#: The byte budget a message of chunks is split under (the default gRPC
+#: receive limit is 4 MiB).
+MAX_BATCH_BYTES = 3 * 1024 * 1024
+
+M = TypeVar("M", bound=Message)
+
+
+def sized(build: Callable[[Sequence[runtime_chunks.Chunk]], M], chunks: Sequence[runtime_chunks.Chunk]) -> list[M]:
+    """`build(chunks)`, split in halves while it is over MAX_BATCH_BYTES. One
+    chunk is never split: one too large for a message is the stream's to refuse."""
+    response = build(chunks)
+    if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
+        return [response]
+    middle = len(chunks) // 2
+    return sized(build, chunks[:middle]) + sized(build, chunks[middle:])

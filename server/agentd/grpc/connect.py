@@ -21,7 +21,7 @@ from agentd.grpc.routing import RouteFields, decision_to_pb, route_fields, route
 from agentd.grpc.service import Malformed, malformed_error
 from agentd.grpc.signals import message_input_from_pb, signal_input_from_pb, signal_to_pb
 from agentd.grpc.tenancy import scope_id, scope_resource
-from agentd.grpc.threads import caller_thread, check_id, chunks_response, hidden_signals, runs_of, snapshot_to_pb
+from agentd.grpc.threads import caller_thread, check_id, chunks_responses, hidden_signals, runs_of, snapshot_to_pb
 from agentd.grpc.values import from_value, non_finite
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import (
@@ -105,7 +105,8 @@ class ConnectSession:
             async with self.gate:
                 for chunks in runs_of(batch, hidden):
                     last = chunks[-1].offset
-                    await self.out.put(chunks_response(pb.ConnectResponse, chunks))
+                    for response in chunks_responses(pb.ConnectResponse, chunks):
+                        await self.out.put(response)
         if subscriber.fell_behind:
             await self.out.put(pb.ConnectResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=epoch)))
             await self.out.put(_Control.END)
@@ -166,7 +167,7 @@ class ConnectSession:
         last = resume.after_offset if resume else snapshot.last_offset
         for chunks in runs_of(replay, hidden):
             last = chunks[-1].offset
-            first.append(chunks_response(pb.ConnectResponse, chunks))
+            first.extend(chunks_responses(pb.ConnectResponse, chunks))
         self.tasks.append(asyncio.create_task(self._pump(subscriber, hidden, snapshot.log_epoch, last)))
         return first
 

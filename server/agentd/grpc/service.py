@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -43,7 +43,8 @@ from agentd.runtime.identity import ANONYMOUS
 log = logging.getLogger("agentd.grpc")
 Unary = Callable[[Any, Context], Awaitable[Any]]
 Bytes = Callable[[Any, Context], Awaitable[bytes]]
-Streaming = Callable[[Any, Context], AsyncIterator[Any]]
+Streaming = Callable[[Any, Context], AsyncGenerator[Any, None]]
+StreamingBytes = Callable[[Any, Context], AsyncIterator[bytes]]
 
 
 class Malformed:
@@ -94,6 +95,16 @@ def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
     return ResourceExhausted(
         f"the reply would be {size} bytes, over the server's limit of {limit} ([server] max_message_bytes, "
         f"which most clients also receive at most): {instead}",
+        "RESPONSE_TOO_LARGE",
+        {"reply_bytes": str(size), "limit_bytes": str(limit)},
+    )
+
+
+def _stream_too_large(size: int, limit: int) -> ResourceExhausted:
+    return ResourceExhausted(
+        f"the stream's next message would be {size} bytes, over the server's limit of {limit} "
+        "([server] max_message_bytes, which most clients also receive at most): one chunk is that large "
+        "(a finish repeats the whole reply); every message before it was sent",
         "RESPONSE_TOO_LARGE",
         {"reply_bytes": str(size), "limit_bytes": str(limit)},
     )
@@ -214,11 +225,14 @@ def _past_default_deadline(method: str, seconds: float) -> DeadlineExceeded:
     )
 
 
-def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming:
+def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> StreamingBytes:
     """Server streaming (`decoded_request`: one request to check) or bidirectional
-    (frames are the implementation's to check)."""
+    (frames are the implementation's to check). The handler answers each
+    message's bytes (registered with no serializer), so a message over
+    max_reply_bytes ends the call with RESPONSE_TOO_LARGE, not a transport error."""
+    limit = call.max_reply_bytes
 
-    async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
+    async def handle(request: Any, context: Context) -> AsyncIterator[bytes]:
         timing = call.timed(context)
         try:
             identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
@@ -226,10 +240,15 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
                 _checked(request)
             token = CALLER.set(identity)
             try:
+                # Closed here, not by the collector, when a message is too large: its cleanup runs now.
                 with call.gate.stream(identity):
-                    async for response in impl(request, context):
-                        unscope_message(response, identity.tenant)
-                        yield response
+                    async with contextlib.aclosing(impl(request, context)) as responses:
+                        async for response in responses:
+                            unscope_message(response, identity.tenant)
+                            data: bytes = response.SerializeToString()
+                            if limit is not None and len(data) > limit:
+                                raise _stream_too_large(len(data), limit)
+                            yield data
                 if timing is not None:
                     timing.answered = True
             finally:
@@ -255,7 +274,7 @@ def _missing(service: str, method: str, *, streaming: bool) -> Unary | Streaming
     async def unary(_: Any, __: Context) -> Any:
         raise err
 
-    async def stream(_: Any, __: Context) -> AsyncIterator[Any]:
+    async def stream(_: Any, __: Context) -> AsyncGenerator[Any, None]:
         raise err
         yield  # pragma: no cover
 
@@ -284,18 +303,17 @@ def register(
         if method.client_streaming and not method.server_streaming:
             raise NotImplementedError("client-streaming methods are not part of the contract")
         decode = _deserializer(message_factory.GetMessageClass(method.input_type))
-        encode = message_factory.GetMessageClass(method.output_type).SerializeToString
         impl: Any = getattr(servicer, method.name)
         if getattr(type(servicer), method.name) is getattr(base, method.name):  # the generated stand-in
             log.warning("%s.%s is not implemented: it answers UNIMPLEMENTED", service.name, method.name)
             impl = _missing(service.name, method.name, streaming=method.server_streaming)
         if method.client_streaming:
             handlers[method.name] = grpc.stream_stream_rpc_method_handler(
-                _stream(impl, call, decoded_request=False), request_deserializer=decode, response_serializer=encode
+                _stream(impl, call, decoded_request=False), request_deserializer=decode
             )
         elif method.server_streaming:
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _stream(impl, call, decoded_request=True), request_deserializer=decode, response_serializer=encode
+                _stream(impl, call, decoded_request=True), request_deserializer=decode
             )
         else:
             handlers[method.name] = grpc.unary_unary_rpc_method_handler(_unary(impl, call), request_deserializer=decode)

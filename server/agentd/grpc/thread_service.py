@@ -17,7 +17,7 @@ from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.threads import (
     caller_thread,
     check_id,
-    chunks_response,
+    chunks_responses,
     hidden_signals,
     require_id,
     runs_of,
@@ -220,11 +220,13 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             yield pb.SubscribeResponse(snapshot=snapshot_to_pb(request, snapshot))
             for chunks in runs_of(replay, hidden):
                 last = chunks[-1].offset
-                yield chunks_response(pb.SubscribeResponse, chunks)
+                for response in chunks_responses(pb.SubscribeResponse, chunks):
+                    yield response
             async for batch in follow(subscriber):
                 for chunks in runs_of(batch, hidden):
                     last = chunks[-1].offset
-                    yield chunks_response(pb.SubscribeResponse, chunks)
+                    for response in chunks_responses(pb.SubscribeResponse, chunks):
+                        yield response
             if subscriber.fell_behind:
                 yield pb.SubscribeResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=snapshot.log_epoch))
                 return

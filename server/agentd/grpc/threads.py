@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from typing import TypeVar
 
 from agentd.grpc.authz import caller
-from agentd.grpc.chunks import add_chunks
+from agentd.grpc.chunks import add_chunks, sized
 from agentd.grpc.errors import unavailable_on
 from agentd.grpc.tenancy import scope_id, scope_resource
 from agentd.grpc.values import to_struct, to_timestamp
@@ -103,11 +103,16 @@ def hidden_signals(names: Sequence[str], field: str, v: Violations) -> frozenset
 Carrying = TypeVar("Carrying", pb.SubscribeResponse, pb.ConnectResponse)
 
 
-def chunks_response(kind: type[Carrying], chunks: list[Chunk]) -> Carrying:
-    """A Subscribe or Connect response carrying one run's chunks (built in place, not copied in)."""
-    response = kind()
-    add_chunks(response.chunks.chunks, chunks)
-    return response
+def chunks_responses(kind: type[Carrying], chunks: list[Chunk]) -> list[Carrying]:
+    """Subscribe or Connect responses carrying one run's chunks (built in place,
+    not copied in), as many as keep each under the byte budget."""
+
+    def build(part: Sequence[Chunk]) -> Carrying:
+        response = kind()
+        add_chunks(response.chunks.chunks, part)
+        return response
+
+    return sized(build, chunks)
 
 
 def runs_of(chunks: list[Chunk], hidden: frozenset[str]) -> Iterator[list[Chunk]]:

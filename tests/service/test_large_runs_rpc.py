@@ -1,0 +1,85 @@
+"""A run whose text totals more than [server] max_message_bytes: Stream and
+Subscribe deliver its deltas in messages that fit, and a chunk that cannot fit
+one message (the finish repeats the whole reply) ends the call with
+RESOURCE_EXHAUSTED RESPONSE_TOO_LARGE after every chunk before it, never a
+transport failure."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import grpc
+import pytest
+
+from agentd.runtime import Agent, ModelEvent, ModelRequest, register_provider
+from agentd.runtime.memory import Memory
+from agentd.runtime.models.local import LocalModel
+from agentd.runtime.storage import InMemoryStorage
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import options_pb2 as opb
+from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
+from support.server import Running, serving
+from support.wire import scripted
+from support_models import FunctionModel
+
+MB = 1024 * 1024
+DELTAS = [chr(ord("a") + i) * MB for i in range(5)]  # 5 MiB of text in 1 MiB deltas: over the default 4 MiB
+
+
+def big_reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+    """The scripted model answering DELTAS (made here: a request carrying them would itself be too large)."""
+    return LocalModel("big").stream(replace(request, provider_options={"local": {"script": [{"deltas": DELTAS}]}}))
+
+
+@pytest.fixture
+async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
+    register_provider("big", lambda model_id: FunctionModel(big_reply, provider="big", model_id=model_id))
+    agents = [Agent(id="big", model="big/x", memory=Memory(storage)), Agent(id="scripted", model="local/scripted")]
+    async with serving(agents, storage=storage) as r:
+        yield r
+
+
+def check_too_large(error: grpc.aio.AioRpcError) -> None:
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error.details()
+    assert rich_error(error).reason == "RESPONSE_TOO_LARGE"
+    assert "max_message_bytes" in (error.details() or "")
+
+
+async def test_stream_sends_every_delta_then_says_the_finish_is_too_large(running: Running) -> None:
+    chunks = []
+    call = running.agents.Stream(apb.StreamRequest(agent_id="big", text="x"))
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        async for message in call:
+            assert message.ByteSize() <= 4 * MB
+            chunks.extend(message.chunks)
+    check_too_large(failed.value)
+    assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")) == "".join(DELTAS)
+    assert [c.seq for c in chunks] == list(range(1, len(chunks) + 1))
+    # The server is fine: a small run after it streams to its end.
+    small = [
+        c
+        async for m in running.agents.Stream(
+            apb.StreamRequest(agent_id="scripted", text="x", options=scripted({"text": "ok"}))
+        )
+        for c in m.chunks
+    ]
+    assert small[-1].HasField("finish")
+
+
+async def test_subscribe_sends_every_delta_then_says_the_finish_is_too_large(running: Running) -> None:
+    subscription = running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1"))
+    assert (await subscription.read()).WhichOneof("event") == "snapshot"
+    memory = opb.MemoryOptions(resource="u1", thread_id="t1")
+    request = apb.StreamRequest(agent_id="big", text="x", options=opb.ExecutionOptions(memory=memory))
+    with pytest.raises(grpc.aio.AioRpcError):
+        async for _ in running.agents.Stream(request):
+            pass
+    text = ""
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        while (message := await subscription.read()) is not grpc.aio.EOF:
+            assert message.ByteSize() <= 4 * MB
+            text += "".join(c.text_delta.text for c in message.chunks.chunks if c.HasField("text_delta"))
+    check_too_large(failed.value)
+    assert text == "".join(DELTAS)
