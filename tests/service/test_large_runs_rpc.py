@@ -2,7 +2,7 @@
 Subscribe deliver its deltas in messages that fit, and a chunk that cannot fit
 one message (the finish repeats the whole reply) ends the call with
 RESOURCE_EXHAUSTED RESPONSE_TOO_LARGE after every chunk before it, never a
-transport failure."""
+transport failure. A lower limit lowers the budget batches are split under."""
 
 from __future__ import annotations
 
@@ -25,19 +25,42 @@ from support.wire import scripted
 from support_models import FunctionModel
 
 MB = 1024 * 1024
-DELTAS = [chr(ord("a") + i) * MB for i in range(5)]  # 5 MiB of text in 1 MiB deltas: over the default 4 MiB
+LIMIT = 256 * 1024
 
 
-def big_reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
-    """The scripted model answering DELTAS (made here: a request carrying them would itself be too large)."""
-    return LocalModel("big").stream(replace(request, provider_options={"local": {"script": [{"deltas": DELTAS}]}}))
+def deltas(size: int) -> list[str]:
+    return [chr(ord("a") + i) * size for i in range(5)]
+
+
+DELTAS = deltas(MB)  # 5 MiB of text in 1 MiB deltas: over the default 4 MiB
+
+
+def big_model(model_id: str) -> FunctionModel:
+    """`big/<size>`: the scripted model answering deltas(size) (made here: a
+    request carrying them would itself be too large)."""
+    script = {"local": {"script": [{"deltas": deltas(int(model_id))}]}}
+
+    def reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+        return LocalModel("big").stream(replace(request, provider_options=script))
+
+    return FunctionModel(reply, provider="big", model_id=model_id)
 
 
 @pytest.fixture
 async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
-    register_provider("big", lambda model_id: FunctionModel(big_reply, provider="big", model_id=model_id))
-    agents = [Agent(id="big", model="big/x", memory=Memory(storage)), Agent(id="scripted", model="local/scripted")]
+    register_provider("big", big_model)
+    agents = [
+        Agent(id="big", model=f"big/{MB}", memory=Memory(storage)),
+        Agent(id="scripted", model="local/scripted"),
+    ]
     async with serving(agents, storage=storage) as r:
+        yield r
+
+
+@pytest.fixture
+async def limited() -> AsyncIterator[Running]:
+    register_provider("big", big_model)
+    async with serving([Agent(id="limited", model=f"big/{LIMIT // 2}")], max_message_bytes=LIMIT) as r:
         yield r
 
 
@@ -83,3 +106,13 @@ async def test_subscribe_sends_every_delta_then_says_the_finish_is_too_large(run
             text += "".join(c.text_delta.text for c in message.chunks.chunks if c.HasField("text_delta"))
     check_too_large(failed.value)
     assert text == "".join(DELTAS)
+
+
+async def test_a_lower_limit_splits_batches_under_it(limited: Running) -> None:
+    chunks = []
+    with pytest.raises(grpc.aio.AioRpcError) as failed:
+        async for message in limited.agents.Stream(apb.StreamRequest(agent_id="limited", text="x")):
+            assert message.ByteSize() <= LIMIT
+            chunks.extend(message.chunks)
+    check_too_large(failed.value)  # the finish: 640 KiB
+    assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")) == "".join(deltas(LIMIT // 2))

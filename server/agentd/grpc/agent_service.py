@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller, check_id_chars
-from agentd.grpc.chunks import add_chunks, sized
+from agentd.grpc.chunks import MAX_BATCH_BYTES, add_chunks, sized
 from agentd.grpc.errors import Context
 from agentd.grpc.overrides import overrides_to_pb, update_from_pb
 from agentd.grpc.results import result_to_pb
@@ -80,14 +80,14 @@ def _matches(agent: Agent, wanted: dict[str, Any]) -> bool:
     return all(key in metadata and metadata[key] == value for key, value in wanted.items())
 
 
-def batch_responses(chunks: list[Chunk]) -> list[apb.StreamResponse]:
+def batch_responses(chunks: list[Chunk], budget: int = MAX_BATCH_BYTES) -> list[apb.StreamResponse]:
     """Responses for a batch: one per run (nested sub-agent chunks are their own
-    run), each split in halves while it is over the byte budget."""
+    run), each split in halves while it is over `budget` bytes."""
     out: list[apb.StreamResponse] = []
     start = 0
     for i in range(1, len(chunks) + 1):
         if i == len(chunks) or chunks[i].run_id != chunks[start].run_id:
-            out.extend(sized(_stream_response, chunks[start:i]))
+            out.extend(sized(_stream_response, chunks[start:i], budget))
             start = i
     return out
 
@@ -133,8 +133,10 @@ def _redacted_overrides(overrides: opb.AgentOverrides) -> opb.AgentOverrides:
 
 
 class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, batch_bytes: int = MAX_BATCH_BYTES) -> None:
         self.host = host
+        #: What a StreamResponse is split under (see agentd.grpc.chunks.batch_budget).
+        self.batch_bytes = batch_bytes
 
     async def ListAgents(self, request: apb.ListAgentsRequest, context: Context) -> apb.ListAgentsResponse:
         v = Violations()
@@ -242,7 +244,7 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
             # everything that is ready (lingering briefly while the run outpaces
             # the stream), so a fast run or a slow reader gets few large messages.
             async for batch in handle.buffer.batches(max_batch=MAX_BATCH, linger=self.host.runs.linger):
-                for response in batch_responses(batch):
+                for response in batch_responses(batch, self.batch_bytes):
                     yield response
             await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends
         finally:

@@ -272,18 +272,26 @@ def add_chunks(into: RepeatedCompositeFieldContainer[cpb.Chunk], chunks: Sequenc
         fill_chunk(add(), chunk)
 
 
-#: The byte budget a message of chunks is split under (the default gRPC
+#: The most bytes a message of chunks is split under (the default gRPC
 #: receive limit is 4 MiB).
 MAX_BATCH_BYTES = 3 * 1024 * 1024
 
 M = TypeVar("M", bound=Message)
 
 
-def sized(build: Callable[[Sequence[runtime_chunks.Chunk]], M], chunks: Sequence[runtime_chunks.Chunk]) -> list[M]:
-    """`build(chunks)`, split in halves while it is over MAX_BATCH_BYTES. One
+def batch_budget(max_message_bytes: int) -> int:
+    """The byte budget a message of chunks is split under: 3/4 of the server's
+    message limit (room for what wraps the chunks), at most MAX_BATCH_BYTES."""
+    return min(MAX_BATCH_BYTES, max_message_bytes * 3 // 4)
+
+
+def sized(
+    build: Callable[[Sequence[runtime_chunks.Chunk]], M], chunks: Sequence[runtime_chunks.Chunk], budget: int
+) -> list[M]:
+    """`build(chunks)`, split in halves while it is over `budget` bytes. One
     chunk is never split: one too large for a message is the stream's to refuse."""
     response = build(chunks)
-    if len(chunks) == 1 or response.ByteSize() <= MAX_BATCH_BYTES:
+    if len(chunks) == 1 or response.ByteSize() <= budget:
         return [response]
     middle = len(chunks) // 2
-    return sized(build, chunks[:middle]) + sized(build, chunks[middle:])
+    return sized(build, chunks[:middle], budget) + sized(build, chunks[middle:], budget)

@@ -68,6 +68,8 @@ class Opened:
 @dataclass
 class ConnectSession:
     host: Host
+    #: What a chunk batch is split under (see agentd.grpc.chunks.batch_budget).
+    batch_bytes: int
     out: asyncio.Queue[pb.ConnectResponse | _Control] = field(default_factory=asyncio.Queue)
     #: A send's answer goes out before the chunks of the run it wakes.
     gate: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -105,7 +107,7 @@ class ConnectSession:
             async with self.gate:
                 for chunks in runs_of(batch, hidden):
                     last = chunks[-1].offset
-                    for response in chunks_responses(pb.ConnectResponse, chunks):
+                    for response in chunks_responses(pb.ConnectResponse, chunks, self.batch_bytes):
                         await self.out.put(response)
         if subscriber.fell_behind:
             await self.out.put(pb.ConnectResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=epoch)))
@@ -167,7 +169,7 @@ class ConnectSession:
         last = resume.after_offset if resume else snapshot.last_offset
         for chunks in runs_of(replay, hidden):
             last = chunks[-1].offset
-            first.extend(chunks_responses(pb.ConnectResponse, chunks))
+            first.extend(chunks_responses(pb.ConnectResponse, chunks, self.batch_bytes))
         self.tasks.append(asyncio.create_task(self._pump(subscriber, hidden, snapshot.log_epoch, last)))
         return first
 

@@ -14,6 +14,7 @@ from agentd.grpc import metrics, service, tracing
 from agentd.grpc.agent_service import AgentService
 from agentd.grpc.auth import Authenticator
 from agentd.grpc.cache_service import CacheService
+from agentd.grpc.chunks import batch_budget
 from agentd.grpc.gate import Gate
 from agentd.grpc.reflection_gate import ReflectionGate
 from agentd.grpc.signal_service import SignalService
@@ -117,9 +118,10 @@ class AgentdServer:
             interceptors.append(ReflectionGate(self.gate.authenticator))
         self.server = grpc.aio.server(interceptors=interceptors, options=options)
         agents, threads, signals, cache = SERVICES
+        batch_bytes = batch_budget(max_message_bytes)
         servicers = (
-            (agents, agent_service_pb2_grpc.AgentServiceServicer, AgentService(host)),
-            (threads, thread_service_pb2_grpc.ThreadServiceServicer, ThreadService(host)),
+            (agents, agent_service_pb2_grpc.AgentServiceServicer, AgentService(host, batch_bytes)),
+            (threads, thread_service_pb2_grpc.ThreadServiceServicer, ThreadService(host, batch_bytes)),
             (signals, signal_service_pb2_grpc.SignalServiceServicer, SignalService(host)),
             (cache, cache_service_pb2_grpc.CacheServiceServicer, CacheService(host)),
         )

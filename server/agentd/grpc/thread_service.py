@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from agentd.grpc import paging, tracing
 from agentd.grpc.authz import caller, check_id_chars
+from agentd.grpc.chunks import MAX_BATCH_BYTES
 from agentd.grpc.errors import Context
 from agentd.grpc.messages import message_to_pb
 from agentd.grpc.service import Malformed
@@ -52,8 +53,10 @@ def _bad_page_token() -> InvalidArgument:
 
 
 class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, batch_bytes: int = MAX_BATCH_BYTES) -> None:
         self.host = host
+        #: What a Subscribe or Connect chunk batch is split under (see agentd.grpc.chunks.batch_budget).
+        self.batch_bytes = batch_bytes
 
     async def _thread(self, thread_id: str, resource_id: str, *, missing_ok: bool = False) -> Thread | None:
         return await caller_thread(self.host.storage, thread_id, resource_id, missing_ok=missing_ok)
@@ -220,12 +223,12 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
             yield pb.SubscribeResponse(snapshot=snapshot_to_pb(request, snapshot))
             for chunks in runs_of(replay, hidden):
                 last = chunks[-1].offset
-                for response in chunks_responses(pb.SubscribeResponse, chunks):
+                for response in chunks_responses(pb.SubscribeResponse, chunks, self.batch_bytes):
                     yield response
             async for batch in follow(subscriber):
                 for chunks in runs_of(batch, hidden):
                     last = chunks[-1].offset
-                    for response in chunks_responses(pb.SubscribeResponse, chunks):
+                    for response in chunks_responses(pb.SubscribeResponse, chunks, self.batch_bytes):
                         yield response
             if subscriber.fell_behind:
                 yield pb.SubscribeResponse(fell_behind=pb.FellBehind(last_offset=last, log_epoch=snapshot.log_epoch))
@@ -241,6 +244,6 @@ class ThreadService(thread_service_pb2_grpc.ThreadServiceServicer):
         same stream (see connect.py)."""
         if self.host.runs.telemetry.tracer is not None:
             tracing.link_runs_to_caller(context.invocation_metadata())
-        async with aclosing(connect.ConnectSession(self.host).stream(request_iterator)) as responses:
+        async with aclosing(connect.ConnectSession(self.host, self.batch_bytes).stream(request_iterator)) as responses:
             async for response in responses:
                 yield response

@@ -103,16 +103,16 @@ def hidden_signals(names: Sequence[str], field: str, v: Violations) -> frozenset
 Carrying = TypeVar("Carrying", pb.SubscribeResponse, pb.ConnectResponse)
 
 
-def chunks_responses(kind: type[Carrying], chunks: list[Chunk]) -> list[Carrying]:
+def chunks_responses(kind: type[Carrying], chunks: list[Chunk], budget: int) -> list[Carrying]:
     """Subscribe or Connect responses carrying one run's chunks (built in place,
-    not copied in), as many as keep each under the byte budget."""
+    not copied in), as many as keep each under `budget` bytes."""
 
     def build(part: Sequence[Chunk]) -> Carrying:
         response = kind()
         add_chunks(response.chunks.chunks, part)
         return response
 
-    return sized(build, chunks)
+    return sized(build, chunks, budget)
 
 
 def runs_of(chunks: list[Chunk], hidden: frozenset[str]) -> Iterator[list[Chunk]]:
