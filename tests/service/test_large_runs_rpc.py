@@ -93,7 +93,8 @@ async def test_stream_sends_every_delta_then_says_the_finish_is_too_large(runnin
 
 async def test_subscribe_sends_every_delta_then_says_the_finish_is_too_large(running: Running) -> None:
     subscription = running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1"))
-    assert (await subscription.read()).WhichOneof("event") == "snapshot"
+    snapshot = await subscription.read()
+    assert snapshot.WhichOneof("event") == "snapshot"
     memory = opb.MemoryOptions(resource="u1", thread_id="t1")
     request = apb.StreamRequest(agent_id="big", text="x", options=opb.ExecutionOptions(memory=memory))
     with pytest.raises(grpc.aio.AioRpcError):
@@ -106,6 +107,16 @@ async def test_subscribe_sends_every_delta_then_says_the_finish_is_too_large(run
             text += "".join(c.text_delta.text for c in message.chunks.chunks if c.HasField("text_delta"))
     check_too_large(failed.value)
     assert text == "".join(DELTAS)
+    # The error names the chunk, so a subscriber resumes after it instead of
+    # meeting it again at every replay.
+    named = rich_error(failed.value).metadata
+    assert named["run_id"] and int(named["chunk_seq"]) > len(DELTAS)
+    offset = int(named["chunk_offset"])
+    resume = tpb.ResumePoint(log_epoch=snapshot.snapshot.log_epoch, after_offset=offset)
+    again = running.threads.Subscribe(tpb.SubscribeRequest(thread_id="t1", resource_id="u1", resume=resume))
+    first = await again.read()
+    assert first.WhichOneof("event") == "snapshot" and first.snapshot.last_offset == offset
+    again.cancel()
 
 
 async def test_a_lower_limit_splits_batches_under_it(limited: Running) -> None:

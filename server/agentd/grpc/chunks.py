@@ -4,7 +4,7 @@ tripwire they carry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, cast, get_args
 
 from google.protobuf import struct_pb2
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
@@ -295,3 +295,14 @@ def sized(
         return [response]
     middle = len(chunks) // 2
     return sized(build, chunks[:middle], budget) + sized(build, chunks[middle:], budget)
+
+
+def lone_chunk(response: Message) -> cpb.Chunk | None:
+    """The one chunk a stream message carries (StreamResponse's `chunks`, or a
+    Subscribe/Connect answer's ChunkBatch), None when it carries none or several."""
+    if not any(f.name == "chunks" for f in response.DESCRIPTOR.fields):
+        return None
+    chunks: Any = cast(Any, response).chunks
+    if isinstance(chunks, Message):  # a ChunkBatch
+        chunks = cast(Any, chunks).chunks
+    return chunks[0] if len(chunks) == 1 else None

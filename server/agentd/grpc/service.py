@@ -23,6 +23,7 @@ from google.protobuf import descriptor, message, message_factory
 
 from agentd.grpc.auth import Authenticator
 from agentd.grpc.authz import CALLER, ROLES
+from agentd.grpc.chunks import lone_chunk
 from agentd.grpc.deadlines import DefaultDeadline
 from agentd.grpc.errors import Context, abort
 from agentd.grpc.gate import Gate
@@ -100,13 +101,21 @@ def _too_large(method: str, size: int, limit: int) -> ResourceExhausted:
     )
 
 
-def _stream_too_large(size: int, limit: int) -> ResourceExhausted:
+def _stream_too_large(response: message.Message, size: int, limit: int) -> ResourceExhausted:
+    metadata = {"reply_bytes": str(size), "limit_bytes": str(limit)}
+    chunk = lone_chunk(response)
+    what = "the message"
+    if chunk is not None:
+        # Which chunk, so a subscriber can resume after its offset instead of
+        # meeting it again at every replay.
+        what = f"chunk {chunk.seq} of run {chunk.run_id} (offset {chunk.offset})"
+        metadata.update(run_id=chunk.run_id, chunk_seq=str(chunk.seq), chunk_offset=str(chunk.offset))
     return ResourceExhausted(
         f"the stream's next message would be {size} bytes, over the server's limit of {limit} "
-        "([server] max_message_bytes, which most clients also receive at most): one chunk is that large "
+        f"([server] max_message_bytes, which most clients also receive at most): {what} is that large "
         "(a finish repeats the whole reply); every message before it was sent",
         "RESPONSE_TOO_LARGE",
-        {"reply_bytes": str(size), "limit_bytes": str(limit)},
+        metadata,
     )
 
 
@@ -247,7 +256,7 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
                             unscope_message(response, identity.tenant)
                             data: bytes = response.SerializeToString()
                             if limit is not None and len(data) > limit:
-                                raise _stream_too_large(len(data), limit)
+                                raise _stream_too_large(response, len(data), limit)
                             yield data
                 if timing is not None:
                     timing.answered = True
