@@ -41,4 +41,21 @@ public final class Reasons {
   public static final String ROLE_REQUIRED = "ROLE_REQUIRED";
   public static final String RATE_LIMITED = "RATE_LIMITED";
   public static final String TOO_MANY_STREAMS = "TOO_MANY_STREAMS";
+  public static final String CACHE_ENTRY_TOO_LARGE = "CACHE_ENTRY_TOO_LARGE";
+  public static final String CLUSTER_UNAVAILABLE = "CLUSTER_UNAVAILABLE";
+  public static final String COORDINATION_UNAVAILABLE = "COORDINATION_UNAVAILABLE";
+  public static final String EDITOR_FIELD_LOCKED = "EDITOR_FIELD_LOCKED";
+  public static final String NOTIFICATIONS_UNAVAILABLE = "NOTIFICATIONS_UNAVAILABLE";
+  public static final String NOTIFICATION_ALREADY_EXISTS = "NOTIFICATION_ALREADY_EXISTS";
+  public static final String OVERRIDES_VERSION_NOT_FOUND = "OVERRIDES_VERSION_NOT_FOUND";
+  public static final String PROCESSOR_UNAVAILABLE = "PROCESSOR_UNAVAILABLE";
+  public static final String PROCESSOR_UNKNOWN_HOOK = "PROCESSOR_UNKNOWN_HOOK";
+  public static final String REMOTE_TARGET_NOT_ALLOWED = "REMOTE_TARGET_NOT_ALLOWED";
+  public static final String REPLICA_UNREACHABLE = "REPLICA_UNREACHABLE";
+  public static final String RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE";
+  public static final String STREAM_NOT_OPEN = "STREAM_NOT_OPEN";
+  public static final String THREAD_BUSY = "THREAD_BUSY";
+  public static final String TOOL_CALL_NOT_FOUND = "TOOL_CALL_NOT_FOUND";
+  public static final String DEFAULT_DEADLINE_EXCEEDED = "DEFAULT_DEADLINE_EXCEEDED";
+  public static final String WORKFLOW_INVALID = "WORKFLOW_INVALID";
 }
