@@ -145,6 +145,19 @@ async def test_abort_ends_the_run_with_an_abort_chunk() -> None:
     assert not handle.abort()  # already done
 
 
+async def test_a_run_aborted_before_its_first_step_still_ends_aborted() -> None:
+    """An abort in the same loop turn as the start (a shutdown, an AbortRun that
+    found the run at once): a task cancelled before it runs never runs its body,
+    so its readers were left waiting on a buffer nobody would close."""
+    handle = Agent(id="a").stream("never said")
+    assert handle.abort("SERVER_SHUTDOWN", "before it began")
+    await asyncio.wait_for(handle.ready(), 30)
+    result = await asyncio.wait_for(handle.result(), 30)
+    assert result.aborted is not None and result.aborted.reason == "SERVER_SHUTDOWN"
+    assert handle.buffer.closed and handle.buffer.snapshot()[-1].type == "abort"
+    assert not any(isinstance(c.payload, TextDelta) for c in handle.buffer.snapshot())
+
+
 async def test_chunk_buffer_batches_what_is_ready_for_each_reader() -> None:
     buffer = ChunkBuffer()
     for i in range(5):

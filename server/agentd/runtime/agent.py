@@ -98,7 +98,8 @@ class RunHandle(RunState):
             return False
         self.abort_reason = Abort(reason, message or f"run aborted ({reason})")
         self.cancelled.set()
-        self._task.cancel()
+        if self.started:  # else its first step sees abort_reason (a cancel now would skip its ending)
+            self._task.cancel()
         return True
 
     def __aiter__(self) -> AsyncIterator[Chunk]:

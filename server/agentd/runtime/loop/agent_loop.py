@@ -158,7 +158,10 @@ class AgentLoop:
     async def execute(self) -> RunResult:
         # Started inside the run's task: its parent is the span current where the run began (the RPC's).
         self.trace = self.telemetry.run(agent_id=self.agent.id, agent_name=self.agent.name, run_id=self.state.run_id)
+        self.state.started = True
         try:
+            if self.state.abort_reason is not None:
+                raise asyncio.CancelledError  # aborted before it began: it ends as any aborted run
             await self._run()
         except asyncio.CancelledError:
             await self._end_aborted()
@@ -558,7 +561,8 @@ class AgentLoop:
             # This run was aborted: so is the nested one, which would go on calling its model unseen.
             child.abort_reason = Abort("ABORTED", "the calling run was aborted")
             child.cancelled.set()
-            task.cancel()
+            if child.started:  # else its first step sees abort_reason and ends aborted
+                task.cancel()
             raise
         outcome = await asyncio.shield(task)
         if outcome.error is not None:

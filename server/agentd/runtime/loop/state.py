@@ -32,6 +32,9 @@ class RunState:
         self._ready: asyncio.Future[None] = self.loop.create_future()
         #: Why the run was aborted, once it was (the run ends with this chunk).
         self.abort_reason: Abort | None = None
+        #: Set by the run's first step: a task cancelled before it never runs
+        #: its body, so an abort before then is left for that first step.
+        self.started = False
         #: Signals delivered into this run; it takes them at its next model boundary.
         self.pending_signals: list[Signal] = []
         #: Set once the run will call the model no more: later signals need a new run.
