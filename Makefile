@@ -61,6 +61,7 @@ gen-check: gen
 
 lint: setup
 	$(VENV)/bin/ruff check server tests bench tools clients/python examples/python
+	$(VENV)/bin/ruff format --check server tests bench tools clients/python examples/python
 	$(VENV)/bin/mypy
 	$(VENV)/bin/buf lint
 	test -z "$$(gofmt -l clients/go examples/go)" || { echo "gofmt: these need formatting:"; gofmt -l clients/go examples/go; exit 1; }

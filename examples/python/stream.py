@@ -1,6 +1,6 @@
 """Generate and Stream on the echo agent with the raw generated stubs (agentd-proto).
 
-    .venv/bin/python examples/python/stream.py [--addr 127.0.0.1:50051]
+.venv/bin/python examples/python/stream.py [--addr 127.0.0.1:50051]
 """
 
 import argparse

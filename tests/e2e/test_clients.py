@@ -21,7 +21,6 @@ BUILD_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 60
 
 
-
 def _text(out: str | bytes | None) -> str:
     """Output captured by TimeoutExpired is bytes even in text mode."""
     if isinstance(out, bytes):

@@ -77,7 +77,6 @@ def launch(
     parent_run_id: str | None = None,
     telemetry: Telemetry,
 ) -> asyncio.Task[RunResult]:
-
     """Starts a run of `agent` that streams into `state`; the task ends with its result."""
     loop = AgentLoop(state, agent, messages, options, parent_run_id, telemetry)
     return state.loop.create_task(loop.execute(), name=f"run {state.run_id}")

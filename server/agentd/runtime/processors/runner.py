@@ -149,9 +149,7 @@ class HookTables:
             on_output_stream=tuple(p for p in lane_out if _implements(p, "process_output_stream")),
             on_output_step=tuple(p for p in lane_out if _implements(p, "process_output_step")),
             on_output_result=tuple(p for p in lane_out if _implements(p, "process_output_result")),
-            on_tool_result=tuple(
-                p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)
-            ),
+            on_tool_result=tuple(p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)),
             on_api_error=tuple(p for p in lane_err if implements(p, "process_api_error")),
         )
 

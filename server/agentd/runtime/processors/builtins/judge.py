@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 else:
     jsonschema = lazy("jsonschema")  # judge answers only: loaded on first use
 
+
 def logger_for(processor_id: str) -> logging.Logger:
     return logging.getLogger(f"agentd.processors.{processor_id}")
 
