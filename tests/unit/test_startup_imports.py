@@ -1,7 +1,8 @@
 """What `agentd serve` loads at start-up: libraries only some configurations
 use (jsonschema for request-context schemas, structured output and judges,
 PyJWT and cryptography for JWT authentication, prometheus-client for the
-metrics endpoint, the OpenTelemetry SDK for exporters and the endpoint) and
+metrics endpoint, the OpenTelemetry SDK for exporters and the endpoint, the
+OpenTelemetry metrics API for a server with metrics on) and
 the built-in processors no agent names wait for their first use
 (agentd.runtime.lazy)."""
 
@@ -23,6 +24,7 @@ DEFERRED = (
     "opentelemetry.sdk.resources",
     "opentelemetry.sdk._configuration",
     "opentelemetry.propagate",
+    "opentelemetry.metrics",
     "agentd.runtime.processors.builtins.pii_detector",
     "agentd.runtime.processors.builtins.unicode_normalizer",
     "agentd.runtime.processors.builtins.tool_search",
@@ -113,6 +115,21 @@ def test_a_deferred_builtin_processor_and_the_sdk_load_when_used() -> None:
         """
     )
     assert run_probe(code).splitlines() == ["loaded:", "module", "module"]
+
+
+def test_metrics_on_load_the_metrics_api_and_record() -> None:
+    code = PROBE + textwrap.dedent(
+        """
+        from agentd.grpc import metrics
+        configured = metrics.configure(scrape=True)
+        host.enable_metrics(configured.provider).run_started("echo")
+        print(type(sys.modules["opentelemetry.metrics"]).__name__)
+        import prometheus_client
+        text = prometheus_client.generate_latest(configured.registry).decode()
+        print("agentd_runs_started_total" in text, "agentd_runs_active" in text)
+        """
+    )
+    assert run_probe(code).splitlines() == ["loaded:", "module", "True True"]
 
 
 def test_a_remote_entry_loads_the_remote_processor_when_built() -> None:

@@ -17,7 +17,6 @@ import threading
 from typing import TYPE_CHECKING
 
 import grpc
-from opentelemetry.metrics import MeterProvider as MeterProviderAPI
 
 from agentd.grpc import tracing
 from agentd.runtime.lazy import lazy
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 
     import prometheus_client
     from opentelemetry.exporter import prometheus as otel_prometheus
+    from opentelemetry.metrics import MeterProvider as MeterProviderAPI
     from opentelemetry.sdk import metrics as sdk_metrics
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import MetricReader

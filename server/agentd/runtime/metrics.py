@@ -6,9 +6,9 @@ label is bounded by configuration: agent ids, processor ids as their classes
 declare them, scorer names, models, cache backends, finish reasons; never a thread, run,
 resource or tenant id.
 
-Until the server enables metrics the instruments are the API's no-op ones,
-and the per-run and per-model-call records return before building their
-attributes. Nothing is recorded per chunk: per run two
+Until the server enables metrics there are no instruments: every record
+returns before building its attributes, and the OpenTelemetry metrics API is
+not even loaded (it is a server with metrics on that needs it). Nothing is recorded per chunk: per run two
 counter adds, per model call two or three histogram records. The gauges are
 observed, read only when a reader collects (a scrape), on the reader's thread.
 """
@@ -16,11 +16,16 @@ observed, read only when a reader collects (a scrape), on the reader's thread.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
-
-from opentelemetry.metrics import CallbackOptions, MeterProvider, NoOpMeterProvider, Observation
+from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.cache import ServerCache
+from agentd.runtime.lazy import lazy
+
+if TYPE_CHECKING:
+    from opentelemetry import metrics as otel_metrics
+    from opentelemetry.metrics import CallbackOptions, Counter, Histogram, Meter, MeterProvider, Observation
+else:
+    otel_metrics = lazy("opentelemetry.metrics")  # metrics on only: loaded with the first provider
 
 __all__ = ["OFF", "Metrics", "processor_label"]
 
@@ -38,11 +43,24 @@ def processor_label(processor: Any) -> str:
 
 
 class Metrics:
-    """The instruments of one host, from `provider` (no-op without one)."""
+    """The instruments of one host, from `provider` (none without one: every
+    record checks `enabled` first)."""
+
+    _meter: Meter
+    _runs_started: Counter
+    _runs_finished: Counter
+    _tripwires: Counter
+    _takeovers: Counter
+    _scores: Histogram
+    _scores_dropped: Counter
+    _operation_duration: Histogram
+    _token_usage: Histogram
 
     def __init__(self, provider: MeterProvider | None = None) -> None:
         self.enabled = provider is not None
-        self._meter = meter = (provider or NoOpMeterProvider()).get_meter("agentd.runtime")
+        if provider is None:
+            return
+        self._meter = meter = provider.get_meter("agentd.runtime")
         self._runs_started = meter.create_counter(
             "agentd.runs.started", unit="{run}", description="Runs started, by agent"
         )
@@ -92,16 +110,20 @@ class Metrics:
             self._runs_finished.add(1, {"gen_ai.agent.id": agent_id, "agentd.finish_reason": finish_reason})
 
     def tripwire(self, processor: str) -> None:
-        self._tripwires.add(1, {"agentd.processor.id": processor})
+        if self.enabled:
+            self._tripwires.add(1, {"agentd.processor.id": processor})
 
     def score(self, scorer: str, agent_id: str, value: float) -> None:
-        self._scores.record(value, {"gen_ai.evaluation.name": scorer, "gen_ai.agent.id": agent_id})
+        if self.enabled:
+            self._scores.record(value, {"gen_ai.evaluation.name": scorer, "gen_ai.agent.id": agent_id})
 
     def score_dropped(self, agent_id: str) -> None:
-        self._scores_dropped.add(1, {"gen_ai.agent.id": agent_id})
+        if self.enabled:
+            self._scores_dropped.add(1, {"gen_ai.agent.id": agent_id})
 
     def lease_takeover(self) -> None:
-        self._takeovers.add(1)
+        if self.enabled:
+            self._takeovers.add(1)
 
     def model_call(
         self,
@@ -133,10 +155,13 @@ class Metrics:
         caches: Mapping[str, ServerCache],
     ) -> None:
         """Registers the gauges of a host, and its caches' hit and miss counts
-        (the counters GetCacheStats reports for this process)."""
+        (the counters GetCacheStats reports for this process); none while off."""
+        if not self.enabled:
+            return
+        observation = otel_metrics.Observation
 
         def gauge(read: Callable[[], int]) -> Callable[[CallbackOptions], list[Observation]]:
-            return lambda _: [Observation(read())]
+            return lambda _: [observation(read())]
 
         meter = self._meter
         meter.create_observable_up_down_counter(
@@ -157,13 +182,13 @@ class Metrics:
         backends = dict(caches)
         meter.create_observable_counter(
             "agentd.cache.hits",
-            [lambda _: [Observation(c.stats.hits, {"agentd.cache.backend": b}) for b, c in backends.items()]],
+            [lambda _: [observation(c.stats.hits, {"agentd.cache.backend": b}) for b, c in backends.items()]],
             unit="{lookup}",
             description="Server cache lookups that found a value, by backend",
         )
         meter.create_observable_counter(
             "agentd.cache.misses",
-            [lambda _: [Observation(c.stats.misses, {"agentd.cache.backend": b}) for b, c in backends.items()]],
+            [lambda _: [observation(c.stats.misses, {"agentd.cache.backend": b}) for b, c in backends.items()]],
             unit="{lookup}",
             description="Server cache lookups that found nothing, by backend",
         )
