@@ -2,7 +2,8 @@
 use (jsonschema for request-context schemas, structured output and judges,
 PyJWT and cryptography for JWT authentication, prometheus-client for the
 metrics endpoint, the OpenTelemetry SDK for exporters and the endpoint, the
-OpenTelemetry metrics API for a server with metrics on) and
+OpenTelemetry metrics API for a server with metrics on, its tracing API for
+one with tracing on or a linked stream) and
 the built-in processors no agent names wait for their first use
 (agentd.runtime.lazy)."""
 
@@ -25,6 +26,8 @@ DEFERRED = (
     "opentelemetry.sdk._configuration",
     "opentelemetry.propagate",
     "opentelemetry.metrics",
+    "opentelemetry.trace",
+    "opentelemetry.context",
     "agentd.runtime.processors.builtins.pii_detector",
     "agentd.runtime.processors.builtins.unicode_normalizer",
     "agentd.runtime.processors.builtins.tool_search",

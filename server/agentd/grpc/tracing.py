@@ -19,14 +19,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Literal
 
-from opentelemetry import trace
-
 from agentd import __version__
 from agentd.runtime.lazy import lazy
 from agentd.runtime.telemetry import LINK_TO
 
 if TYPE_CHECKING:
-    from opentelemetry import propagate
+    from opentelemetry import propagate, trace
     from opentelemetry.sdk import _configuration as sdk_configuration
     from opentelemetry.sdk import resources as sdk_resources
     from opentelemetry.sdk import trace as sdk_trace
@@ -40,6 +38,7 @@ else:
     # scraped; propagate (its propagators are entry points) from the first
     # linked stream.
     propagate = lazy("opentelemetry.propagate")
+    trace = lazy("opentelemetry.trace")  # tracing on, or a linked stream, only
     sdk_configuration = lazy("opentelemetry.sdk._configuration")
     sdk_resources = lazy("opentelemetry.sdk.resources")
     sdk_trace = lazy("opentelemetry.sdk.trace")

@@ -9,7 +9,8 @@ steps' spans (execute_tool, invoke_agent, workflow) under that.
 
 Spans are built only when the host's Telemetry has a tracer (the server gives
 it one when tracing is on); otherwise every span method here returns at its
-first line. Prompt and completion text are recorded only with `capture_content`
+first line, and the OpenTelemetry tracing API is not even loaded. Prompt and
+completion text are recorded only with `capture_content`
 (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true). The same places
 count the run and time the model calls in the host's `Metrics` (no-op until
 the server enables metrics).
@@ -22,13 +23,17 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
-
+from agentd.runtime.lazy import lazy
 from agentd.runtime.metrics import OFF, Metrics
 from agentd.runtime.redact import redact
+
+if TYPE_CHECKING:
+    from opentelemetry import trace
+    from opentelemetry.trace import Span, SpanContext, SpanKind, Tracer
+else:
+    trace = lazy("opentelemetry.trace")  # spans on only: the API loads with the first tracer
 
 #: A span context runs started in this context link to instead of descending
 #: from: set by long-lived streams (Connect) so one connection does not parent
@@ -72,7 +77,7 @@ class Telemetry:
             "gen_ai.tool.call.id": tool_call_id,
         }
         return NestedTrace(
-            self.tracer.start_span(f"workflow {workflow_id}", kind=SpanKind.INTERNAL, attributes=attributes)
+            self.tracer.start_span(f"workflow {workflow_id}", kind=trace.SpanKind.INTERNAL, attributes=attributes)
         )
 
     def step_tool(self, tool_name: str, tool_call_id: str, args: Any, step_id: str) -> ToolTrace:
@@ -80,7 +85,7 @@ class Telemetry:
         if self.tracer is None:
             return ToolTrace(None, False)
         attributes = {**_tool_attributes(tool_name, tool_call_id), "agentd.workflow.step.id": step_id}
-        span = self.tracer.start_span(f"execute_tool {tool_name}", kind=SpanKind.INTERNAL, attributes=attributes)
+        span = self.tracer.start_span(f"execute_tool {tool_name}", kind=trace.SpanKind.INTERNAL, attributes=attributes)
         if self.capture_content:
             span.set_attribute("gen_ai.tool.call.arguments", _json(args))
         return ToolTrace(span, self.capture_content)
@@ -100,13 +105,13 @@ class Telemetry:
             span = self.tracer.start_span(
                 f"invoke_agent {agent_name or agent_id}",
                 context=trace.set_span_in_context(trace.INVALID_SPAN),
-                kind=SpanKind.INTERNAL,
+                kind=trace.SpanKind.INTERNAL,
                 attributes=attributes,
-                links=[Link(link)] if link.is_valid else [],
+                links=[trace.Link(link)] if link.is_valid else [],
             )
         else:
             span = self.tracer.start_span(
-                f"invoke_agent {agent_name or agent_id}", kind=SpanKind.INTERNAL, attributes=attributes
+                f"invoke_agent {agent_name or agent_id}", kind=trace.SpanKind.INTERNAL, attributes=attributes
             )
         return RunTrace(self.tracer, span, self.capture_content, metrics=self.metrics, agent_id=agent_id)
 
@@ -175,13 +180,17 @@ class RunTrace:
             "gen_ai.provider.name": provider_name(spec),
             "gen_ai.request.model": model_name(spec),
         }
-        span = self._child(f"chat {model_name(spec)}", SpanKind.CLIENT, {**model, "agentd.step.number": step_number})
+        span = self._child(
+            f"chat {model_name(spec)}", trace.SpanKind.CLIENT, {**model, "agentd.step.number": step_number}
+        )
         if span is not None and self.capture_content:
             span.set_attribute("gen_ai.input.messages", _json(prompt))
         return ChatTrace(span, self.capture_content, None if replayed else self.metrics, model)
 
     def tool(self, tool_name: str, tool_call_id: str, args: Any) -> ToolTrace:
-        span = self._child(f"execute_tool {tool_name}", SpanKind.INTERNAL, _tool_attributes(tool_name, tool_call_id))
+        span = self._child(
+            f"execute_tool {tool_name}", trace.SpanKind.INTERNAL, _tool_attributes(tool_name, tool_call_id)
+        )
         if span is not None and self.capture_content:
             span.set_attribute("gen_ai.tool.call.arguments", _json(args))
         return ToolTrace(span, self.capture_content)
@@ -272,10 +281,10 @@ class RunTrace:
             )
         if error is not None:
             span.set_attribute("error.type", error.reason)
-            span.set_status(Status(StatusCode.ERROR, redact(error.message)))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, redact(error.message)))
         elif aborted is not None:
             span.set_attribute("error.type", aborted.reason)
-            span.set_status(Status(StatusCode.ERROR, aborted.message or aborted.reason))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, aborted.message or aborted.reason))
         if hold:
             self._held = time.time_ns()
             return
@@ -358,7 +367,7 @@ class ChatTrace:
             # Not record_exception: its message and stack trace would carry what a provider quoted back.
             span.add_event("exception", {"exception.type": type(error).__name__, "exception.message": message})
             span.set_attribute("error.type", _error_type(error))
-            span.set_status(Status(StatusCode.ERROR, message))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, message))
         span.end()
 
 
@@ -381,7 +390,7 @@ class NestedTrace:
         self.span = None
         if error_type is not None:
             span.set_attribute("error.type", error_type)
-            span.set_status(Status(StatusCode.ERROR, redact(message)[:200]))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, redact(message)[:200]))
         span.end()
 
 
