@@ -146,3 +146,24 @@ def test_a_remote_entry_loads_the_remote_processor_when_built() -> None:
         """
     )
     assert run_probe(code).splitlines() == ["loaded:", "module", "module"]
+
+
+def test_a_run_with_tracing_and_metrics_off_loads_neither_api() -> None:
+    code = PROBE.replace(
+        "    await server.stop(0)",
+        textwrap.indent(
+            textwrap.dedent(
+                """
+                import grpc
+                from agentd_proto.v1 import agent_service_pb2, agent_service_pb2_grpc
+                async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                    stub = agent_service_pb2_grpc.AgentServiceStub(channel)
+                    await stub.Generate(agent_service_pb2.GenerateRequest(agent_id="echo", text="hi"))
+                await server.stop(0)
+                """
+            ),
+            "    ",
+        ),
+    )
+    assert "Generate" in code
+    assert run_probe(code) == "loaded:"
