@@ -39,6 +39,7 @@ DEFERRED = (
     "agentd.runtime.processors.builtins.cost_limits",
     "agentd.runtime.state_signals",
     "agentd.grpc.connect",
+    "agentd.runtime.threads.peers",
     "agentd.runtime.mcp_tools.spec",
     "agentd.runtime.scoring.scorer",
     "agentd.runtime.scoring.builtins",
@@ -167,3 +168,21 @@ def test_a_run_with_tracing_and_metrics_off_loads_neither_api() -> None:
     )
     assert "Generate" in code
     assert run_probe(code) == "loaded:"
+
+
+def test_a_leased_ownership_registers_the_peer_messages_before_its_cluster_carries_one() -> None:
+    # Encoded here, where the messages are registered; decoded in a process
+    # that has only built a LeasedOwnership (as a replica's host does).
+    from agentd.runtime import codec
+    from agentd.runtime.threads.peers import AbortAnswer
+
+    body = codec.encode(AbortAnswer("run-1"))
+    code = PROBE + textwrap.dedent(
+        f"""
+        from agentd.runtime import codec
+        from agentd.runtime.threads import LeasedOwnership, ThreadSettings
+        LeasedOwnership(None, None, ThreadSettings())
+        print(codec.decode({body!r}))
+        """
+    )
+    assert run_probe(code).splitlines() == ["loaded:", "AbortAnswer(run_id='run-1')"]

@@ -32,8 +32,8 @@ from agentd.runtime.chunks import TERMINAL_TYPES, Abort, Chunk
 from agentd.runtime.cluster import Cluster, ClusterError, PeerGone, PeerTimeout, RunMarker
 from agentd.runtime.coordination import Coordination, CoordinationError, LeaseKeeper, LeaseUnavailable
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, FailedPrecondition, Unavailable
+from agentd.runtime.lazy import lazy
 from agentd.runtime.threads.ownership import Holder, ThreadHost, ThreadOwnership
-from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
 from agentd.runtime.threads.routing import Routing, thread_busy
 from agentd.runtime.threads.settings import ThreadSettings
 from agentd.runtime.threads.shared_log import cluster_unavailable
@@ -41,6 +41,10 @@ from agentd.runtime.threads.state import LiveThread
 
 if TYPE_CHECKING:
     from agentd.runtime.run import RunHandle
+    from agentd.runtime.threads import peers
+    from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
+else:
+    peers = lazy("agentd.runtime.threads.peers")  # replicas only: loaded by the first LeasedOwnership
 
 __all__ = ["LeasedOwnership"]
 
@@ -72,6 +76,7 @@ class _Lease:
 
 class LeasedOwnership(ThreadOwnership):
     def __init__(self, coordination: Coordination, cluster: Cluster, settings: ThreadSettings) -> None:
+        peers.register_messages()  # before the cluster carries any
         self.coordination = coordination
         self.cluster = cluster
         self.settings = settings

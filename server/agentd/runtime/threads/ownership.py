@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentd.runtime.cluster import RunMarker
 from agentd.runtime.storage import PendingSignal, Storage
-from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
 from agentd.runtime.threads.routing import Routing
 from agentd.runtime.threads.state import LiveThread
 
 if TYPE_CHECKING:
     from agentd.runtime.registry import RunRegistry
     from agentd.runtime.run import RunHandle
+    from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
 
 __all__ = ["Holder", "LocalOwnership", "ThreadHost", "ThreadOwnership"]
 

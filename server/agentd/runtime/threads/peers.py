@@ -1,5 +1,7 @@
 """What replicas ask each other about the threads and runs one of them holds:
-typed requests and answers, carried by Cluster.request."""
+typed requests and answers, carried by Cluster.request. Only replicas use them:
+the module loads with the first LeasedOwnership (`agentd.runtime.lazy`), which
+registers them with the codec before its cluster carries any."""
 
 from __future__ import annotations
 
@@ -9,7 +11,16 @@ from typing import Any
 from agentd.runtime import codec
 from agentd.runtime.threads.routing import RouteRequest, Routing
 
-__all__ = ["AbortAnswer", "AbortForward", "PeerAnswer", "PeerRequest", "RouteAnswer", "ToolAnswer", "ToolForward"]
+__all__ = [
+    "AbortAnswer",
+    "AbortForward",
+    "PeerAnswer",
+    "PeerRequest",
+    "RouteAnswer",
+    "ToolAnswer",
+    "ToolForward",
+    "register_messages",
+]
 
 
 @dataclass(frozen=True)
@@ -59,5 +70,11 @@ class ToolAnswer:
 PeerRequest = RouteRequest | AbortForward | ToolForward
 PeerAnswer = RouteAnswer | AbortAnswer | ToolAnswer
 
-for _type in (RouteRequest, Routing, RouteAnswer, AbortForward, AbortAnswer, ToolForward, ToolAnswer):
-    codec.register(_type)
+
+def register_messages() -> None:
+    """Lets the codec carry the requests and answers (again: a no-op)."""
+    for message in (RouteRequest, Routing, RouteAnswer, AbortForward, AbortAnswer, ToolForward, ToolAnswer):
+        codec.register(message)
+
+
+register_messages()

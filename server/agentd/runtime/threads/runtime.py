@@ -26,21 +26,13 @@ from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usa
 from agentd.runtime.cluster import RunMarker
 from agentd.runtime.errors import FailedPrecondition, Unavailable, storage_unavailable
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import new_id, utcnow
 from agentd.runtime.options import ExecutionOptions, MemoryOptions, ThreadRef
 from agentd.runtime.signals import Signal, to_db_message, with_delivery_attributes
 from agentd.runtime.storage import PendingSignal, Storage, StorageError, Thread
 from agentd.runtime.threads.log import ThreadLog
 from agentd.runtime.threads.ownership import Holder, ThreadOwnership
-from agentd.runtime.threads.peers import (
-    AbortAnswer,
-    AbortForward,
-    PeerAnswer,
-    PeerRequest,
-    RouteAnswer,
-    ToolAnswer,
-    ToolForward,
-)
 from agentd.runtime.threads.recovery import OutboxRecovery
 from agentd.runtime.threads.routing import IdleBehavior, RouteRequest, Routing, run_not_active, thread_busy
 from agentd.runtime.threads.settings import ThreadSettings
@@ -51,6 +43,10 @@ if TYPE_CHECKING:
     from agentd.runtime.agent import Agent
     from agentd.runtime.registry import AgentRegistry, RunRegistry
     from agentd.runtime.run import RunHandle
+    from agentd.runtime.threads import peers
+    from agentd.runtime.threads.peers import PeerAnswer, PeerRequest
+else:
+    peers = lazy("agentd.runtime.threads.peers")  # replicas only (LeasedOwnership loads it)
 
 __all__ = ["Snapshot", "ThreadRuntime"]
 
@@ -448,7 +444,7 @@ class ThreadRuntime:
             if holder.replica != self.ownership.replica_id:
                 forwarded = replace(request, if_idle="wake", idle_attributes=None, stream_options=None)
                 answer = await self.ownership.forward(holder.replica, forwarded)
-            if isinstance(answer, RouteAnswer) and answer.routing is not None:
+            if answer is not None and isinstance(answer, peers.RouteAnswer) and answer.routing is not None:
                 return answer.routing
             # The thread is changing hands (a run ending, a lease expiring): look again.
             if loop.time() > deadline:
@@ -598,8 +594,8 @@ class ThreadRuntime:
         holder = await self.ownership.holder(thread_id)
         if holder is None or holder.replica == self.ownership.replica_id:
             return None
-        answer = await self.ownership.forward(holder.replica, AbortForward(resource_id, thread_id, run_id))
-        return answer.run_id if isinstance(answer, AbortAnswer) else None
+        answer = await self.ownership.forward(holder.replica, peers.AbortForward(resource_id, thread_id, run_id))
+        return answer.run_id if isinstance(answer, peers.AbortAnswer) else None
 
     def _abort_here(self, resource_id: str, thread_id: str, run_id: str | None) -> str | None:
         active = self.active_run(resource_id, thread_id)
@@ -616,8 +612,8 @@ class ThreadRuntime:
         marker = await self.ownership.locate(run_id)
         if marker is None or marker.replica == self.ownership.replica_id:
             return False
-        answer = await self.ownership.forward(marker.replica, ToolForward(run_id, tool_call_id, result, is_error))
-        return isinstance(answer, ToolAnswer) and answer.answered
+        answer = await self.ownership.forward(marker.replica, peers.ToolForward(run_id, tool_call_id, result, is_error))
+        return isinstance(answer, peers.ToolAnswer) and answer.answered
 
     async def answer_peer(self, request: PeerRequest) -> PeerAnswer:
         """Another replica's request about a thread (or run) this one holds."""
@@ -626,12 +622,14 @@ class ThreadRuntime:
             with self._using(request.resource_id, request.thread_id) as state:
                 async with state.lock:
                     if state.running is None:
-                        return RouteAnswer(None)
-                    return RouteAnswer(await self._route_here(request))
-        if isinstance(request, AbortForward):
-            return AbortAnswer(self._abort_here(request.resource_id, request.thread_id, request.run_id))
+                        return peers.RouteAnswer(None)
+                    return peers.RouteAnswer(await self._route_here(request))
+        if isinstance(request, peers.AbortForward):
+            return peers.AbortAnswer(self._abort_here(request.resource_id, request.thread_id, request.run_id))
         run = self.runs.get(request.run_id)
-        return ToolAnswer(run is not None and run.answer_tool(request.tool_call_id, request.result, request.is_error))
+        return peers.ToolAnswer(
+            run is not None and run.answer_tool(request.tool_call_id, request.result, request.is_error)
+        )
 
     # ------------------------------------------------------------ subscriptions
 
