@@ -31,13 +31,19 @@ class Price:
         return max(0, math.ceil(cost))
 
 
-def _decimal(value: Any, where: str) -> Decimal:
+def decimal_of(value: Any, where: str) -> Decimal:
+    """`value` (a number or a numeric string, not a bool) as a Decimal;
+    ValueError "<where> must be a number" otherwise."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
-        raise ValueError(f"{where}: must be a number, got {value!r}")
+        raise ValueError(f"{where} must be a number, got {value!r}")
     try:
-        number = Decimal(str(value))
+        return Decimal(str(value))
     except InvalidOperation:
-        raise ValueError(f"{where}: must be a number, got {value!r}") from None
+        raise ValueError(f"{where} must be a number, got {value!r}") from None
+
+
+def _decimal(value: Any, where: str) -> Decimal:
+    number = decimal_of(value, f"{where}:")
     if not number.is_finite() or number < 0:
         raise ValueError(f"{where}: must be a finite number >= 0, got {value!r}")
     return number

@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
+
+from agentd.runtime.pricing import decimal_of
 
 log = logging.getLogger("agentd.processors.token_cost_control")
 
@@ -30,12 +32,7 @@ _TABLE_KEYS = ("by", "limits", "default")
 
 def _positive(value: Any, where: str, whole: bool) -> Decimal:
     """A finite number > 0 (a whole one when `whole`); ValueError naming `where`."""
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
-        raise ValueError(f"{where} must be a number, got {value!r}")
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation:
-        raise ValueError(f"{where} must be a number, got {value!r}") from None
+    number = decimal_of(value, where)
     if not number.is_finite() or number <= 0:
         raise ValueError(f"{where} must be greater than 0, got {value!r}")
     if whole and number != number.to_integral_value():
