@@ -51,7 +51,9 @@ from support.wire import drain, scripted
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-LISTED = {"add", "echo", "picture", "fail", "slow", "crash", "grow", "pid", "whoami"}
+LISTED = {"add", "echo", "picture", "fail", "slow", "crash", "grow", "pid", "whoami", "files_read"}
+#: The name each tool is listed under by the server, by the name models see.
+LISTED_AS = {name: name for name in LISTED} | {"files_read": "files.read"}
 
 
 def free_port() -> int:
@@ -174,7 +176,7 @@ async def test_tools_are_listed_with_their_source_and_reach_the_model_unchanged(
     agent = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="mcp"))).agent
     assert {t.name for t in agent.tools} == LISTED
     assert {t.source for t in agent.tools} == {"mcp:t"}
-    listed = {t.name: t for t in mcp.connections["t"].tools}
+    listed = {offered: t for t in mcp.connections["t"].tools for offered, by in LISTED_AS.items() if by == t.name}
     for info in agent.tools:
         assert json_format.MessageToDict(info.input_schema) == listed[info.name].input_schema
         assert info.description == listed[info.name].description
@@ -553,3 +555,56 @@ async def test_an_mcp_tool_marked_background_answers_deferred_and_its_result_is_
             what="the real answer stored",
         )
     assert results == {"c1": ({"result": 5}, False)}
+
+
+async def test_a_tool_name_not_every_provider_takes_is_offered_in_their_shape_and_called_by_its_own(
+    running: Running, spy: LocalModelSpy
+) -> None:
+    """`files.read` (OpenAI and Anthropic refuse a dot) reaches models as `files_read`,
+    and a call to that name reaches the server as `files.read`."""
+    agent = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="mcp"))).agent
+    assert "files_read" in {t.name for t in agent.tools} and "files.read" not in {t.name for t in agent.tools}
+    reply = await generate(running, script({"toolCalls": [call("files_read", {"path": "/x"}, "f")]}, {"text": "ok"}))
+    assert outcomes(reply) == [("files_read", {"result": "read /x"}, False)]
+    assert "files_read" in {t.name for t in spy.requests[0].tools}
+
+
+async def test_a_tool_is_selected_by_the_name_its_server_lists_it_under(mcp: McpServers) -> None:
+    agent = Agent(id="mcp", model="local/scripted", tool_sources=[mcp.select([McpToolRef("t", "files.read")])])
+    async with serving([agent], mcp=mcp) as running:
+        await available(mcp)
+        tools = (await running.agents.GetAgent(apb.GetAgentRequest(agent_id="mcp"))).agent.tools
+        assert [t.name for t in tools] == ["files_read"]
+
+
+async def test_a_stdio_servers_stderr_is_logged_redacted_and_its_last_words_said_when_it_dies(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a stdio server prints goes to agentd's log under its id, redacted (here
+    a secret of its env), never straight to agentd's own stderr."""
+    secret = "stderr-secret-0123456789"
+    spec = McpServerSpec(
+        id="t",
+        command=sys.executable,
+        args=(str(SERVER_SCRIPT),),
+        env={"MCP_TEST_SECRET": secret, "MCP_TEST_STDERR": "1"},
+    )
+    mcp = McpServers([spec], backoff=Backoff(first=0.1, most=0.5))
+    caplog.set_level("INFO", logger="agentd.mcp")
+    async with serving([mcp_agent(mcp)], mcp=mcp) as running:
+        await available(mcp)
+        await until(
+            lambda: any("(stderr): starting with the key [REDACTED]" in r.getMessage() for r in caplog.records),
+            within=30,
+            step=0.05,
+            what="the server's start-up line in the log",
+        )
+        await generate(running, script({"toolCalls": [call("crash", {}, "c")]}, {"text": "ok"}))
+        await until(
+            lambda: any("its last stderr line: crashing on purpose" in r.getMessage() for r in caplog.records),
+            within=30,
+            step=0.05,
+            what="the server's last words in the line saying it went away",
+        )
+    assert all(secret not in r.getMessage() for r in caplog.records)
+    assert secret not in capfd.readouterr().err

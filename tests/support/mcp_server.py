@@ -4,7 +4,10 @@ streamable HTTP on 127.0.0.1:PORT/mcp.
 
 Its tools: `add` (structured content), `echo` (text), `picture` (an image),
 `fail` (an error result), `slow` (sleeps), `crash` (the process exits mid-call),
-`grow` (adds a tool and says `list_changed`), `pid`, `whoami` (reads its environment)."""
+`grow` (adds a tool and says `list_changed`), `pid`, `whoami` (reads its environment),
+`files.read` (a name not every model provider takes). With MCP_TEST_STDERR set it
+prints a line naming MCP_TEST_SECRET to stderr as it starts, and `crash` prints its
+last words there."""
 
 from __future__ import annotations
 
@@ -56,6 +59,8 @@ async def slow(seconds: float) -> str:
 @server.tool()
 def crash() -> str:
     """The server process dies while answering."""
+    if os.environ.get("MCP_TEST_STDERR"):
+        print("crashing on purpose", file=sys.stderr, flush=True)
     sys.stdout.flush()
     os._exit(3)
 
@@ -84,7 +89,15 @@ def whoami() -> str:
     return os.environ.get("MCP_TEST_SECRET", "")
 
 
+@server.tool(name="files.read")
+def files_read(path: str) -> str:
+    """Answers the path it was asked to read."""
+    return f"read {path}"
+
+
 if __name__ == "__main__":
+    if os.environ.get("MCP_TEST_STDERR"):
+        print(f"starting with the key {os.environ.get('MCP_TEST_SECRET', '')}", file=sys.stderr, flush=True)
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", port=int(sys.argv[2]))
     else:

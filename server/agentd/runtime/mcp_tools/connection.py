@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
@@ -28,6 +28,7 @@ from mcp.types import Tool as McpTool
 
 from agentd.runtime.mcp_tools.results import McpToolError
 from agentd.runtime.mcp_tools.spec import McpServerSpec
+from agentd.runtime.mcp_tools.stderr import ServerStderr
 from agentd.runtime.redact import redact
 
 __all__ = ["Backoff", "McpConnection"]
@@ -85,6 +86,8 @@ class McpConnection:
         self._task: asyncio.Task[None] | None = None
         #: Connections made so far (a test waits for a restart by it).
         self.generation = 0
+        #: The last line a stdio server printed to stderr, for the log line saying it went away.
+        self._last_words: str | None = None
 
     # -- what runs see ---------------------------------------------------
 
@@ -156,18 +159,25 @@ class McpConnection:
             if self._closing.is_set():
                 break
             delay = self._backoff.after(time.monotonic() - started)
-            log.warning(
-                "%s", redact(f"MCP server {self.spec.id!r} is unavailable ({self._down_reason}); retry in {delay:.1f}s")
-            )
+            message = f"MCP server {self.spec.id!r} is unavailable ({self._down_reason}); retry in {delay:.1f}s"
+            if self._last_words:
+                message += f"; its last stderr line: {self._last_words}"
+            log.warning("%s", redact(message))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), delay)
         self._down("agentd is shutting down")
 
     async def _connected_once(self) -> None:
+        self._last_words = None
         async with AsyncExitStack() as stack:
-            client = Client(self._target(await self._http_client(stack)), message_handler=self._on_message)
+            stderr = await self._stderr(stack)
+            client = Client(self._target(await self._http_client(stack), stderr), message_handler=self._on_message)
             async with asyncio.timeout(CONNECT_TIMEOUT):  # not wait_for: the SDK's scopes stay in this task
-                await stack.enter_async_context(client)
+                try:
+                    await stack.enter_async_context(client)
+                finally:
+                    if stderr is not None:
+                        stderr.spawned()
                 await self._list(client)
             self._gone = gone = asyncio.Event()
             self._client, self._down_reason = client, None
@@ -189,14 +199,29 @@ class McpConnection:
                     task.cancel()
                 await asyncio.gather(*watchers, *waits, return_exceptions=True)
 
-    def _target(self, http: httpx2.AsyncClient | None) -> Any:
+    def _target(self, http: httpx2.AsyncClient | None, stderr: ServerStderr | None) -> Any:
         spec = self.spec
         if spec.command is not None:
-            return StdioServerParameters(
+            assert stderr is not None
+            params = StdioServerParameters(
                 command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
             )
+            return stdio_client(params, errlog=stderr.errlog)
         assert spec.url is not None
         return streamable_http_client(spec.url, http_client=http)
+
+    async def _stderr(self, stack: AsyncExitStack) -> ServerStderr | None:
+        """A stdio server's stderr pipe, read until the connection's end (stderr.py)."""
+        if self.spec.command is None:
+            return None
+        stderr = ServerStderr(self.spec.id)
+        stack.push_async_callback(self._closed_stderr, stderr)
+        await stderr.start()
+        return stderr
+
+    async def _closed_stderr(self, stderr: ServerStderr) -> None:
+        await stderr.close()
+        self._last_words = stderr.last_line
 
     async def _http_client(self, stack: AsyncExitStack) -> httpx2.AsyncClient | None:
         if self.spec.url is None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.lazy import lazy
+from agentd.runtime.mcp_tools.names import offered_names
 from agentd.runtime.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ class McpServers:
             if spec.id in self.connections:
                 raise ValueError(f"MCP server {spec.id!r} is defined twice")
             self.connections[spec.id] = connection.McpConnection(spec, backoff, **pings)
-        #: Tools by (server, name), rebuilt only when a listing changes.
-        self._made: dict[tuple[str, str], tuple[McpTool, Tool]] = {}
+        #: Per server: the listing its tools were made from, and those tools by
+        #: listed name (rebuilt when the listing changes).
+        self._made: dict[str, tuple[list[McpTool], list[tuple[str, Tool]]]] = {}
 
     def __len__(self) -> int:
         return len(self.connections)
@@ -66,17 +68,29 @@ class McpServers:
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self.connections.values()))
 
-    def tools_of(self, server_id: str) -> list[Tool]:
-        """The server's tools as agentd tools (the same Tool while its listing is unchanged)."""
+    def named_tools(self, server_id: str) -> list[tuple[str, Tool]]:
+        """The server's tools, each with the name the server lists it under (a
+        Tool's own name is the one models see: names.py); the same Tools while
+        the listing is unchanged."""
         connection = self.connections[server_id]
-        out: list[Tool] = []
-        for listed in connection.tools:
-            made = self._made.get((server_id, listed.name))
-            if made is None or made[0] is not listed:
-                made = (listed, _as_tool(connection, listed))
-                self._made[(server_id, listed.name)] = made
-            out.append(made[1])
-        return out
+        listing = connection.tools
+        made = self._made.get(server_id)
+        if made is not None and made[0] is listing:
+            return made[1]
+        before = {listed: tool.name for listed, tool in made[1]} if made is not None else {}
+        names = offered_names(tool.name for tool in listing)
+        tools = [(listed.name, _as_tool(connection, listed, names[listed.name])) for listed in listing]
+        self._made[server_id] = (listing, tools)
+        for listed, offered in names.items():
+            if offered != listed and before.get(listed) != offered:
+                log.warning(
+                    "MCP server %r lists a tool %r that not every model provider accepts by name"
+                    " (letters, digits, '_' and '-', up to 64): models see it as %r",
+                    server_id,
+                    listed,
+                    offered,
+                )
+        return tools
 
 
 class McpToolSelection:
@@ -92,15 +106,17 @@ class McpToolSelection:
         picked: dict[str, Tool] = {}
         for ref in self.refs:
             for server_id in [ref.server] if ref.server is not None else list(self.servers.connections):
-                for tool in self.servers.tools_of(server_id):
-                    if ref.matches(server_id, tool.name) and tool.name not in picked:
+                for listed, tool in self.servers.named_tools(server_id):
+                    matched = ref.matches(server_id, listed) or ref.matches(server_id, tool.name)
+                    if matched and tool.name not in picked:
                         picked[tool.name] = tool
         return list(picked.values())
 
 
-def _as_tool(server: McpConnection, listed: McpTool) -> Tool:
-    """One MCP tool as an agentd Tool; its input schema reaches the model unchanged,
-    its `[mcp_servers.tools.<name>]` settings apply."""
+def _as_tool(server: McpConnection, listed: McpTool, offered: str) -> Tool:
+    """One MCP tool as an agentd Tool named `offered`; its input schema reaches the
+    model unchanged, its `[mcp_servers.tools.<listed name>]` settings apply, and
+    calls reach the server under the name it listed."""
     name = listed.name
     settings = server.spec.settings_for(name)
 
@@ -108,7 +124,7 @@ def _as_tool(server: McpConnection, listed: McpTool) -> Tool:
         return results.tool_output(await server.call(name, args))
 
     return Tool(
-        name=name,
+        name=offered,
         description=listed.description or listed.title or name,
         execute=execute,
         input_schema=dict(listed.input_schema),

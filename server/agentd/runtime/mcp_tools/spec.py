@@ -45,6 +45,16 @@ class McpServerSpec:
     timeout_seconds: float = 60.0
     tools: Mapping[str, McpToolSettings] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Registered here, not by the config parser alone: a spec an --app builds
+        # has secrets too, and they must be known before anything could log them.
+        add_named_secrets(self.env)
+        for value in self.headers.values():
+            add_secret(value)
+            add_secret(value.partition(" ")[2])  # "Bearer <token>": the token alone too
+        if self.url is not None:
+            add_secret(urlsplit(self.url).password)
+
     @property
     def transport(self) -> str:
         return "stdio" if self.command else "streamable-http"
@@ -95,10 +105,6 @@ def parse_server(table: Any, where: str, base: Path | None = None) -> McpServerS
         raise ValueError(f"{where}: exactly one of command (stdio) and url (streamable HTTP)")
     env = _string_table(table.get("env", {}), f"{where}.env")
     headers = _string_table(table.get("headers", {}), f"{where}.headers")
-    add_named_secrets(env)
-    for value in headers.values():
-        add_secret(value)
-        add_secret(value.partition(" ")[2])  # "Bearer <token>": the token alone too
     if command is not None:
         if not isinstance(command, str) or not command:
             raise ValueError(f"{where}.command: a non-empty string")
@@ -108,7 +114,6 @@ def parse_server(table: Any, where: str, base: Path | None = None) -> McpServerS
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"{where}.url: an http:// or https:// URL")
-        add_secret(parts.password)
         for key in ("args", "env", "cwd"):
             if key in table:
                 raise ValueError(f"{where}.{key}: only for a command server")
