@@ -9,7 +9,8 @@
 No persistence (`--save '' --appendonly no`): a restarted server is empty;
 `start_new(persistent=True)` logs every write before answering it
 (`--appendonly yes --appendfsync always`), so even a SIGKILLed server comes
-back with every write it acknowledged.
+back with every write it acknowledged. `start_new(tls=RedisTls(...))` serves
+TLS only (`server.url` is then `rediss://...`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from __future__ import annotations
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -49,10 +52,24 @@ def free_port() -> int:
         return port
 
 
-def ping(port: int, timeout: float = 0.5) -> bool:
+@dataclass(frozen=True)
+class RedisTls:
+    """PEM files for a TLS-only server: its certificate and key, and the CA clients trust."""
+
+    cert: Path
+    key: Path
+    ca: Path
+
+
+def ping(port: int, timeout: float = 0.5, tls: RedisTls | None = None) -> bool:
     """True when a Redis server on 127.0.0.1:port answers PING."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
+            sock = (
+                ssl.create_default_context(cafile=str(tls.ca)).wrap_socket(raw, server_hostname="127.0.0.1")
+                if tls is not None
+                else raw
+            )
             sock.sendall(b"*1\r\n$4\r\nPING\r\n")
             return sock.recv(64).startswith(b"+PONG")
     except OSError:
@@ -60,17 +77,20 @@ def ping(port: int, timeout: float = 0.5) -> bool:
 
 
 class RedisServer:
-    def __init__(self, binary: str, port: int, directory: Path, *, persistent: bool = False) -> None:
+    def __init__(
+        self, binary: str, port: int, directory: Path, *, persistent: bool = False, tls: RedisTls | None = None
+    ) -> None:
         self.binary = binary
         self.port = port
         self.directory = directory
         self.persistent = persistent
+        self.tls = tls
         self.process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def start_new(cls, *, persistent: bool = False) -> RedisServer:
+    def start_new(cls, *, persistent: bool = False, tls: RedisTls | None = None) -> RedisServer:
         directory = Path(tempfile.mkdtemp(prefix="agentd-redis-"))
-        server = cls(redis_server_binary(), free_port(), directory, persistent=persistent)
+        server = cls(redis_server_binary(), free_port(), directory, persistent=persistent, tls=tls)
         try:
             server.start()
         except BaseException:
@@ -80,7 +100,7 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}/0"
 
     @property
     def log(self) -> Path:
@@ -90,9 +110,14 @@ class RedisServer:
         """Starts the server on `port` and waits until it answers PING."""
         if self.process is not None:
             raise RuntimeError("redis-server is already running")
+        tls = self.tls
+        listen = ("--port", str(self.port)) if tls is None else (
+            "--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(tls.cert),
+            "--tls-key-file", str(tls.key), "--tls-ca-cert-file", str(tls.ca), "--tls-auth-clients", "no",
+        )  # fmt: skip
         args = [
             self.binary,
-            "--port", str(self.port),
+            *listen,
             "--bind", "127.0.0.1",
             "--save", "",
             *(("--appendonly", "yes", "--appendfsync", "always") if self.persistent else ("--appendonly", "no")),
@@ -102,7 +127,7 @@ class RedisServer:
         ]  # fmt: skip
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, cwd=self.directory)
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not ping(self.port):
+        while not ping(self.port, tls=self.tls):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
