@@ -211,6 +211,26 @@ async def test_a_reconciled_result_is_shown_through_the_agents_payload_transform
     assert "REPORT-hush" in repr(spy.requests[-1].prompt)  # the continuation's model has the real result
 
 
+@pytest.mark.parametrize("wait", [True, False])
+async def test_a_background_result_goes_through_process_tool_result_as_a_foreground_one_does(
+    server: Running, world: World, monkeypatch: pytest.MonkeyPatch, wait: bool
+) -> None:
+    """Whether the run ended before the work did (wait) or still calls the model,
+    the result reconciled, stored and shown to the next model call is the
+    processors' rewrite, never the tool's raw answer."""
+    spy = LocalModelSpy(monkeypatch)
+    following = await follow(server, world)
+    steps = [calls(("c1", "report", {"topic": "raw", "wait": wait}))]
+    if not wait:  # the run keeps calling the model until it has heard the work end
+        steps.append(calls(("c2", "until_heard", {"events": ["background-task-completed"]})))
+    await stream(server, "vetted", options(*steps, {"text": "ok"}))
+    world.gate.set()
+    await until(lambda: finishes(world.seen) >= 2, what="the continuation run to finish")
+    following.cancel()
+    assert (await stored_results(server))["c1"] == ({"report": "vetted", "step": 0}, False)
+    assert "REPORT-raw" not in repr([r.prompt for r in spy.requests])
+
+
 async def test_the_process_caps_its_background_calls(world: World) -> None:
     storage = InMemoryStorage()
     running = await start_server(

@@ -20,7 +20,7 @@ from agentd.runtime import (
 )
 from agentd.runtime.background import BACKGROUND_SIGNAL_KEY
 from agentd.runtime.memory import Memory
-from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
+from agentd.runtime.processors.base import ProcessInputStepArgs, Processor, ProcessToolResultArgs
 from agentd.runtime.processors.builtins.background_work_signal import BackgroundWorkSignal
 from agentd.runtime.storage import Storage
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -98,7 +98,19 @@ def agents(world: World, storage: Storage) -> list[Agent]:
         Agent(id="plain", **common),
         Agent(id="secretive", tool_transform=hidden, **common),
         Agent(id="flaky", input_processors=[FailingSignals(world)], **common),
+        Agent(id="vetted", output_processors=[VetReports()], **common),
     ]
+
+
+class VetReports(Processor):
+    """`process_tool_result`: a report's result is rewritten (as a guardrail rewrites what a tool returned)."""
+
+    id = "vet-reports"
+
+    def process_tool_result(self, args: ProcessToolResultArgs) -> None:
+        part = args.message_list.find_tool_result(args.tool_call_id)
+        if part is not None and isinstance(part.result, dict) and "report" in part.result:
+            part.result = {"report": "vetted", "step": args.step_number}
 
 
 class FailingSignals(Processor):

@@ -16,6 +16,7 @@ from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart, new_id
 from agentd.runtime.options import ExecutionOptions, ToolHooks
 from agentd.runtime.processors.base import TripWire
+from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.results import StepResult
 from agentd.runtime.storage import BackgroundTask, StorageError
 from agentd.runtime.tool_payloads import ToolPayloadTransform, resolve, show_result
@@ -83,7 +84,9 @@ class ToolCalls:
             try:
                 with tool_trace.active():
                     if tool is not None and tool.background and not call.client_tool:
-                        outcome, deferred = await self._detach(tool, call, context, hooks, assistant.id)
+                        outcome, deferred = await self._detach(
+                            tool, call, context, hooks, assistant.id, step.step_number
+                        )
                     else:
                         outcome, deferred = await self._call(tool, call, context, hooks), False
             except BaseException:
@@ -91,29 +94,54 @@ class ToolCalls:
                 raise
             tool_trace.end(result=outcome.result, is_error=outcome.is_error)
             assistant.parts.append(outcome)
-            if not outcome.is_error and not deferred:  # a deferred result is reconciled later, as it is
-                await self._run.runner.run_tool_result(
-                    self._run.message_list,
-                    step_number=step.step_number,
-                    tool_name=call.tool_name,
-                    tool_call_id=call.tool_call_id,
-                    args=call.args,
-                    result=outcome.result,
-                    steps=self._run.steps,
-                    provider_executed=call.provider_executed,
-                )
-                # Processors may rewrite the result.
-                outcome = self._run.message_list.find_tool_result(call.tool_call_id) or outcome
+            if not outcome.is_error and not deferred:  # a deferred one: when its work ends (_background_work)
+                outcome = await self._processed(self._run.message_list, call, outcome, step.step_number)
             show_result(outcome, transform)
             step.tool_results.append(outcome)
             # A deferred result is reconciled in place later: its chunk keeps what was answered then.
             await self._run.emit_processed(ToolResult(clone(outcome) if deferred else outcome))
 
+    async def _processed(
+        self, message_list: MessageList, call: ToolCallPart, outcome: ToolResultPart, step_number: int
+    ) -> ToolResultPart:
+        """`outcome` after the `process_tool_result` processors (which may rewrite it in `message_list`)."""
+        await self._run.runner.run_tool_result(
+            message_list,
+            step_number=step_number,
+            tool_name=call.tool_name,
+            tool_call_id=call.tool_call_id,
+            args=call.args,
+            result=outcome.result,
+            steps=self._run.steps,
+            provider_executed=call.provider_executed,
+        )
+        return message_list.find_tool_result(call.tool_call_id) or outcome
+
+    async def _background_work(
+        self, tool: Tool, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks, step_number: int
+    ) -> ToolResultPart:
+        """A background call's authoritative result: the call, then what a
+        foreground success gets, `process_tool_result`, over a list holding just
+        this call and its result (by now the run may be over, or mid-step)."""
+        # No writer: the run may be over when it writes.
+        outcome = await self._call(tool, call, request_context, hooks, writer=None)
+        if outcome.is_error or not self._run.runner.on_tool_result:
+            return outcome
+        alone = MessageList()
+        alone.add(Message(role="assistant", parts=[clone(call), outcome], id=new_id("msg_")), "response")
+        return await self._processed(alone, call, outcome, step_number)
+
     def transform_of(self, name: str, tool: Tool | None) -> ToolPayloadTransform | None:
         return resolve(self._agent.tool_transform, name, tool.transform if tool is not None else None)
 
     async def _detach(
-        self, tool: Tool, call: ToolCallPart, request_context: dict[str, Any], hooks: ToolHooks, message_id: str
+        self,
+        tool: Tool,
+        call: ToolCallPart,
+        request_context: dict[str, Any],
+        hooks: ToolHooks,
+        message_id: str,
+        step_number: int,
     ) -> tuple[ToolResultPart, bool]:
         """A background tool's call: its deferred result, and whether it was
         deferred. With no thread to reconcile into (or no host), it runs in the
@@ -138,8 +166,7 @@ class ToolCalls:
         detached = Detached(
             task,
             placeholder,
-            # Detached from the run: no writer (the run may be over when it writes).
-            work=lambda: self._call(tool, call, request_context, hooks, writer=None),
+            work=lambda: self._background_work(tool, call, request_context, hooks, step_number),
             live=lambda: not state.closed_to_signals and not state.buffer.closed,
             transform=self.transform_of(call.tool_name, tool),
             notify=request_context.get(BACKGROUND_SIGNAL_KEY),
