@@ -20,7 +20,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from agentd import config
-from agentd.runtime import Agent, Branch, ExecutionOptions, Tool, Workflow
+from agentd.runtime import (
+    Agent,
+    Branch,
+    ExecutionOptions,
+    PayloadRule,
+    Tool,
+    ToolPayloadTransform,
+    ToolPayloadTransformPolicy,
+    Workflow,
+)
 from agentd.runtime.host import App
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
@@ -441,3 +450,50 @@ async def test_workflows_resolved_per_request_run_and_a_cyclic_one_is_refused(bo
         assert "workflow 'looping' runs itself" in (info.value.details() or "")
     finally:
         await served.close()
+
+
+def transformed_agents() -> list[Agent]:
+    """`login` hides its password and token itself; `vault`'s policy hides the `sealed` workflow's payloads."""
+    login = Tool(
+        "login",
+        "Logs in",
+        lambda a: {"user": a["user"], "token": "tok-" + a["password"]},
+        transform=ToolPayloadTransform(args=PayloadRule(redact=["password"]), result=PayloadRule(redact=["token"])),
+    )
+    shown = Workflow("open", [login])
+    sealed = Workflow("sealed", [Workflow("inner", [login])])
+    policy = ToolPayloadTransformPolicy(
+        tools={"sealed": ToolPayloadTransform(args=PayloadRule(redact=["password"]), result=PayloadRule(replace="ok"))}
+    )
+    return [Agent(id="vault", model="local/scripted", workflows=[shown, sealed], tool_transform=policy)]
+
+
+async def test_a_tool_steps_own_payload_rules_hold_in_the_workflows_chunks() -> None:
+    running = await start_server(transformed_agents())
+    try:
+        chunks = await stream(running, "open", {"user": "ann", "password": "hunter2"}, agent="vault")
+    finally:
+        await running.close()
+    assert result_of(chunks) == ({"user": "ann", "token": "tok-hunter2"}, False)  # the model's, real
+    events = dict((kind, d) for kind, d in workflow_events(chunks) if kind in ("step-start", "step-result"))
+    assert events["step-start"]["input"] == {"user": "ann", "password": "[REDACTED]"}
+    assert events["step-result"]["output"] == {"user": "ann", "token": "[REDACTED]"}
+
+
+async def test_a_transformed_workflow_shows_its_payloads_by_its_rules_and_withholds_its_steps() -> None:
+    running = await start_server(transformed_agents())
+    try:
+        chunks = await stream(running, "sealed", {"user": "ann", "password": "hunter2"}, agent="vault")
+    finally:
+        await running.close()
+    events = workflow_events(chunks)
+    start = next(d for kind, d in events if kind == "start" and d["workflowId"] == "sealed")
+    finish = next(d for kind, d in events if kind == "finish" and d["workflowId"] == "sealed")
+    assert start["input"] == {"user": "ann", "password": "[REDACTED]"} and finish["output"] == "ok"
+    # The steps' values derive from the hidden payloads: none is shown, the nested workflow's neither.
+    steps = [d for kind, d in events if kind.startswith("step-")]
+    assert steps and all("input" not in d and "output" not in d for d in steps)
+    inner = [d for kind, d in events if kind in ("start", "finish") and d["workflowId"] == "inner"]
+    assert inner and all("input" not in d and "output" not in d for d in inner)
+    wire = "".join(json_format.MessageToJson(c) for c in chunks if c.source == cpb.CHUNK_SOURCE_WORKFLOW)
+    assert "hunter2" not in wire

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentd.runtime.tool_payloads import ToolPayloadTransform
+from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransformPolicy, resolve
 
 #: Where a Python tool comes from (`--app`, or code using the runtime).
 PYTHON_SOURCE = "python"
@@ -52,6 +52,13 @@ class Tool:
         if inspect.isawaitable(result):
             result = await result
         return result
+
+
+def payload_rules(
+    policy: ToolPayloadTransformPolicy | None, name: str, tool: Tool | None
+) -> ToolPayloadTransform | None:
+    """The payload rules of tool `name` under an agent's `policy` (the tool's own first: tool_payloads.resolve)."""
+    return resolve(policy, name, tool.transform if tool is not None else None)
 
 
 def tool(

@@ -5,6 +5,7 @@ docstring for the order of the hooks)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from dataclasses import replace
@@ -57,7 +58,7 @@ from agentd.runtime.scoring.service import EndedRun
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
-from agentd.runtime.tools import Tool, ToolContext
+from agentd.runtime.tools import Tool, ToolContext, payload_rules
 from agentd.runtime.workflows import WorkflowHost, check_workflows, workflow_tool
 
 if TYPE_CHECKING:
@@ -293,7 +294,8 @@ class AgentLoop:
                 check_workflows(workflows)
             except ValueError as exc:
                 raise FailedPrecondition(f"agent {agent.id!r}: {exc}", "WORKFLOW_INVALID") from None
-        lent = WorkflowHost(self.state.buffer, self._run_nested, self.telemetry)
+        rules = functools.partial(payload_rules, agent.tool_transform)
+        lent = WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
         for workflow in workflows:
             tools[workflow.id] = workflow_tool(workflow, lent, self.state.run_id)
         client_names = {t.name for t in options.client_tools or ()}

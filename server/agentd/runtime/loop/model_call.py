@@ -40,8 +40,8 @@ from agentd.runtime.processors.base import CachedLLMResponse, TripWire
 from agentd.runtime.processors.phases import StepInput
 from agentd.runtime.results import StepResult
 from agentd.runtime.structured_output import schema_note
-from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransformPolicy, resolve, show_call
-from agentd.runtime.tools import Tool
+from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransformPolicy, show_call
+from agentd.runtime.tools import Tool, payload_rules
 
 log = logging.getLogger("agentd.run")
 
@@ -79,8 +79,7 @@ class ModelCall:
         """The payload rules of tool `name` (none for a client tool: its caller needs the real arguments)."""
         if name is None or name in self._client_tools:
             return None
-        tool = tools.get(name)
-        return resolve(self._tool_transform, name, tool.transform if tool is not None else None)
+        return payload_rules(self._tool_transform, name, tools.get(name))
 
     def model(self, spec: str) -> LanguageModel:
         model = self._models.get(spec)

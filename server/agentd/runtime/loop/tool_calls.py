@@ -19,8 +19,8 @@ from agentd.runtime.processors.base import TripWire
 from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.results import StepResult
 from agentd.runtime.storage import BackgroundTask, StorageError
-from agentd.runtime.tool_payloads import ToolPayloadTransform, resolve, show_result
-from agentd.runtime.tools import Tool, ToolContext
+from agentd.runtime.tool_payloads import ToolPayloadTransform, show_result
+from agentd.runtime.tools import Tool, ToolContext, payload_rules
 from agentd.runtime.unset import UNSET
 
 log = logging.getLogger("agentd.run")
@@ -132,7 +132,7 @@ class ToolCalls:
         return await self._processed(alone, call, outcome, step_number)
 
     def transform_of(self, name: str, tool: Tool | None) -> ToolPayloadTransform | None:
-        return resolve(self._agent.tool_transform, name, tool.transform if tool is not None else None)
+        return payload_rules(self._agent.tool_transform, name, tool)
 
     async def _detach(
         self,

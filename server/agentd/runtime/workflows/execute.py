@@ -8,7 +8,14 @@ stream (as a sub-agent's run is). It streams `data-workflow-start`, then
 agent or workflow step (an agent step's run, and a workflow step's, nest
 under this run), and ends with `data-workflow-finish` whose status is
 success, failed or aborted. A failed step fails the workflow (no later step
-runs): the tool call's result is an error. An abort stops it where it is."""
+runs): the tool call's result is an error. An abort stops it where it is.
+
+Payload transforms (tool_payloads.py) hold in these chunks too: the workflow
+tool's rules show its input (`data-workflow-start`) and output
+(`data-workflow-finish`); when it has rules, its steps' inputs and outputs,
+which derive from them, are withheld (as a transformed call's argument
+deltas are), nested workflows' included; otherwise a tool step's rules show
+that step's input and output."""
 
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from agentd.runtime.concurrency import run_all
 from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import JSON, new_id
 from agentd.runtime.telemetry import Telemetry
+from agentd.runtime.tool_payloads import Phase, ToolPayloadContext, ToolPayloadTransform
 from agentd.runtime.tools import Tool, ToolContext
 from agentd.runtime.workflows.definition import Branch, Node, Parallel, Sequential, Step, Workflow, holds, output_key
 
@@ -40,6 +48,8 @@ log = logging.getLogger("agentd.workflows")
 #: Runs `agent` on `prompt` as a nested run (`run_id`, under `parent_run_id`)
 #: whose chunks join the calling run's stream; its text, or an exception.
 RunAgent = Callable[[AgentDefinition, str, dict[str, Any], str, str], Awaitable[str]]
+#: The payload rules that apply to a tool of the calling agent, by name (and the tool, when there is one).
+TransformOf = Callable[[str, Tool | None], ToolPayloadTransform | None]
 
 
 class StepFailed(Exception):
@@ -54,6 +64,7 @@ class WorkflowHost:
     sink: ChunkBuffer
     run_agent: RunAgent
     telemetry: Telemetry
+    transform_of: TransformOf
 
 
 def workflow_tool(workflow: Workflow, host: WorkflowHost, parent_run_id: str) -> Tool:
@@ -71,13 +82,33 @@ def workflow_tool(workflow: Workflow, host: WorkflowHost, parent_run_id: str) ->
 class WorkflowRun:
     """One run of a workflow: its chunks (own run id and seq) and its steps."""
 
-    def __init__(self, workflow: Workflow, host: WorkflowHost, context: ToolContext, parent_run_id: str) -> None:
+    def __init__(
+        self, workflow: Workflow, host: WorkflowHost, context: ToolContext, parent_run_id: str, *, nested: bool = False
+    ) -> None:
         self.workflow = workflow
         self.host = host
         self.context = context
         self.parent_run_id = parent_run_id
         self.run_id = new_id()
         self.seq = 0
+        #: The workflow tool's own rules (a nested workflow is shown by its caller's).
+        self.transform = None if nested else host.transform_of(workflow.id, None)
+        #: Steps' inputs and outputs are withheld: they derive from a transformed payload.
+        self.withheld = self.transform is not None
+
+    def shown(self, transform: ToolPayloadTransform | None, tool: str, phase: Phase, value: Any, call_id: str) -> JSON:
+        """`value` as callers are shown it under `transform`'s rule for `phase` (of tool `tool`'s call)."""
+        rule = None if transform is None else transform.args if phase == "args" else transform.result
+        value = _json(value)
+        return value if rule is None else rule.apply(ToolPayloadContext(tool, call_id, phase, value))
+
+    def _own(self, key: str, value: Any) -> dict[str, JSON]:
+        """The workflow's own input or output for its start or finish chunk: by
+        its tool's rules; nothing when a calling workflow withholds its steps."""
+        if self.withheld and self.transform is None:
+            return {}
+        phase: Phase = "args" if key == "input" else "result"
+        return {key: self.shown(self.transform, self.workflow.id, phase, value, self.context.tool_call_id)}
 
     def emit(self, kind: str, data: dict[str, JSON]) -> None:
         self.seq += 1
@@ -95,7 +126,7 @@ class WorkflowRun:
     async def run(self, args: Any) -> Any:
         workflow = self.workflow
         trace = self.host.telemetry.workflow(workflow.id, self.run_id, self.context.tool_call_id)
-        self.emit("start", {"workflowId": workflow.id, "input": _json(args)})
+        self.emit("start", {"workflowId": workflow.id, **self._own("input", args)})
         try:
             with trace.active():
                 errors = jsonschema.Draft202012Validator(workflow.input_schema).iter_errors(args)
@@ -115,7 +146,7 @@ class WorkflowRun:
             self.emit("finish", {"workflowId": workflow.id, "status": "failed", "error": message})
             trace.finish(error_type="workflow_failed", message=message)
             raise StepFailed(message) from None
-        self.emit("finish", {"workflowId": workflow.id, "status": "success", "output": _json(output)})
+        self.emit("finish", {"workflowId": workflow.id, "status": "success", **self._own("output", output)})
         trace.finish()
         return output
 
@@ -140,7 +171,12 @@ class WorkflowRun:
 
     async def step(self, step: Step, value: Any) -> Any:
         step_id, kind, target = step.step_id, step.kind, step.target
-        started: dict[str, JSON] = {"stepId": step_id, "type": kind, "input": _json(value)}
+        call_id = self._call_id(step_id)
+        name = target.name if isinstance(target, Tool) else step_id
+        rules = self.host.transform_of(name, target) if isinstance(target, Tool) else None
+        started: dict[str, JSON] = {"stepId": step_id, "type": kind}
+        if not self.withheld:
+            started["input"] = self.shown(rules, name, "args", value, call_id)
         child_run = new_id() if kind != "tool" else ""
         if child_run:
             started["runId"] = child_run
@@ -149,8 +185,8 @@ class WorkflowRun:
             if isinstance(target, Tool):
                 output = await self._tool(target, step_id, value)
             elif isinstance(target, Workflow):
-                nested = WorkflowRun(target, self.host, self.context, self.run_id)
-                nested.run_id = child_run
+                nested = WorkflowRun(target, self.host, self.context, self.run_id, nested=True)
+                nested.run_id, nested.withheld = child_run, self.withheld
                 output = await nested.run(value)
             else:
                 output = await self.host.run_agent(
@@ -162,11 +198,18 @@ class WorkflowRun:
             message = str(exc) or type(exc).__name__
             self.emit("step-result", {"stepId": step_id, "type": kind, "status": "failed", "error": message})
             raise StepFailed(f"step {step_id!r} failed: {message}") from None
-        self.emit("step-result", {"stepId": step_id, "type": kind, "status": "success", "output": _json(output)})
+        result: dict[str, JSON] = {"stepId": step_id, "type": kind, "status": "success"}
+        if not self.withheld:
+            result["output"] = self.shown(rules, name, "result", output, call_id)
+        self.emit("step-result", result)
         return output
 
+    def _call_id(self, step_id: str) -> str:
+        """A tool step's call id (its spans', its tool context's, its payload rules')."""
+        return f"{self.run_id}:{step_id}"
+
     async def _tool(self, tool: Tool, step_id: str, value: Any) -> Any:
-        call_id = f"{self.run_id}:{step_id}"
+        call_id = self._call_id(step_id)
         trace = self.host.telemetry.step_tool(tool.name, call_id, value, step_id)
         try:
             with trace.active():
