@@ -555,6 +555,7 @@ async def test_sigkill_of_the_lease_holder_ends_its_run_with_replica_lost_and_qu
             await watcher.until(lambda: ended(watcher.of(run_a)), within=10 * TTL_MS / 1000)
             last = watcher.of(run_a)[-1]
             assert kind(last) == "abort" and last.abort.reason == "REPLICA_LOST"
+            assert "stopped, or lost the shared state, while the run was in flight" in last.abort.message
 
             def queued_run_finished() -> bool:
                 return any(

@@ -248,7 +248,7 @@ class LeasedOwnership(ThreadOwnership):
             last = tail.last
             if last is None or last.run_id != marker.run_id or last.type not in TERMINAL_TYPES:
                 seq = last.seq + 1 if last is not None and last.run_id == marker.run_id else 1
-                reason = Abort("REPLICA_LOST", f"replica {marker.replica} stopped while the run was in flight")
+                reason = Abort("REPLICA_LOST", _lost_run(marker.replica, self.replica_id))
                 await self.cluster.append(thread_id, [Chunk(reason, marker.run_id, seq)])
                 log.warning("thread %s: run %s was lost with replica %s", thread_id, marker.run_id, marker.replica)
             await self.cluster.unmark(thread_id, marker.run_id)
@@ -350,3 +350,18 @@ class LeasedOwnership(ThreadOwnership):
             if owners[thread_id] is None:
                 replayed += await self.host.take_over(resource_id, thread_id, None)
         return replayed
+
+
+def _lost_run(replica: str, here: str) -> str:
+    """Why a run marked in flight never logged its end: which replica ran it,
+    and, as far as this one can tell, what happened to it (a replica that
+    lost Redis for a while is alive, but its run's end was never logged)."""
+    if replica == here:
+        return (
+            f"this replica ({replica}) lost the shared state while the run was in flight,"
+            " so the run's end never reached the thread's log"
+        )
+    return (
+        f"replica {replica} stopped, or lost the shared state, while the run was in flight,"
+        " so the run's end never reached the thread's log"
+    )
