@@ -22,6 +22,7 @@ from agentd.runtime.chunks import Abort, Chunk, Finish, Start, TextDelta, Usage
 from agentd.runtime.cluster import PENDING, ClusterError, PeerGone, PeerTimeout, RunMarker
 from agentd.runtime.errors import FailedPrecondition, FieldViolation, InvalidArgument, Unavailable
 from agentd.runtime.signals import create_signal
+from agentd.runtime.threads.shared_log import SharedThreadLog
 from redis_server import RedisServer, free_port
 from support.polling import until
 
@@ -580,3 +581,39 @@ async def test_an_unreachable_redis_raises_cluster_error() -> None:
                 await call
     finally:
         await cluster.close()
+
+
+async def test_a_shared_log_append_waits_out_a_short_outage_and_loses_nothing() -> None:
+    """Chunks appended while Redis is down reach the log (and so live
+    subscribers) once it is back, in order, instead of being dropped."""
+    server = RedisServer.start_new(persistent=True)
+    cluster = RedisCluster(server.url, key_prefix=f"t-{uuid.uuid4().hex}:", socket_timeout=0.5)
+    shared = SharedThreadLog(cluster, subscriber_buffer=100, patience=30)
+    tid = thread()
+    try:
+        await shared.append(tid, run_chunks("run-1", deltas=1)[:2])  # before: start and a delta
+        server.stop()
+        during = asyncio.ensure_future(shared.append(tid, run_chunks("run-1", deltas=1)[2:]))
+        await asyncio.sleep(0.3)  # a few failed attempts
+        assert not during.done()
+        server.start()
+        await asyncio.wait_for(during, 30)
+        logged = await cluster.read(tid, 0)
+        assert [c.seq for c in logged] == [1, 2, 3]
+        assert sorted(c.offset for c in logged) == [c.offset for c in logged]
+        assert isinstance(logged[-1].payload, Finish)
+    finally:
+        await shared.close()
+        await cluster.close()
+        server.close()
+
+
+async def test_a_shared_log_append_gives_up_after_its_patience(caplog: pytest.LogCaptureFixture) -> None:
+    cluster = RedisCluster(f"redis://127.0.0.1:{free_port()}/0", socket_timeout=0.2)
+    shared = SharedThreadLog(cluster, subscriber_buffer=10, patience=0.3)
+    try:
+        await asyncio.wait_for(shared.append(thread(), run_chunks()), 10)  # returns: never hangs a run's pump
+    finally:
+        await shared.close()
+        await cluster.close()
+    assert any("not logged for subscribers" in r.getMessage() for r in caplog.records)

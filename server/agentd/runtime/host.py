@@ -161,7 +161,7 @@ class Host:
         if self.cluster is not None:
             ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
             log: LocalThreadLog | SharedThreadLog = SharedThreadLog(
-                self.cluster, subscriber_buffer=settings.subscriber_buffer
+                self.cluster, subscriber_buffer=settings.subscriber_buffer, patience=settings.lease_ttl
             )
         else:
             ownership = LocalOwnership()

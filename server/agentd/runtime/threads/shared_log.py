@@ -43,10 +43,20 @@ class _Feed:
     subscribers: set[Subscriber] = field(default_factory=set)
 
 
+#: The first pause before an append is tried again, and the longest.
+_RETRY_FIRST, _RETRY_MOST = 0.05, 1.0
+
+
 class SharedThreadLog(ThreadLog):
-    def __init__(self, cluster: Cluster, *, subscriber_buffer: int) -> None:
+    def __init__(self, cluster: Cluster, *, subscriber_buffer: int, patience: float = 15.0) -> None:
+        """`patience`: how long an append is retried while the shared state is
+        unreachable (the thread lease's time to live: a run still going after it
+        has been aborted LEASE_LOST, and a later sweep logs its end)."""
         self.cluster = cluster
         self.subscriber_buffer = subscriber_buffer
+        self.patience = patience
+        #: When appends began failing (None while they succeed).
+        self._failing_since: float | None = None
         self._feeds: dict[str, _Feed] = {}
         #: One join at a time per thread (a lock lives while someone holds or awaits it).
         self._joins: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -58,15 +68,27 @@ class SharedThreadLog(ThreadLog):
         return sum(len(feed.subscribers) for feed in list(self._feeds.values()))
 
     async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> None:
-        for attempt in range(2):
+        """Logs `chunks`, retried with backoff through a short outage, so live
+        subscribers get them late rather than never; a run's later chunks wait
+        behind them in its own buffer, in order. Once the shared state has been
+        unreachable for `patience`, appends are given up at once (one try each)
+        until one succeeds again: an outage costs a run's pump `patience` at most."""
+        loop = asyncio.get_running_loop()
+        pause = _RETRY_FIRST
+        while True:
             try:
                 await self.cluster.append(thread_id, chunks)
+                self._failing_since = None
                 return
             except ClusterError as exc:
-                if attempt:
+                now = loop.time()
+                if self._failing_since is None:
+                    self._failing_since = now
+                if self._closed or now + pause > self._failing_since + self.patience:
                     log.error("thread %s: %d chunk(s) not logged for subscribers: %s", thread_id, len(chunks), exc)
-                else:
-                    await asyncio.sleep(0.05)
+                    return
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _RETRY_MOST)
 
     async def join(self, thread_id: str, *, resume_epoch: str | None, after_offset: int | None) -> LogJoin:
         """Joins are one at a time per thread: a joiner on a followed log is
