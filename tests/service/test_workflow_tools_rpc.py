@@ -36,7 +36,7 @@ from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.polling import until
-from support.server import Running, start_server
+from support.server import Running, serving, start_server
 from support.wire import drain
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -468,12 +468,14 @@ def transformed_agents() -> list[Agent]:
     return [Agent(id="vault", model="local/scripted", workflows=[shown, sealed], tool_transform=policy)]
 
 
+async def vault_stream(workflow: str) -> list[cpb.Chunk]:
+    """`vault` calls `workflow` with a password, on a server of its own."""
+    async with serving(transformed_agents()) as running:
+        return await stream(running, workflow, {"user": "ann", "password": "hunter2"}, agent="vault")
+
+
 async def test_a_tool_steps_own_payload_rules_hold_in_the_workflows_chunks() -> None:
-    running = await start_server(transformed_agents())
-    try:
-        chunks = await stream(running, "open", {"user": "ann", "password": "hunter2"}, agent="vault")
-    finally:
-        await running.close()
+    chunks = await vault_stream("open")
     assert result_of(chunks) == ({"user": "ann", "token": "tok-hunter2"}, False)  # the model's, real
     events = dict((kind, d) for kind, d in workflow_events(chunks) if kind in ("step-start", "step-result"))
     assert events["step-start"]["input"] == {"user": "ann", "password": "[REDACTED]"}
@@ -481,11 +483,7 @@ async def test_a_tool_steps_own_payload_rules_hold_in_the_workflows_chunks() -> 
 
 
 async def test_a_transformed_workflow_shows_its_payloads_by_its_rules_and_withholds_its_steps() -> None:
-    running = await start_server(transformed_agents())
-    try:
-        chunks = await stream(running, "sealed", {"user": "ann", "password": "hunter2"}, agent="vault")
-    finally:
-        await running.close()
+    chunks = await vault_stream("sealed")
     events = workflow_events(chunks)
     start = next(d for kind, d in events if kind == "start" and d["workflowId"] == "sealed")
     finish = next(d for kind, d in events if kind == "finish" and d["workflowId"] == "sealed")
