@@ -17,7 +17,7 @@ from agentd.grpc.scores import next_page_token, score_query, score_to_pb
 from agentd.grpc.values import from_struct, to_struct
 from agentd.grpc.violations import Violations
 from agentd.grpc.walk import map_strings
-from agentd.runtime.agent import Agent
+from agentd.runtime.agent import CALLER_CANCELLED, Agent
 from agentd.runtime.chunks import Chunk, Error
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, InvalidArgument, Unavailable
 from agentd.runtime.host import Host
@@ -218,13 +218,13 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
         return opb.RestoreAgentOverridesResponse(overrides=_redacted_overrides(overrides_to_pb(agent.id, made)))
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> apb.GenerateResponse:
-        handle = await start_run(self.host, run_request(self.host, request))
+        # A run without a thread runs in this call's task: its cancellation ends the run CALLER_CANCELLED.
+        handle = await start_run(self.host, run_request(self.host, request), in_caller=True)
         try:
-            await handle.ready()
-            result: RunResult = await handle.result()
+            result: RunResult = await handle.run_to_end()
             await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when we answer
         except asyncio.CancelledError:
-            handle.abort("CALLER_CANCELLED", "the caller cancelled the call")
+            handle.abort(*CALLER_CANCELLED)
             raise
         if result.error is not None:
             raise run_error(result.error)
@@ -249,7 +249,7 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
             await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends
         finally:
             if not handle.done and not run.keep_running:
-                handle.abort("CALLER_CANCELLED", "the caller cancelled the call")
+                handle.abort(*CALLER_CANCELLED)
 
     async def ListScores(self, request: spb.ListScoresRequest, context: Context) -> spb.ListScoresResponse:
         v = Violations()

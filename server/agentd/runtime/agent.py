@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, Final
 
 from agentd.runtime.agent_definition import AgentDefinition, RunInput, input_to_messages, resolve_dynamic
 from agentd.runtime.chunks import Abort, Chunk
-from agentd.runtime.loop.agent_loop import launch
+from agentd.runtime.loop.agent_loop import AgentLoop, launch
 from agentd.runtime.loop.state import RunState
 from agentd.runtime.messages import Message, Signal, new_id
 from agentd.runtime.options import ExecutionOptions
@@ -22,9 +23,13 @@ from agentd.runtime.results import RunResult
 from agentd.runtime.telemetry import Telemetry
 
 # RunInput and resolve_dynamic are the definition's, exported here as before.
-__all__ = ["Agent", "RunHandle", "RunInput", "drain", "resolve_dynamic", "start_run"]
+__all__ = ["CALLER_CANCELLED", "Agent", "RunHandle", "RunInput", "drain", "resolve_dynamic", "start_run"]
 
 log = logging.getLogger("agentd.run")
+
+#: How a run ends whose caller went away (reason, message): a call cancelled,
+#: or past its deadline.
+CALLER_CANCELLED: Final = ("CALLER_CANCELLED", "the caller cancelled the call")
 
 
 class Agent(AgentDefinition):
@@ -51,12 +56,27 @@ class Agent(AgentDefinition):
 
 
 class RunHandle(RunState):
-    """A started run: iterate it for chunks, await `result()` for the full output."""
+    """A started run: iterate it for chunks, await `result()` for the full output.
+
+    A run started `in_caller` has no task of its own: `run_to_end()` runs it
+    in its caller's task. A cancellation of that task that no `abort` asked
+    for is its caller's: the run ends CALLER_CANCELLED, as if the caller had
+    aborted it, and `run_to_end()` raises the cancellation again once it has."""
 
     def __init__(self, run_id: str, agent: Agent) -> None:
         super().__init__(run_id)
         self.agent = agent
+        #: The run's own task; for a run in its caller's task, that task once it runs there.
         self._task: asyncio.Task[RunResult] | None = None
+        #: A run in its caller's task: its body until `run_to_end` runs it.
+        self._body: Coroutine[Any, Any, RunResult] | None = None
+        self._in_caller = False
+        #: A run in its caller's task: how it ended (its result, or what ended it
+        #: otherwise), once it has; and the callbacks `when_ended` was given.
+        self._outcome: RunResult | BaseException | None = None
+        self._on_end: list[Callable[[object], None]] = []
+        #: The cancellations `abort` asked of the caller's task (taken back once the run ended).
+        self._asked = 0
 
     def deliver(self, signal: Signal) -> bool:
         """Hands a signal to the run; False when it can no longer take one."""
@@ -66,40 +86,111 @@ class RunHandle(RunState):
         return True
 
     async def result(self) -> RunResult:
+        if self._in_caller:
+            outcome = self._outcome
+            if isinstance(outcome, RunResult):
+                return outcome
+            if outcome is not None:
+                raise outcome
+            waiter: asyncio.Future[RunResult] = self.loop.create_future()
+            self._result_waiters.append(waiter)  # settled as the run returns, or by `_run_here`
+            return await waiter
         task = self._task
         assert task is not None
         if task.done():
             return task.result()
-        waiter: asyncio.Future[RunResult] = self.loop.create_future()
+        waiter = self.loop.create_future()
         if not self._result_waiters:  # a run that ends otherwise than by returning settles its waiters here
             task.add_done_callback(self._settle_from_task)
         self._result_waiters.append(waiter)
         return await waiter
 
+    async def run_to_end(self) -> RunResult:
+        """The run's result once it ended; set-up's error (the caller's mistake)
+        raised instead. A run started `in_caller` runs now, in this task."""
+        if self._body is None:
+            await self.ready()
+            return await self.result()
+        result = await self._run_here(self._body)
+        self._ready.result()  # set-up's error, if any
+        return result
+
+    async def _run_here(self, body: Coroutine[Any, Any, RunResult]) -> RunResult:
+        self._body = None
+        task = self._task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        try:
+            result = await body
+        except BaseException as exc:  # cancelled again while ending: as a task of its own would end
+            self._ended(exc)
+            self._settle_from(exc)
+            raise
+        self._ended(result)
+        for _ in range(self._asked):  # the run's aborts cancelled this task: they are spent
+            task.uncancel()
+        if task.cancelling() > cancelling:  # the caller's cancellation, which ended the run
+            raise asyncio.CancelledError
+        return result
+
+    def _ended(self, outcome: RunResult | BaseException) -> None:
+        self._outcome = outcome
+        callbacks, self._on_end = self._on_end, []
+        for callback in callbacks:
+            callback(self)
+
+    def when_ended(self, callback: Callable[[object], None]) -> None:
+        """Calls `callback` once the run has ended, however it ended."""
+        if self._in_caller:
+            self._on_end.append(callback)
+        else:
+            assert self._task is not None
+            self._task.add_done_callback(callback)
+
+    def unasked_abort(self) -> Abort:
+        if not self._in_caller:
+            return super().unasked_abort()
+        # Its caller's task was cancelled: by the caller, or by the call's deadline.
+        self.abort_reason = Abort(*CALLER_CANCELLED)
+        self.cancelled.set()
+        return self.abort_reason
+
     def _settle_from_task(self, task: asyncio.Task[RunResult]) -> None:
+        if task.cancelled():
+            self._settle_from(asyncio.CancelledError())
+        elif (error := task.exception()) is not None:
+            self._settle_from(error)
+        else:
+            self._settle_from(task.result())
+
+    def _settle_from(self, outcome: RunResult | BaseException) -> None:
         waiters, self._result_waiters = self._result_waiters, []
         for waiter in waiters:
             if waiter.done():
                 continue
-            if task.cancelled():
+            if isinstance(outcome, asyncio.CancelledError):
                 waiter.cancel()
-            elif (error := task.exception()) is not None:
-                waiter.set_exception(error)
+            elif isinstance(outcome, BaseException):
+                waiter.set_exception(outcome)
             else:
-                waiter.set_result(task.result())
+                waiter.set_result(outcome)
 
     @property
     def done(self) -> bool:
+        if self._in_caller:
+            return self._outcome is not None
         return self._task is not None and self._task.done()
 
     def abort(self, reason: str = "ABORTED", message: str = "") -> bool:
         """Aborts the run; it ends with an `abort` chunk. False when already done."""
-        if self._task is None or self._task.done() or self.abort_reason is not None:
+        if self.done or self.abort_reason is not None or (self._task is None and not self._in_caller):
             return False
         self.abort_reason = Abort(reason, message or f"run aborted ({reason})")
         self.cancelled.set()
         if self.started:  # else its first step sees abort_reason (a cancel now would skip its ending)
+            assert self._task is not None
             self._task.cancel()
+            self._asked += 1
         return True
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
@@ -119,11 +210,17 @@ def start_run(
     run_id: str | None = None,
     parent_run_id: str | None = None,
     telemetry: Telemetry | None = None,
+    in_caller: bool = False,
 ) -> RunHandle:
+    """Starts a run in a task of its own; `in_caller`: for its caller to run in
+    its own task (`RunHandle.run_to_end`), saving the loop turns a task takes."""
     handle = RunHandle(run_id or new_id(), agent)
-    handle._task = launch(
-        handle, agent, messages, options, parent_run_id=parent_run_id, telemetry=telemetry or Telemetry()
-    )
+    telemetry = telemetry or Telemetry()
+    if in_caller:
+        handle._in_caller = True
+        handle._body = AgentLoop(handle, agent, messages, options, parent_run_id, telemetry).execute()
+    else:
+        handle._task = launch(handle, agent, messages, options, parent_run_id=parent_run_id, telemetry=telemetry)
     return handle
 
 

@@ -9,7 +9,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from agentd.runtime.agent import Agent, RunInput
+from agentd.runtime.agent import Agent, RunInput, start_run
+from agentd.runtime.agent_definition import input_to_messages
 from agentd.runtime.background import BackgroundWork
 from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.errors import AlreadyExists, Unavailable, agent_not_found
@@ -105,17 +106,25 @@ class RunRegistry:
         *,
         run_id: str | None = None,
         owner: Owner | None = None,
+        in_caller: bool = False,
     ) -> RunHandle:
         """Starts a run. `owner` (a run without a thread: who started it) may
-        abort it by its id (`abort_unbound`)."""
+        abort it by its id (`abort_unbound`). `in_caller`: the run runs in its
+        caller's task, when that awaits `RunHandle.run_to_end()`."""
         if not self._accepting:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
-        handle: RunHandle = agent.stream(run_input, options, run_id=run_id, telemetry=self.telemetry)
+        handle = start_run(
+            agent,
+            input_to_messages(run_input),
+            options or ExecutionOptions(),
+            run_id=run_id,
+            telemetry=self.telemetry,
+            in_caller=in_caller,
+        )
         handle.background = self.background  # before the run's task first runs
         self._runs[handle.run_id] = handle
         if owner is not None:
             self._owners[handle.run_id] = owner
-        assert handle._task is not None
 
         def finished(_: Any) -> None:
             self._runs.pop(handle.run_id, None)
@@ -127,7 +136,7 @@ class RunRegistry:
             if waiting is not None:
                 waiting.set()
 
-        handle._task.add_done_callback(finished)
+        handle.when_ended(finished)
         return handle
 
     def get(self, run_id: str) -> RunHandle | None:

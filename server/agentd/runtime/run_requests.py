@@ -28,10 +28,12 @@ class RunRequest:
         return self.options.memory is not None and self.options.memory.thread is not None
 
 
-async def start_run(host: Host, request: RunRequest) -> RunHandle:
-    """Starts the run (NOT_FOUND for an unknown agent)."""
+async def start_run(host: Host, request: RunRequest, *, in_caller: bool = False) -> RunHandle:
+    """Starts the run (NOT_FOUND for an unknown agent). `in_caller`: a run
+    without a thread runs in the caller's task, as it awaits
+    `RunHandle.run_to_end()` (a thread-bound run has a task of its own)."""
     tenant = request.owner[0] if request.owner is not None else DEFAULT_TENANT
     agent = await host.agents.resolve(request.agent_id, tenant)  # editor overrides as of now
     if request.thread_bound:
         return await host.threads.start_run(agent, list(request.messages), request.options)
-    return host.runs.start(agent, list(request.messages), request.options, owner=request.owner)
+    return host.runs.start(agent, list(request.messages), request.options, owner=request.owner, in_caller=in_caller)

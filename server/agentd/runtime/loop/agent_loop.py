@@ -207,7 +207,7 @@ class AgentLoop:
                 log.exception("an on_finish callback of run %s failed; ignored", self.state.run_id)
 
     async def _end_aborted(self) -> None:
-        abort = self.state.abort_reason or Abort("ABORTED", "run cancelled")
+        abort = self.state.abort_reason or self.state.unasked_abort()
         self.result.aborted = abort
         self.state.set_ready()
         await self._save_partial(abort)

@@ -53,6 +53,11 @@ class RunState:
         self._ready_waiters: list[asyncio.Future[None]] = []
         self._result_waiters: list[asyncio.Future[Any]] = []
 
+    def unasked_abort(self) -> Abort:
+        """How a run ends that was cancelled without an `abort`: its task was
+        cancelled by whoever holds it (a calling run's, in a task of its own)."""
+        return Abort("ABORTED", "run cancelled")
+
     def raise_if_cancelled(self) -> None:
         """Raises CancelledError once the run was aborted: a wait that ended on
         the abort may have swallowed the task's cancellation (asyncio.wait_for

@@ -1,0 +1,142 @@
+"""How a Generate's run without a thread ends when its call does not: the
+caller cancels, its own deadline or the server's default one passes, AbortRun
+names it, the server shuts down. The run records why it ended, its work for
+after the run is done, and the registry lets it go."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from agentd.runtime import Agent
+from agentd.runtime.chunks import Abort
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.processors.base import ProcessInputArgs, Processor
+from agentd.runtime.run import RunHandle, RunResult
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
+from support.polling import until
+from support.server import Running, serving, start_server
+
+SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 30}})
+LONG = " ".join(["w"] * 200)
+
+
+class Closes(Processor):
+    """Work for after the run (on_finish) that awaits: it must finish however the run ends."""
+
+    id = "closes"
+
+    def __init__(self) -> None:
+        self.closed: list[str] = []
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        assert args.on_finish is not None
+        run_id = args.run_id
+
+        async def close() -> None:
+            await asyncio.sleep(0)
+            self.closed.append(run_id)
+
+        args.on_finish(close)
+
+
+@pytest.fixture
+def closes() -> Closes:
+    return Closes()
+
+
+@pytest.fixture
+async def running(closes: Closes) -> AsyncIterator[Running]:
+    async with serving([Agent(id="slow", default_options=SLOW, input_processors=[closes])]) as running:
+        yield running
+
+
+async def in_flight(running: Running) -> RunHandle:
+    # Polled: Generate says nothing until its run ends.
+    active = await until(running.host.runs.active, step=0.005, what="a run to start")
+    return active[0]
+
+
+async def ended(running: Running, handle: RunHandle) -> RunResult:
+    await asyncio.wait_for(running.host.runs.wait_finished(handle.run_id), 10)
+    assert running.host.runs.get(handle.run_id) is None  # gone from the registry once it ended
+    return await handle.result()
+
+
+async def test_a_cancelled_generate_ends_its_run_caller_cancelled(running: Running, closes: Closes) -> None:
+    call = running.agents.Generate(apb.GenerateRequest(agent_id="slow", text=LONG))
+    handle = await in_flight(running)
+    call.cancel()
+    result = await ended(running, handle)
+    assert result.aborted == Abort("CALLER_CANCELLED", "the caller cancelled the call")
+    assert closes.closed == [handle.run_id]
+    # The server goes on answering.
+    reply = await running.agents.Generate(apb.GenerateRequest(agent_id="slow", text="one two"))
+    assert reply.text == "one two"
+
+
+async def test_a_generate_past_its_deadline_ends_its_run_caller_cancelled(running: Running, closes: Closes) -> None:
+    call = running.agents.Generate(apb.GenerateRequest(agent_id="slow", text=LONG), timeout=0.5)
+    handle = await in_flight(running)
+    with pytest.raises(grpc.aio.AioRpcError) as late:
+        await call
+    assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    result = await ended(running, handle)
+    assert result.aborted == Abort("CALLER_CANCELLED", "the caller cancelled the call")
+    assert closes.closed == [handle.run_id]
+
+
+async def test_a_generate_past_the_default_deadline_ends_its_run_caller_cancelled(closes: Closes) -> None:
+    agents = [Agent(id="slow", default_options=SLOW, input_processors=[closes])]
+    running = await start_server(agents, default_deadline=0.5)
+    try:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="slow", text=LONG))
+        handle = await in_flight(running)
+        with pytest.raises(grpc.aio.AioRpcError) as late:
+            await call
+        assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert rich_error(late.value).reason == "DEFAULT_DEADLINE_EXCEEDED"
+        result = await ended(running, handle)
+        assert result.aborted == Abort("CALLER_CANCELLED", "the caller cancelled the call")
+        assert closes.closed == [handle.run_id]
+        # A call that ends in time under the default deadline is answered.
+        reply = await running.agents.Generate(apb.GenerateRequest(agent_id="slow", text="one two"))
+        assert reply.text == "one two"
+    finally:
+        await running.close()
+
+
+async def test_a_generate_aborted_by_its_run_id_ends_aborted_and_says_so(running: Running, closes: Closes) -> None:
+    call = running.agents.Generate(apb.GenerateRequest(agent_id="slow", text=LONG))
+    handle = await in_flight(running)
+    aborted = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
+    assert aborted.aborted
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await call
+    err = rich_error(info.value)
+    assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ABORTED")
+    result = await ended(running, handle)
+    assert result.aborted == Abort("ABORTED", "aborted by request")
+    assert closes.closed == [handle.run_id]
+
+
+async def test_shutdown_ends_a_generate_unavailable(closes: Closes) -> None:
+    running = await start_server([Agent(id="slow", default_options=SLOW, input_processors=[closes])])
+    try:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="slow", text=LONG))
+        handle = await in_flight(running)
+        await running.server.stop(grace=0)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await call
+        err = rich_error(info.value)
+        assert (err.code, err.reason) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTDOWN")
+        result = await handle.result()
+        assert result.aborted is not None and result.aborted.reason == "SERVER_SHUTDOWN"
+        assert closes.closed == [handle.run_id]
+    finally:
+        await running.close()
