@@ -24,16 +24,21 @@ SOURCES = enum_values(cpb.ChunkSource, "CHUNK_SOURCE_", get_args(runtime_chunks.
 
 
 def usage_to_pb(usage: runtime_chunks.Usage) -> upb.Usage:
-    # The same counters by the same names (None: not reported), named one by
-    # one: dataclasses.asdict (deep-copying) cost more than the rest of a reply.
-    return upb.Usage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cache_creation_input_tokens=usage.cache_creation_input_tokens,
-    )
+    return upb.Usage(**usage_fields(usage))
+
+
+def usage_fields(usage: runtime_chunks.Usage) -> dict[str, int | None]:
+    """The same counters by the same names (None: not reported), for a Usage
+    field set where it is built (a dict fills it in place; a message is copied in)."""
+    # Named one by one: dataclasses.asdict (deep-copying) cost more than the rest of a reply.
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+    }
 
 
 def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None:

@@ -4,10 +4,13 @@ the input messages of a run a caller sends."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from agentd.grpc.parts import check_part, part_from_pb, part_to_pb
 from agentd.grpc.signals import signal_to_pb
-from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, to_timestamp
+from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, timestamp_fields
 from agentd.grpc.violations import Violations
 from agentd.runtime import messages as rm
 from agentd_proto.v1 import message_pb2 as mpb
@@ -22,12 +25,25 @@ ROLE_NAMES: dict[int, rm.Role] = {v: k for k, v in ROLES.items()}  # type: ignor
 
 
 def message_to_pb(message: rm.Message) -> mpb.Message:
-    out = mpb.Message(
-        id=message.id,
-        role=ROLES[message.role],
-        parts=[_part_to_pb(p) for p in message.parts],
-        create_time=to_timestamp(message.created_at),
-    )
+    return _rest(mpb.Message(**_fields(message)), message)
+
+
+def add_message(into: RepeatedCompositeFieldContainer[mpb.Message], message: rm.Message) -> None:
+    """Adds `message` to a repeated field, built where it goes (one built
+    apart and added would be copied in)."""
+    _rest(into.add(**_fields(message)), message)
+
+
+def _fields(message: rm.Message) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "role": ROLES[message.role],
+        "parts": [_part_to_pb(p) for p in message.parts],
+        "create_time": timestamp_fields(message.created_at) if message.created_at is not None else None,
+    }
+
+
+def _rest(out: mpb.Message, message: rm.Message) -> mpb.Message:
     # Set only when there: a field named at its default still costs a lookup.
     if message.metadata:
         out.metadata.update(message.metadata)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from agentd.grpc.chunks import FINISH_REASONS, tripwire_to_pb, usage_to_pb
-from agentd.grpc.messages import message_to_pb
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+
+from agentd.grpc.chunks import FINISH_REASONS, tripwire_to_pb, usage_fields
+from agentd.grpc.messages import add_message
 from agentd.grpc.parts import tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.values import to_value
 from agentd.runtime.run import RunResult, StepResult
@@ -11,13 +13,17 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 
 # Fields are set only when they hold something: naming a field at its default
 # in the constructor still costs a lookup, about 40% of building a plain reply.
+# Sub-messages are built where they go (`add`, a dict): one built apart and
+# set is copied in (encoded and decoded again).
 
 
-def step_to_pb(step: StepResult) -> apb.StepResult:
-    out = apb.StepResult(
+def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepResult) -> None:
+    """Adds `step` to a repeated field, built where it goes (one built apart
+    and added would be copied in, with its usage)."""
+    out = into.add(
         step_number=step.step_number,
         finish_reason=FINISH_REASONS[step.finish_reason],
-        usage=usage_to_pb(step.usage),
+        usage=usage_fields(step.usage),
         model=step.model,
         tripwire=tripwire_to_pb(step.tripwire),
     )
@@ -31,7 +37,6 @@ def step_to_pb(step: StepResult) -> apb.StepResult:
         out.tool_results.extend([tool_result_to_pb(r) for r in step.tool_results])
     if step.warnings:
         out.warnings.extend(step.warnings)
-    return out
 
 
 def result_to_pb(result: RunResult) -> apb.GenerateResponse:
@@ -39,13 +44,15 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
         run_id=result.run_id,
         text=result.text,
         finish_reason=FINISH_REASONS[result.finish_reason],
-        usage=usage_to_pb(result.usage),
-        total_usage=usage_to_pb(result.total_usage),
-        steps=[step_to_pb(s) for s in result.steps],
-        response_messages=[message_to_pb(m) for m in result.response_messages],
+        usage=usage_fields(result.usage),
+        total_usage=usage_fields(result.total_usage),
         model=result.model,
         tripwire=tripwire_to_pb(result.tripwire),
     )
+    for step in result.steps:
+        add_step(out.steps, step)
+    for message in result.response_messages:
+        add_message(out.response_messages, message)
     if result.reasoning_text:
         out.reasoning_text = result.reasoning_text
     if result.raw_finish_reason:

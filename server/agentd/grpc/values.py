@@ -95,8 +95,14 @@ def to_timestamp(when: datetime | None) -> timestamp_pb2.Timestamp | None:
     plain arithmetic: FromDatetime was a tenth of a reply's translation."""
     if when is None:
         return None
+    return timestamp_pb2.Timestamp(**timestamp_fields(when))
+
+
+def timestamp_fields(when: datetime) -> dict[str, int]:
+    """`to_timestamp`'s fields, for a Timestamp field set where it is built
+    (a message named as a field's value is copied in; a dict fills it in place)."""
     since = (when if when.tzinfo is not None else when.astimezone(UTC)) - _EPOCH
-    return timestamp_pb2.Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
+    return {"seconds": since.days * 86400 + since.seconds, "nanos": since.microseconds * 1000}
 
 
 def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:

@@ -117,7 +117,7 @@ class RunHandle(RunState):
 
     async def _run_here(self, body: Coroutine[Any, Any, RunResult]) -> RunResult:
         self._body = None
-        task = self._task = asyncio.current_task()
+        task = self._task = asyncio.current_task(self.loop)  # the loop named: no getpid to find it
         assert task is not None
         cancelling = task.cancelling()
         try:
