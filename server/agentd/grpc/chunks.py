@@ -10,7 +10,7 @@ from google.protobuf import struct_pb2
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.message import Message
 
-from agentd.grpc.messages import message_to_pb
+from agentd.grpc.messages import add_message
 from agentd.grpc.parts import file_to_pb, tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.signals import signal_to_pb
 from agentd.grpc.values import enum_values, to_struct, to_timestamp, to_value
@@ -157,7 +157,8 @@ def _finish(t: cpb.FinishChunk, p: runtime_chunks.Finish) -> None:
     t.raw_finish_reason = p.raw_finish_reason or ""
     t.usage.CopyFrom(usage_to_pb(p.usage))
     t.total_usage.CopyFrom(usage_to_pb(p.total_usage))
-    t.response_messages.extend([message_to_pb(m) for m in p.response_messages])
+    for message in p.response_messages:
+        add_message(t.response_messages, message)
     _struct(t.provider_metadata, p.provider_metadata)
     t.model = p.model
     if p.object is not None:
