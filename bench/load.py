@@ -2,7 +2,9 @@
 storage, a temporary agentd.toml) on loopback, driven from outside.
 
 1. Generate at 50, 200 and 500 concurrent calls, by ghz (--generate-seconds
-   each): calls/s, p50, p99, errors.
+   each): calls/s, p50, p99, errors, and the server's CPU per call (its
+   utime + stime from /proc/<pid>/stat over the phase / calls: the figure
+   that moves least when other work shares the machine).
 2. 500 concurrent Streams for 60 s (--stream-seconds), by ghz: errors (keep 0).
 3. 2,000 idle Subscribes (a thread each, opened at once on one channel, from
    grpc.aio here), then 100 concurrent Generates by ghz while they stay open:
@@ -20,7 +22,8 @@ ghz comes from .tools/bin (`make tools`) or PATH, fed the FileDescriptorSet
 `buf build --as-file-descriptor-set` writes; without it, grpc.aio callers
 here drive Generate and Stream instead (and the table says so). Calls in
 flight when a duration ends finish and count. --quick shortens every
-duration for a smoke run. Prints tables, asserts nothing, exits 1 when any
+duration for a smoke run. --loop uvloop serves on uvloop (`agentd serve
+--loop`, the optional extra). Prints tables, asserts nothing, exits 1 when any
 call failed (`make bench-load`, part of `make bench`).
 """
 
@@ -53,6 +56,7 @@ from agentd_proto.v1 import agent_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
 
 ROOT = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 BARE_SERVER = ROOT / "bench" / "bare_server.py"
 BIN = Path(sys.executable).parent
 GENERATE = "agentd.v1.AgentService/Generate"
@@ -83,6 +87,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far, every thread's, user and system."""
+    # Fields after the command's ")" (which may hold spaces): utime and stime are the 12th and 13th.
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def rss_kb(pid: int) -> int:
@@ -187,6 +198,8 @@ class Result:
     seconds: float = 0.0
     latencies_ms: list[float] = field(default_factory=list)
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
+    #: The server's CPU seconds over the phase (None: not measured).
+    server_cpu: float | None = None
 
     @property
     def rps(self) -> float:
@@ -199,6 +212,11 @@ class Result:
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
+
+    @property
+    def cpu_us_per_call(self) -> float:
+        calls = self.calls + self.error_count
+        return self.server_cpu * 1e6 / calls if self.server_cpu is not None and calls else float("nan")
 
 
 def ghz_path() -> str | None:
@@ -289,11 +307,16 @@ async def python_load(addr: str, case: str, call: str, concurrency: int, seconds
     return result
 
 
-async def drive(tools: Tools, addr: str, case: str, call: str, concurrency: int, seconds: float) -> Result:
+async def drive(tools: Tools, server: Server, case: str, call: str, concurrency: int, seconds: float) -> Result:
+    """`concurrency` callers of `call` for `seconds`, and the server's CPU meanwhile."""
+    started = cpu_seconds(server.pid)
     if tools.ghz is None:
-        return await python_load(addr, case, call, concurrency, seconds)
-    data = json_format.MessageToDict(GENERATE_REQUEST if call == GENERATE else STREAM_REQUEST)
-    return await ghz(tools.ghz, tools.protoset, addr, case, call, data, concurrency, seconds)
+        result = await python_load(server.addr, case, call, concurrency, seconds)
+    else:
+        data = json_format.MessageToDict(GENERATE_REQUEST if call == GENERATE else STREAM_REQUEST)
+        result = await ghz(tools.ghz, tools.protoset, server.addr, case, call, data, concurrency, seconds)
+    result.server_cpu = cpu_seconds(server.pid) - started
+    return result
 
 
 @dataclass
@@ -402,7 +425,7 @@ async def idle_phase(
         memory = Memory(server.name, subscriptions, idle.opened, idle.errors, before, server.rss_kb())
         load = None
         if server.agentd and generates:
-            load = await drive(tools, server.addr, f"{generates} Generates beside them", GENERATE, generates, seconds)
+            load = await drive(tools, server, f"{generates} Generates beside them", GENERATE, generates, seconds)
             memory.after_load_kb = server.rss_kb()
         await close_idle(idle)
         if idle.unexpected:
@@ -495,11 +518,14 @@ async def profile_phase(work: Path, tools: Tools, subscriptions: int, bare: bool
 
 
 def print_table(results: list[Result]) -> None:
-    print(f"  {'case':<36} {'tool':<8} {'calls':>8} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    print(
+        f"  {'case':<36} {'tool':<8} {'calls':>8} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
+        f" {'server CPU us/call':>19}"
+    )
     for r in results:
         print(
             f"  {r.case:<36} {r.tool:<8} {r.calls:>8} {r.rps:>8.0f} {r.percentile(0.5):>8.1f}"
-            f" {r.percentile(0.99):>8.1f} {r.error_count:>7}"
+            f" {r.percentile(0.99):>8.1f} {r.error_count:>7} {r.cpu_us_per_call:>19.0f}"
         )
     for r in results:
         for what, n in r.errors.most_common(5):
@@ -544,21 +570,22 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         print("ghz not found (make tools): Generate and Stream are driven by grpc.aio from here")
     tools = Tools(ghz_binary, build_protoset(work), settle=0.2 if args.quick else 1.0)
     results: list[Result] = []
-    server = start_agentd(work, "agentd")
+    serve_args = ("--loop", args.loop)
+    server = start_agentd(work, "agentd", serve_args=serve_args)
     try:
         await wait_ready(server)
-        await drive(tools, server.addr, "warm-up", GENERATE, 10, min(args.generate_seconds, 2))
+        await drive(tools, server, "warm-up", GENERATE, 10, min(args.generate_seconds, 2))
         warm_kb = server.rss_kb()
         for level in args.levels:
             print(f"Generate at {level} concurrent calls for {args.generate_seconds:g} s ...", flush=True)
             results.append(
-                await drive(tools, server.addr, f"Generate, {level} concurrent", GENERATE, level, args.generate_seconds)
+                await drive(tools, server, f"Generate, {level} concurrent", GENERATE, level, args.generate_seconds)
             )
         if args.streams:
             print(f"{args.streams} concurrent Streams for {args.stream_seconds:g} s ...", flush=True)
             results.append(
                 await drive(
-                    tools, server.addr, f"Stream, {args.streams} concurrent", STREAM, args.streams, args.stream_seconds
+                    tools, server, f"Stream, {args.streams} concurrent", STREAM, args.streams, args.stream_seconds
                 )
             )
         # Memory that grows with the calls made (not with how many run at once) is a leak.
@@ -568,7 +595,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     memories: list[Memory] = []
     if args.subscriptions:
         print(f"{args.subscriptions} idle Subscribes, then {args.generates} concurrent Generates ...", flush=True)
-        fresh = start_agentd(work, "agentd")
+        fresh = start_agentd(work, "agentd", serve_args=serve_args)
         try:
             memory, load = await idle_phase(fresh, tools, args.subscriptions, args.generates, args.idle_seconds)
         finally:
@@ -581,7 +608,9 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             memories.append((await idle_phase(bare, tools, args.subscriptions, 0, 0))[0])
         finally:
             bare.stop()
-    print(f"\nload on one agentd serve (echo model, memory storage), {os.cpu_count()} cores, loopback")
+    print(
+        f"\nload on one agentd serve --loop {args.loop} (echo model, memory storage), {os.cpu_count()} cores, loopback"
+    )
     print_table(results)
     calls = sum(r.calls + r.error_count for r in results[: len(args.levels) + bool(args.streams)])
     print(f"  agentd's RSS: {warm_kb} kB after the warm-up, {loaded_kb} kB after these {calls} calls")
@@ -612,6 +641,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="every duration a few seconds: a smoke run")
     parser.add_argument("--profile", action="store_true", help="where the idle subscriptions' Python heap goes")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate and Stream from grpc.aio here")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="agentd serve --loop")
     args = parser.parse_args()
     if args.quick:
         args.generate_seconds = min(args.generate_seconds, 3)
