@@ -23,7 +23,9 @@ ghz comes from .tools/bin (`make tools`) or PATH, fed the FileDescriptorSet
 here drive Generate and Stream instead (and the table says so). Calls in
 flight when a duration ends finish and count. --quick shortens every
 duration for a smoke run. --loop uvloop serves on uvloop (`agentd serve
---loop`, the optional extra). Prints tables, asserts nothing, exits 1 when any
+--loop`, the optional extra). ghz's own CPU per call is printed too (it
+shares the cores); --no-ghz-templates spares it rendering the call data as
+a template for every call. Prints tables, asserts nothing, exits 1 when any
 call failed (`make bench-load`, part of `make bench`).
 """
 
@@ -35,6 +37,7 @@ import collections
 import inspect
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -200,6 +203,8 @@ class Result:
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
     #: The server's CPU seconds over the phase (None: not measured).
     server_cpu: float | None = None
+    #: ghz's CPU seconds, its report included (None: grpc.aio callers in this process).
+    client_cpu: float | None = None
 
     @property
     def rps(self) -> float:
@@ -213,10 +218,9 @@ class Result:
     def error_count(self) -> int:
         return sum(self.errors.values())
 
-    @property
-    def cpu_us_per_call(self) -> float:
+    def per_call_us(self, seconds: float | None) -> float:
         calls = self.calls + self.error_count
-        return self.server_cpu * 1e6 / calls if self.server_cpu is not None and calls else float("nan")
+        return seconds * 1e6 / calls if seconds is not None and calls else float("nan")
 
 
 def ghz_path() -> str | None:
@@ -239,9 +243,15 @@ async def ghz(
     data: dict[str, object],
     concurrency: int,
     seconds: float,
+    templates: bool = True,
 ) -> Result:
+    # ghz renders the call data as a template for every call unless told not
+    # to (the data here has none): a quarter of ghz's CPU per call.
+    lean = () if templates else ("--disable-template-data", "--disable-template-functions")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = await asyncio.create_subprocess_exec(
         binary,
+        *lean,
         "--insecure",
         "--protoset",
         str(protoset),
@@ -268,6 +278,9 @@ async def ghz(
         raise RuntimeError(f"ghz failed ({proc.returncode}): {err.decode()[-2000:]}")
     report = json.loads(out)
     result = Result(case, "ghz")
+    # ghz is the only child waited for meanwhile: the servers run on.
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result.client_cpu = done.ru_utime + done.ru_stime - children.ru_utime - children.ru_stime
     for detail in report.get("details") or []:
         if detail["status"] == "OK":
             result.calls += 1
@@ -314,7 +327,9 @@ async def drive(tools: Tools, server: Server, case: str, call: str, concurrency:
         result = await python_load(server.addr, case, call, concurrency, seconds)
     else:
         data = json_format.MessageToDict(GENERATE_REQUEST if call == GENERATE else STREAM_REQUEST)
-        result = await ghz(tools.ghz, tools.protoset, server.addr, case, call, data, concurrency, seconds)
+        result = await ghz(
+            tools.ghz, tools.protoset, server.addr, case, call, data, concurrency, seconds, tools.templates
+        )
     result.server_cpu = cpu_seconds(server.pid) - started
     return result
 
@@ -325,6 +340,8 @@ class Tools:
     protoset: Path
     #: How long the server is left to settle before its RSS is read.
     settle: float = 1.0
+    #: ghz renders its call data as a template for each call (its default).
+    templates: bool = True
 
 
 # ---------------------------------------------------------------- idle subscriptions
@@ -520,12 +537,13 @@ async def profile_phase(work: Path, tools: Tools, subscriptions: int, bare: bool
 def print_table(results: list[Result]) -> None:
     print(
         f"  {'case':<36} {'tool':<8} {'calls':>8} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
-        f" {'server CPU us/call':>19}"
+        f" {'server CPU us/call':>19} {'ghz CPU us/call':>16}"
     )
     for r in results:
         print(
             f"  {r.case:<36} {r.tool:<8} {r.calls:>8} {r.rps:>8.0f} {r.percentile(0.5):>8.1f}"
-            f" {r.percentile(0.99):>8.1f} {r.error_count:>7} {r.cpu_us_per_call:>19.0f}"
+            f" {r.percentile(0.99):>8.1f} {r.error_count:>7} {r.per_call_us(r.server_cpu):>19.0f}"
+            f" {r.per_call_us(r.client_cpu):>16.0f}"
         )
     for r in results:
         for what, n in r.errors.most_common(5):
@@ -568,7 +586,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     ghz_binary = None if args.no_ghz else ghz_path()
     if ghz_binary is None:
         print("ghz not found (make tools): Generate and Stream are driven by grpc.aio from here")
-    tools = Tools(ghz_binary, build_protoset(work), settle=0.2 if args.quick else 1.0)
+    tools = Tools(ghz_binary, build_protoset(work), 0.2 if args.quick else 1.0, not args.no_ghz_templates)
     results: list[Result] = []
     serve_args = ("--loop", args.loop)
     server = start_agentd(work, "agentd", serve_args=serve_args)
@@ -642,6 +660,11 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="where the idle subscriptions' Python heap goes")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate and Stream from grpc.aio here")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="agentd serve --loop")
+    parser.add_argument(
+        "--no-ghz-templates",
+        action="store_true",
+        help="ghz --disable-template-data --disable-template-functions: less of the shared CPU for the caller",
+    )
     args = parser.parse_args()
     if args.quick:
         args.generate_seconds = min(args.generate_seconds, 3)
