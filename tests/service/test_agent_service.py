@@ -295,6 +295,14 @@ async def test_health_serving_overall_and_per_service(server: Running) -> None:
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
+async def test_health_list_names_every_service_with_its_status(server: Running) -> None:
+    reply = await health_pb2_grpc.HealthStub(server.channel).List(health_pb2.HealthListRequest())
+    statuses = {name: status.status for name, status in reply.statuses.items()}
+    services = ("", "agentd.v1.AgentService", "agentd.v1.ThreadService", "agentd.v1.SignalService")
+    assert all(statuses[name] == health_pb2.HealthCheckResponse.SERVING for name in services), statuses
+    assert "agentd.v1.CacheService" in statuses
+
+
 async def test_reflection_lists_the_four_services(server: Running) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
 

@@ -16,6 +16,7 @@ from agentd.grpc.auth import Authenticator
 from agentd.grpc.cache_service import CacheService
 from agentd.grpc.chunks import batch_budget
 from agentd.grpc.gate import Gate
+from agentd.grpc.health import HealthService
 from agentd.grpc.reflection_gate import ReflectionGate
 from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
@@ -106,7 +107,7 @@ class AgentdServer:
         self.storage_probe = StorageProbe(host.storage, interval=health_probe_interval)
         self._probing: asyncio.Task[None] | None = None
         self.shutdown_grace = shutdown_grace
-        self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        self.health = HealthService()
         # An explicit provider (tests) wins over the OTEL_* environment.
         self.tracer_provider = tracer_provider if tracer_provider is not None else tracing.configure()
         interceptors = []
