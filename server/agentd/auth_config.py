@@ -32,7 +32,7 @@ from pydantic.dataclasses import dataclass as table_dataclass
 from agentd.grpc.auth import Authenticator, Credential, JWTSettings, identity
 from agentd.grpc.gate import Limits
 from agentd.grpc.tls import TLSSettings
-from agentd.schema import Flag, Table, describe, section
+from agentd.schema import Flag, Table, describe, empty_list, section
 
 __all__ = ["AuthSettings", "AuthTable", "TLSTable", "auth_settings", "parse_auth", "tls_settings"]
 
@@ -79,9 +79,9 @@ class CertificateTable(Table):
 class AuthTable(Table):
     mode: str | list[str] = "none"
     allow_unauthenticated_network: Flag = False
-    tokens: list[TokenTable] = Field(default_factory=list)
+    tokens: list[TokenTable] = Field(default_factory=empty_list)
     jwt: JWTTable | None = None
-    certificates: list[CertificateTable] = Field(default_factory=list)
+    certificates: list[CertificateTable] = Field(default_factory=empty_list)
     limits: LimitsTable = section()
 
 

@@ -38,6 +38,8 @@ from agentd.schema import (
     Table,
     Whole,
     describe,
+    empty_dict,
+    empty_list,
     from_env,
     merge,
     section,
@@ -193,7 +195,7 @@ class RemoteProcessorSettings(Table):
     #: patterns, e.g. "127.0.0.1:*"): none by default, so a caller cannot make
     #: agentd send a run to an address of its choosing. agentd.toml's own
     #: entries may name any target.
-    allowed_targets: list[str] = Field(default_factory=list)
+    allowed_targets: list[str] = Field(default_factory=empty_list)
 
 
 class AgentdSettings(BaseSettings):
@@ -214,12 +216,12 @@ class AgentdSettings(BaseSettings):
     scoring: ScoringTable = section()
     remote_processors: RemoteProcessorSettings = section()
     #: `[pricing."provider/model"] input = ..., output = ...`: USD per million tokens.
-    pricing: dict[str, Any] = Field(default_factory=dict)
+    pricing: dict[str, Any] = Field(default_factory=empty_dict)
     #: `[[mcp_servers]]`: checked where they are built (agentd.runtime.mcp_tools.spec).
-    mcp_servers: list[Any] = Field(default_factory=list)
-    agents: list[Any] = Field(default_factory=list)
+    mcp_servers: list[Any] = Field(default_factory=empty_list)
+    agents: list[Any] = Field(default_factory=empty_list)
     #: `[[workflows]]`, linked to what they name in workflow_config.py.
-    workflows: list[Any] = Field(default_factory=list)
+    workflows: list[Any] = Field(default_factory=empty_list)
     workflow_limits: WorkflowLimitsSettings = section()
 
     @field_validator("coordination", mode="before")
