@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Literal, TypeAlias, cast, get_args
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast, get_args
 
 from agentd.runtime.errors import FieldViolation, InvalidArgument
+from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import (
     JSON,
     Attributes,
@@ -33,6 +33,11 @@ from agentd.runtime.messages import (
     TextPart,
     utcnow,
 )
+
+if TYPE_CHECKING:
+    import html
+else:
+    html = lazy("html")  # with the first escape: its package loads html.entities, a large table
 
 # The signal types are defined beside the message parts that carry them;
 # this module is where callers import them from.
