@@ -25,7 +25,7 @@ from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
-from agentd.runtime.notifications import DeliveryPolicy, InMemoryNotificationStore, NotificationStore
+from agentd.runtime.notifications.store import InMemoryNotificationStore, NotificationStore
 from agentd.runtime.options import (
     ExecutionOptions,
     MapStep,
@@ -67,7 +67,10 @@ from agentd.workflow_config import Linker, WorkflowConfigError
 if TYPE_CHECKING:
     from agentd.backends import sqlite_overrides
     from agentd.runtime.mcp_tools import spec as mcp_spec
+    from agentd.runtime.notifications import policy as notification_policy
+    from agentd.runtime.notifications.policy import DeliveryPolicy
 else:
+    notification_policy = lazy("agentd.runtime.notifications.policy")  # an agent's `notifications` table only
     sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
     mcp_spec = lazy("agentd.runtime.mcp_tools.spec")  # `[[mcp_servers]]` or an agent's MCP tools only
 
@@ -377,7 +380,7 @@ def _policy(table: Any, where: str) -> DeliveryPolicy:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: a table with priorities, sources, rules and default")
     try:
-        return DeliveryPolicy.from_config(table)
+        return notification_policy.DeliveryPolicy.from_config(table)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 

@@ -5,7 +5,10 @@ metrics endpoint, the OpenTelemetry SDK for exporters and the endpoint, the
 OpenTelemetry metrics API for a server with metrics on, its tracing API for
 one with tracing on or a linked stream) and
 the built-in processors no agent names wait for their first use
-(agentd.runtime.lazy)."""
+(agentd.runtime.lazy), as do the notifications (but their store) until the
+first is sent, listed or dispatched, html until the first escape, and
+tokenize (pydantic reads the config schema's default factories' signatures:
+a builtin's is parsed through tokenize)."""
 
 from __future__ import annotations
 
@@ -56,6 +59,15 @@ DEFERRED = (
     "agentd.remote.convert",
     "agentd.remote.settings",
     "agentd_proto.v1.processor_service_pb2",
+    "html",
+    "agentd.runtime.notifications.record",
+    "agentd.runtime.notifications.query",
+    "agentd.runtime.notifications.policy",
+    "agentd.runtime.notifications.render",
+    "agentd.runtime.notifications.routing",
+    "agentd.runtime.notifications.service",
+    "agentd.runtime.notifications.inbox",
+    "agentd.grpc.notifications",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
@@ -90,6 +102,36 @@ def run_probe(code: str) -> str:
 
 def test_start_up_loads_no_library_or_builtin_the_configuration_does_not_use() -> None:
     assert run_probe(PROBE) == "loaded:"
+
+
+def test_start_up_compiles_no_tokenize_pattern() -> None:
+    # The config schema's default factories are Python functions: a builtin's
+    # signature, which pydantic reads, is parsed by tokenize with a large pattern.
+    code = PROBE + "import tokenize\nprint(tokenize._compile.cache_info().currsize)\n"
+    assert run_probe(code).splitlines() == ["loaded:", "0"]
+
+
+def test_a_notification_sent_loads_the_notifications() -> None:
+    code = PROBE + textwrap.dedent(
+        """
+        from agentd.runtime.notifications import NotificationInput
+        async def send():
+            await host.open()
+            sent = await host.notifications.send(
+                NotificationInput(source="ci", kind="build", summary="done"),
+                agent_id="echo",
+                resource_id="r1",
+                thread_id="t1",
+                route=host.route_notification,
+                thread_state=host.thread_state,
+            )
+            print(sent.record.status)
+        asyncio.run(send())
+        print(type(sys.modules["agentd.runtime.notifications.service"]).__name__)
+        """
+    )
+    lines = run_probe(code).splitlines()
+    assert lines[0] == "loaded:" and lines[-1] == "module", lines
 
 
 def test_a_deferred_library_loads_on_first_use() -> None:

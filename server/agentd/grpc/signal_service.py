@@ -8,14 +8,6 @@ from typing import TYPE_CHECKING
 from agentd.grpc import paging
 from agentd.grpc.authz import caller
 from agentd.grpc.errors import Context
-from agentd.grpc.notifications import (
-    STATUS_FROM_PB,
-    check_priority,
-    delivery_decision_to_pb,
-    notification_input,
-    notification_query,
-    notification_to_pb,
-)
 from agentd.grpc.options import host_options
 from agentd.grpc.routing import RouteFields, decision_to_pb, route_fields, route_request, state_signal_request
 from agentd.grpc.signals import message_input_from_pb, signal_input_from_pb, signal_to_pb
@@ -24,7 +16,6 @@ from agentd.grpc.violations import Violations
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
 from agentd.runtime.lazy import lazy
-from agentd.runtime.notifications import NotificationNotFound
 from agentd.runtime.signals import Signal
 from agentd.runtime.threads import Routing
 from agentd_proto.v1 import signal_pb2 as spb
@@ -32,9 +23,14 @@ from agentd_proto.v1 import signal_service_pb2 as pb
 from agentd_proto.v1 import signal_service_pb2_grpc
 
 if TYPE_CHECKING:
+    from agentd.grpc import notifications
     from agentd.runtime import state_signals
+    from agentd.runtime.notifications import store as notification_store
 else:
     state_signals = lazy("agentd.runtime.state_signals")  # the first state signal loads it
+    # The first notification RPC loads the notifications' converters and runtime.
+    notifications = lazy("agentd.grpc.notifications")
+    notification_store = lazy("agentd.runtime.notifications.store")
 
 
 class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
@@ -108,13 +104,13 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
     ) -> pb.SendNotificationResponse:
         v = Violations()
         v.require_all(agent_id=request.agent_id, resource_id=request.resource_id, thread_id=request.thread_id)
-        check_priority(request.notification, v)
+        notifications.check_priority(request.notification, v)
         stream_options = None
         if request.HasField("idle_stream_options"):
             stream_options = host_options(
                 self.host, request.idle_stream_options, "idle_stream_options", v, thread_bound=True
             )
-        notification = notification_input(request.notification, v)
+        notification = notifications.notification_input(request.notification, v)
         v.check()
         self.host.agents.get(request.agent_id)
         sent = await self.host.notifications.send(
@@ -130,8 +126,8 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         if sent.routing is not None:
             routing = decision_to_pb(Routing(sent.routing.action, sent.routing.run_id))  # type: ignore[arg-type]
         return pb.SendNotificationResponse(
-            notification=notification_to_pb(sent.record),
-            decision=delivery_decision_to_pb(sent.decision),
+            notification=notifications.notification_to_pb(sent.record),
+            decision=notifications.delivery_decision_to_pb(sent.decision),
             signal=signal_to_pb(sent.signal) if sent.signal is not None else None,
             routing=routing,
         )
@@ -140,14 +136,14 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         self, request: pb.ListNotificationsRequest, context: Context
     ) -> pb.ListNotificationsResponse:
         v = Violations()
-        query, kind = notification_query(request, v)
+        query, kind = notifications.notification_query(request, v)
         v.check()
         try:
             page = await self.host.notifications.list_notifications(query)
         except ValueError:
             raise InvalidArgument.field("page_token", "is not a page token this list issued") from None
         return pb.ListNotificationsResponse(
-            notifications=[notification_to_pb(r) for r in page.records],
+            notifications=[notifications.notification_to_pb(r) for r in page.records],
             next_page_token=paging.encode(kind, page.next_cursor) if page.next_cursor else "",
         )
 
@@ -156,7 +152,7 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
     ) -> pb.UpdateNotificationStatusResponse:
         v = Violations()
         v.require_all(thread_id=request.thread_id, notification_id=request.notification_id)
-        status = STATUS_FROM_PB.get(request.status)
+        status = notifications.STATUS_FROM_PB.get(request.status)
         if status not in ("seen", "dismissed", "archived"):
             v.add("status", "must be NOTIFICATION_STATUS_SEEN, _DISMISSED or _ARCHIVED")
         v.check()
@@ -165,9 +161,9 @@ class SignalService(signal_service_pb2_grpc.SignalServiceServicer):
         if not who.all_resources:  # only a notification of a resource it may act for
             found = await self.host.notification_store.get(thread_id, request.notification_id)
             if found is None or not who.may_act_for(who.unscoped(found.resource_id or "")):
-                raise NotificationNotFound(request.thread_id, request.notification_id)
+                raise notification_store.NotificationNotFound(request.thread_id, request.notification_id)
         record = await self.host.notifications.set_status(thread_id, request.notification_id, status)  # type: ignore[arg-type]
-        return pb.UpdateNotificationStatusResponse(notification=notification_to_pb(record))
+        return pb.UpdateNotificationStatusResponse(notification=notifications.notification_to_pb(record))
 
 
 def _if_active(

@@ -7,7 +7,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentd.runtime.agent import Agent
 from agentd.runtime.background import BackgroundWork
@@ -15,17 +16,11 @@ from agentd.runtime.cache import InMemoryServerCache, ServerCache
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
+from agentd.runtime.lazy import lazy
 from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.messages import Signal
 from agentd.runtime.metrics import Metrics
-from agentd.runtime.notifications import (
-    DispatchResult,
-    InMemoryNotificationStore,
-    Notifications,
-    NotificationStore,
-    RouteResult,
-    ThreadState,
-)
+from agentd.runtime.notifications.store import InMemoryNotificationStore, NotificationStore
 from agentd.runtime.overrides import InMemoryOverrideStore, Overrides, OverrideStore
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
@@ -44,6 +39,17 @@ from agentd.runtime.threads import (
 )
 from agentd.runtime.tools import Tool
 from agentd.runtime.workflows import Workflow, WorkflowLimits, check_workflows
+
+if TYPE_CHECKING:
+    from agentd.runtime.notifications import routing as notification_routing
+    from agentd.runtime.notifications import service as notification_service
+    from agentd.runtime.notifications.policy import ThreadState
+    from agentd.runtime.notifications.routing import RouteResult
+    from agentd.runtime.notifications.service import DispatchResult, Notifications
+else:
+    # Built with the host's first notification (sent, listed, or dispatched).
+    notification_routing = lazy("agentd.runtime.notifications.routing")
+    notification_service = lazy("agentd.runtime.notifications.service")
 
 __all__ = ["App", "Host", "HostConfig", "check_shareable"]
 
@@ -143,8 +149,6 @@ class Host:
     override_store: OverrideStore = field(default_factory=InMemoryOverrideStore)
     #: Live threads: active runs, signal routing, chunk logs, subscribers.
     threads: ThreadRuntime = field(init=False)
-    #: The notification inbox and its delivery policies (one per agent).
-    notifications: Notifications = field(init=False)
     #: Background tool calls running in this process.
     background: BackgroundWork = field(init=False)
 
@@ -179,10 +183,6 @@ class Host:
         self.background.route = self._route_continuation
         self.runs.background = self.background
         self._background_sweeper: asyncio.Task[None] | None = None
-        self.notifications = Notifications(
-            self.notification_store,
-            policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},
-        )
         # `response-cache` and `token-cost-control` need the server's cache instances, so they are bound here.
         self.processors = with_response_cache(self.processors, self.caches, self.prices, self.cache_backend)
 
@@ -224,6 +224,16 @@ class Host:
         self.agents.add(agent)
         if agent.delivery_policy is not None:
             self.notifications.set_policy(agent.id, agent.delivery_policy)
+
+    @cached_property
+    def notifications(self) -> Notifications:
+        """The notification inbox and its delivery policies (one per agent):
+        built when first used, so a server never sent a notification loads none
+        of the notifications' modules but the store's."""
+        return notification_service.Notifications(
+            self.notification_store,
+            policies={a.id: a.delivery_policy for a in self.agents.list() if a.delivery_policy is not None},
+        )
 
     @property
     def cache(self) -> ServerCache:
@@ -324,7 +334,7 @@ class Host:
                 tenant=tenant_of(thread_id),  # a stored notification's ids were scoped when it was sent
             )
         )
-        return RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]
+        return notification_routing.RouteResult(action=routing.action, run_id=routing.run_id)  # type: ignore[arg-type]
 
     async def thread_state(self, resource_id: str, thread_id: str) -> ThreadState:
         return "active" if await self.threads.active_run_id(resource_id, thread_id) is not None else "idle"

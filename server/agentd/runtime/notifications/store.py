@@ -10,24 +10,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agentd.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
-from agentd.runtime.notifications.query import NotificationPage, NotificationQuery, matches_query, page_of
-from agentd.runtime.notifications.record import (
-    NotificationInput,
-    NotificationPatch,
-    NotificationRecord,
-    Status,
-    apply_delivered,
-    apply_patch,
-    as_of,
-    check_status,
-    coalesce_record,
-    due_at,
-    matches_coalesce,
-    new_record,
-    validate_input,
-)
+from agentd.runtime.lazy import lazy
+
+if TYPE_CHECKING:
+    from agentd.runtime.notifications import query as _query
+    from agentd.runtime.notifications import record as _record
+    from agentd.runtime.notifications.query import NotificationPage, NotificationQuery
+    from agentd.runtime.notifications.record import NotificationInput, NotificationPatch, NotificationRecord, Status
+else:
+    # With the first record: a store made at start-up (every server makes one) loads neither.
+    _query = lazy("agentd.runtime.notifications.query")
+    _record = lazy("agentd.runtime.notifications.record")
 
 
 def _naming(thread_id: str, notification_id: str, what: str, reason: str) -> tuple[str, str, dict[str, str]]:
@@ -68,7 +64,7 @@ class Creation:
     def coalesces_into(self, record: NotificationRecord) -> bool:
         """`matches_coalesce` in the scope (thread, agent, resource) of the new record."""
         fresh = self.record
-        return matches_coalesce(
+        return _record.matches_coalesce(
             record, self.value, thread_id=fresh.thread_id, resource_id=fresh.resource_id, agent_id=fresh.agent_id
         )
 
@@ -80,7 +76,7 @@ class Creation:
 
     def coalesced(self, twin: NotificationRecord) -> NotificationRecord:
         """`twin` with the input merged in (`coalesce_record`)."""
-        return coalesce_record(twin, self.value, self.now)
+        return _record.coalesce_record(twin, self.value, self.now)
 
 
 class NotificationStore(ABC):
@@ -103,11 +99,11 @@ class NotificationStore(ABC):
     ) -> NotificationRecord:
         """Coalesces into a matching pending record (`matches_coalesce`), else
         creates one (a random id unless `id` is given; NotificationExists when taken)."""
-        checked = validate_input(value)
+        checked = _record.validate_input(value)
         if not thread_id:
             raise InvalidArgument.field("thread_id", "required")
-        when = as_of(now)
-        fresh = new_record(
+        when = _record.as_of(now)
+        fresh = _record.new_record(
             checked,
             id=id or str(uuid.uuid4()),
             thread_id=thread_id,
@@ -142,7 +138,7 @@ class NotificationStore(ABC):
         """Pending records with min(deliver_at, summary_at) <= now, by that
         time, then `updated_at`, then insertion."""
         limit = max(limit, 0)
-        return await self.select_due(as_of(now), limit, agent_id, resource_id) if limit else []
+        return await self.select_due(_record.as_of(now), limit, agent_id, resource_id) if limit else []
 
     @abstractmethod
     async def select_due(
@@ -154,8 +150,8 @@ class NotificationStore(ABC):
         self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
     ) -> NotificationRecord:
         """NotificationNotFound for an unknown id."""
-        when = as_of(now)
-        (record,) = await self.rewrite("update", thread_id, [id], lambda old: apply_patch(old, patch, when))
+        when = _record.as_of(now)
+        (record,) = await self.rewrite("update", thread_id, [id], lambda old: _record.apply_patch(old, patch, when))
         if record is None:
             raise NotificationNotFound(thread_id, id)
         return record
@@ -165,13 +161,13 @@ class NotificationStore(ABC):
     ) -> list[NotificationRecord]:
         """Sets one status on many records (ids deduped, missing ones skipped);
         returns the updated records."""
-        check_status(status)
-        when = as_of(now)
+        _record.check_status(status)
+        when = _record.as_of(now)
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
-        patch = NotificationPatch(status=status)
-        done = await self.rewrite("update_status", thread_id, unique, lambda old: apply_patch(old, patch, when))
+        patch = _record.NotificationPatch(status=status)
+        done = await self.rewrite("update_status", thread_id, unique, lambda old: _record.apply_patch(old, patch, when))
         return [record for record in done if record is not None]
 
     async def mark_delivered(
@@ -179,9 +175,9 @@ class NotificationStore(ABC):
     ) -> NotificationRecord | None:
         """Records the signal id and attempt time; becomes delivered (with
         delivered_at) only if still pending. None for an unknown id."""
-        when = as_of(attempted_at)
+        when = _record.as_of(attempted_at)
         (record,) = await self.rewrite(
-            "mark_delivered", thread_id, [id], lambda old: apply_delivered(old, delivered_signal_id, when)
+            "mark_delivered", thread_id, [id], lambda old: _record.apply_delivered(old, delivered_signal_id, when)
         )
         return record
 
@@ -236,21 +232,21 @@ class InMemoryNotificationStore(NotificationStore):
     async def list_notifications(self, query: NotificationQuery) -> NotificationPage:
         position = query.validate()
         rows = sorted(
-            ((r.updated_at, seq, r) for seq, r in self._records.values() if matches_query(r, query)),
+            ((r.updated_at, seq, r) for seq, r in self._records.values() if _query.matches_query(r, query)),
             key=lambda row: (row[0], row[1]),
             reverse=True,
         )
         if position is not None:
             rows = [row for row in rows if (row[0], row[1]) < position]
-        page = page_of([(sequence, record) for _, sequence, record in rows[query.offset :]], query.limit)
-        return NotificationPage([copy.deepcopy(record) for record in page.records], page.next_cursor)
+        page = _query.page_of([(sequence, record) for _, sequence, record in rows[query.offset :]], query.limit)
+        return _query.NotificationPage([copy.deepcopy(record) for record in page.records], page.next_cursor)
 
     async def select_due(
         self, now: datetime, limit: int, agent_id: str | None, resource_id: str | None
     ) -> list[NotificationRecord]:
         rows: list[tuple[datetime, datetime, int, NotificationRecord]] = []
         for sequence, record in self._records.values():
-            when = due_at(record)
+            when = _record.due_at(record)
             if (
                 record.status == "pending"
                 and when is not None
