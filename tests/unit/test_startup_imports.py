@@ -6,7 +6,7 @@ OpenTelemetry metrics API for a server with metrics on, its tracing API for
 one with tracing on or a linked stream) and
 the built-in processors no agent names wait for their first use
 (agentd.runtime.lazy), as do the notifications (but their store) until the
-first is sent, listed or dispatched, html until the first escape, and
+first is sent, listed or dispatched, the scores' records until the first, html until the first escape, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -68,6 +68,7 @@ DEFERRED = (
     "agentd.runtime.notifications.service",
     "agentd.runtime.notifications.inbox",
     "agentd.grpc.notifications",
+    "agentd.runtime.scoring.record",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller
 from agentd.grpc.tenancy import scope_id
 from agentd.grpc.values import timestamp, to_timestamp
 from agentd.grpc.violations import Violations
-from agentd.runtime.scoring.record import Score, ScoreQuery
+from agentd.runtime.lazy import lazy
 from agentd_proto.v1 import score_pb2 as spb
+
+if TYPE_CHECKING:
+    from agentd.runtime.scoring import record as _record
+    from agentd.runtime.scoring.record import Score, ScoreQuery
+else:
+    _record = lazy("agentd.runtime.scoring.record")  # with the first ListScores
 
 __all__ = ["next_page_token", "score_query", "score_to_pb"]
 
@@ -37,7 +44,7 @@ def score_query(request: spb.ListScoresRequest, v: Violations) -> tuple[ScoreQue
         except (TypeError, ValueError):
             v.add("page_token", "is not a page token this list issued")
             v.check()
-    query = ScoreQuery(
+    query = _record.ScoreQuery(
         tenant=caller().tenant,
         agent_id=request.agent_id,
         thread_id=scope_id(request.thread_id, "thread_id") if request.thread_id else "",

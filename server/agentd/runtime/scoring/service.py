@@ -36,14 +36,15 @@ from agentd.runtime.lazy import lazy
 from agentd.runtime.messages import Message, new_id, utcnow
 from agentd.runtime.options import ScoringMode
 from agentd.runtime.results import RunResult
-from agentd.runtime.scoring.record import Score
 from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.telemetry import RunTrace
 
 if TYPE_CHECKING:
+    from agentd.runtime.scoring import record as _record
     from agentd.runtime.scoring import scorer as _scorer
     from agentd.runtime.scoring.scorer import ScoreInput, Scorer
 else:
+    _record = lazy("agentd.runtime.scoring.record")  # with the first score
     _scorer = lazy("agentd.runtime.scoring.scorer")  # loaded with the first run an agent's scorers score
 
 __all__ = ["EndedRun", "Scoring", "ScoringSettings"]
@@ -229,7 +230,7 @@ class Scoring:
             return
         tenant = str(run.request_context.get(TENANT_KEY) or DEFAULT_TENANT)
         for output in outputs:
-            score = Score(
+            score = _record.Score(
                 id=new_id("score_"),
                 tenant=tenant,
                 agent_id=seen.agent_id,

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from agentd.runtime.scoring.record import Score, ScorePage, ScoreQuery, matches, page_of, sort_key
+from agentd.runtime.lazy import lazy
+
+if TYPE_CHECKING:
+    from agentd.runtime.scoring import record as _record
+    from agentd.runtime.scoring.record import Score, ScorePage, ScoreQuery
+else:
+    _record = lazy("agentd.runtime.scoring.record")  # with the first score: a store made at start-up loads none
 
 __all__ = ["InMemoryScoreStore", "ScoreStore"]
 
@@ -43,14 +49,14 @@ class InMemoryScoreStore(ScoreStore):
         self._scores: list[Score] = []
 
     async def add(self, score: Score) -> None:
-        self._scores.insert(bisect.bisect(self._scores, sort_key(score), key=sort_key), score)
+        self._scores.insert(bisect.bisect(self._scores, _record.sort_key(score), key=_record.sort_key), score)
         del self._scores[: max(0, len(self._scores) - self.max_scores)]
 
     async def list(self, query: ScoreQuery) -> ScorePage:
         found: list[Score] = []
         for score in reversed(self._scores):
-            if matches(query, score):
+            if _record.matches(query, score):
                 found.append(score)
                 if len(found) > query.limit:
                     break
-        return page_of(query, found)
+        return _record.page_of(query, found)
