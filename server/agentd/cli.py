@@ -31,13 +31,14 @@ from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.redact import install_log_redaction, redact
 from agentd.runtime.storage import StorageError
 from agentd.runtime.tools import Tool
-from agentd.runtime.workflows import Workflow
 from agentd.tokens import new_token
 
 if TYPE_CHECKING:
     from agentd import chat
+    from agentd.runtime.workflows import definition as workflow_definition
 else:
     chat = lazy("agentd.chat")  # `agentd chat` only: the server never loads the terminal client
+    workflow_definition = lazy("agentd.runtime.workflows.definition")  # an app's workflows only
 
 log = logging.getLogger("agentd")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -68,7 +69,7 @@ def load_app(module_name: str | None) -> App:
     if not all(isinstance(t, Tool) for t in tools):
         raise config_mod.ConfigError(f"--app {module_name}: `tools` must be a list of agentd.runtime.Tool")
     workflows = list(getattr(module, "workflows", []))
-    if not all(isinstance(w, Workflow) for w in workflows):
+    if not all(isinstance(w, workflow_definition.Workflow) for w in workflows):
         raise config_mod.ConfigError(f"--app {module_name}: `workflows` must be a list of agentd.runtime.Workflow")
     return App(
         list(agents),

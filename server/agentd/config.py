@@ -45,7 +45,7 @@ from agentd.runtime.signals import ActiveDelivery, signal_delivery_policy
 from agentd.runtime.storage import InMemoryStorage, Storage
 from agentd.runtime.threads import ThreadSettings as RuntimeThreadSettings
 from agentd.runtime.tool_payloads import ToolPayloadTransformPolicy, policy_from_options
-from agentd.runtime.workflows import Workflow, WorkflowLimits, check_workflows
+from agentd.runtime.workflows.limits import WorkflowLimits
 from agentd.scoring_config import ScoringConfigError, build_score_store, parse_scorers
 from agentd.settings import (
     DEFAULT_GRACE,
@@ -69,7 +69,10 @@ if TYPE_CHECKING:
     from agentd.runtime.mcp_tools import spec as mcp_spec
     from agentd.runtime.notifications import policy as notification_policy
     from agentd.runtime.notifications.policy import DeliveryPolicy
+    from agentd.runtime.workflows import definition as workflow_definition
+    from agentd.runtime.workflows.definition import Workflow
 else:
+    workflow_definition = lazy("agentd.runtime.workflows.definition")  # `[[workflows]]` (or the app's) only
     notification_policy = lazy("agentd.runtime.notifications.policy")  # an agent's `notifications` table only
     sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
     mcp_spec = lazy("agentd.runtime.mcp_tools.spec")  # `[[mcp_servers]]` or an agent's MCP tools only
@@ -510,7 +513,8 @@ def _link_workflows(config: Config, settings: AgentdSettings, app: App) -> None:
                 config.agents[i].workflows = linker.agent_workflows(table["workflows"], f"agents[{i}].workflows")
         linker.link_app_agents()
         # Declared workflows are checked even when no agent runs them (agents' are, again, by the host).
-        check_workflows([*config.workflows, *app.workflows], limits=config.workflow_limits)
+        if config.workflows or app.workflows:
+            workflow_definition.check_workflows([*config.workflows, *app.workflows], limits=config.workflow_limits)
     except (WorkflowConfigError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
 

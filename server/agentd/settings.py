@@ -28,7 +28,7 @@ from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
 from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
-from agentd.runtime.workflows.definition import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
+from agentd.runtime.workflows.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
 from agentd.schema import (
     Flag,
     Loc,

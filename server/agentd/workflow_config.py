@@ -21,14 +21,21 @@ checked once the host holds every agent (runtime.workflows.check_workflows).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.agent import Agent
 from agentd.runtime.host import App
+from agentd.runtime.lazy import lazy
 from agentd.runtime.tools import Tool
-from agentd.runtime.workflows import Branch, Parallel, Sequential, Step, Workflow
-from agentd.runtime.workflows.conditions import FieldTest
-from agentd.runtime.workflows.definition import Node
+
+if TYPE_CHECKING:
+    from agentd.runtime.workflows import conditions as _conditions
+    from agentd.runtime.workflows import definition as _definition
+    from agentd.runtime.workflows.definition import Node, Workflow
+else:
+    # With the first `[[workflows]]` entry or agent's `workflows`: a configuration without loads neither.
+    _conditions = lazy("agentd.runtime.workflows.conditions")
+    _definition = lazy("agentd.runtime.workflows.definition")
 
 _WORKFLOW_KEYS = {"id", "description", "input_schema", "steps"}
 _LEAVES = ("tool", "agent", "workflow")
@@ -66,7 +73,9 @@ class Linker:
             schema = table.get("input_schema", {"type": "object"})
             if not isinstance(schema, dict):
                 raise WorkflowConfigError(f"{where}.input_schema: a JSON Schema table")
-            workflow = Workflow(workflow_id, description=str(table.get("description", "")), input_schema=schema)
+            workflow = _definition.Workflow(
+                workflow_id, description=str(table.get("description", "")), input_schema=schema
+            )
             self.workflows[workflow_id] = workflow
             declared.append((workflow, table, where))
         for workflow, table, where in declared:
@@ -88,7 +97,7 @@ class Linker:
             step_id = entry.get("id", "")
             if not isinstance(step_id, str):
                 raise WorkflowConfigError(f"{where}.id: a string")
-            return Step(self.target(kind, entry[kind], f"{where}.{kind}"), step_id)
+            return _definition.Step(self.target(kind, entry[kind], f"{where}.{kind}"), step_id)
         _keys(entry, {kind}, where)
         items = entry[kind]
         if not isinstance(items, list) or not items:
@@ -101,13 +110,13 @@ class Linker:
                     raise WorkflowConfigError(f"{cwhere}: a table with when (a field test) and step")
                 _keys(case, {"when", "step"}, cwhere)
                 try:
-                    condition = FieldTest(case["when"], f"{cwhere}.when")
+                    condition = _conditions.FieldTest(case["when"], f"{cwhere}.when")
                 except ValueError as exc:
                     raise WorkflowConfigError(str(exc)) from None
                 cases.append((condition, self.node(case["step"], f"{cwhere}.step")))
-            return Branch(tuple(cases))
+            return _definition.Branch(tuple(cases))
         nodes = tuple(self.node(s, f"{where}.{kind}[{k}]") for k, s in enumerate(items))
-        return Parallel(nodes) if kind == "parallel" else Sequential(nodes)
+        return _definition.Parallel(nodes) if kind == "parallel" else _definition.Sequential(nodes)
 
     def target(self, kind: str, name: Any, where: str) -> Tool | Agent | Workflow:
         if not isinstance(name, str) or not name:

@@ -6,7 +6,8 @@ OpenTelemetry metrics API for a server with metrics on, its tracing API for
 one with tracing on or a linked stream) and
 the built-in processors no agent names wait for their first use
 (agentd.runtime.lazy), as do the notifications (but their store) until the
-first is sent, listed or dispatched, the scores' records until the first, html until the first escape, and
+first is sent, listed or dispatched, the scores' records until the first,
+the workflows until a configuration or a run has one, html until the first escape, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -69,6 +70,9 @@ DEFERRED = (
     "agentd.runtime.notifications.inbox",
     "agentd.grpc.notifications",
     "agentd.runtime.scoring.record",
+    "agentd.runtime.workflows.definition",
+    "agentd.runtime.workflows.execute",
+    "agentd.runtime.workflows.conditions",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with

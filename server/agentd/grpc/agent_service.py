@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentd.grpc import paging
 from agentd.grpc.authz import caller, check_id_chars
@@ -22,15 +22,20 @@ from agentd.runtime.chunks import Chunk, Error
 from agentd.runtime.errors import BACKEND_RETRY_SECONDS, AgentdError, FailedPrecondition, InvalidArgument, Unavailable
 from agentd.runtime.host import Host
 from agentd.runtime.lanes import resolve_error_processors
+from agentd.runtime.lazy import lazy
 from agentd.runtime.overrides import OverrideVersion, instructions_text
 from agentd.runtime.redact import redact
 from agentd.runtime.run import RunResult
 from agentd.runtime.run_requests import start_run
-from agentd.runtime.workflows import static_workflows
 from agentd_proto.v1 import agent_overrides_pb2 as opb
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc
 from agentd_proto.v1 import score_pb2 as spb
+
+if TYPE_CHECKING:
+    from agentd.runtime.workflows import definition as workflow_definition
+else:
+    workflow_definition = lazy("agentd.runtime.workflows.definition")  # with the first agent described
 
 #: Most chunks one StreamResponse carries.
 MAX_BATCH = 512
@@ -52,7 +57,7 @@ def agent_to_pb(agent: Agent, overrides: OverrideVersion | None = None) -> apb.A
         ]
         + [  # each workflow the agent runs is a tool named by its id
             apb.ToolInfo(name=w.id, description=w.description, input_schema=to_struct(w.input_schema))
-            for w in static_workflows(agent)
+            for w in workflow_definition.static_workflows(agent)
         ],
         input_processor_ids=agent.static_processor_ids("input"),
         output_processor_ids=agent.static_processor_ids("output"),

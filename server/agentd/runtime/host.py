@@ -38,7 +38,7 @@ from agentd.runtime.threads import (
     ThreadSettings,
 )
 from agentd.runtime.tools import Tool
-from agentd.runtime.workflows import Workflow, WorkflowLimits, check_workflows
+from agentd.runtime.workflows.limits import WorkflowLimits
 
 if TYPE_CHECKING:
     from agentd.runtime.notifications import routing as notification_routing
@@ -46,10 +46,13 @@ if TYPE_CHECKING:
     from agentd.runtime.notifications.policy import ThreadState
     from agentd.runtime.notifications.routing import RouteResult
     from agentd.runtime.notifications.service import DispatchResult, Notifications
+    from agentd.runtime.workflows import definition as workflow_definition
+    from agentd.runtime.workflows.definition import Workflow
 else:
     # Built with the host's first notification (sent, listed, or dispatched).
     notification_routing = lazy("agentd.runtime.notifications.routing")
     notification_service = lazy("agentd.runtime.notifications.service")
+    workflow_definition = lazy("agentd.runtime.workflows.definition")  # an agent with workflows only
 
 __all__ = ["App", "Host", "HostConfig", "check_shareable"]
 
@@ -100,6 +103,13 @@ class HostConfig(Protocol):
 
     @property
     def scoring_settings(self) -> ScoringSettings: ...
+
+
+def _check_workflows(agents: list[Agent], limits: WorkflowLimits) -> None:
+    """Cycles, depth and width of the agents' workflows (ValueError); an
+    agent with none has nothing to check, and loads no workflow module."""
+    if any(agent.workflows for agent in agents):
+        workflow_definition.check_workflows([], agents, limits)
 
 
 def check_shareable(storage: Storage, *, coordinated: bool) -> None:
@@ -159,7 +169,7 @@ class Host:
         self.scoring = Scoring(self.score_store, self.scoring_settings)
         self.runs.telemetry.scoring = self.scoring
         # Cycles, depth and width once, for every agent's workflows (however they were declared).
-        check_workflows([], self.agents.list(), self.workflow_limits)
+        _check_workflows(self.agents.list(), self.workflow_limits)
         self.agents.overrides = Overrides(self.override_store, self.agents.tool_catalogue)
         settings = self.thread_settings
         if self.cluster is not None:
@@ -220,7 +230,7 @@ class Host:
     def add_agent(self, agent: Agent) -> None:
         """Hosts one more agent (AlreadyExists when its id is taken; ValueError
         when its workflows cannot run)."""
-        check_workflows([], [agent], self.workflow_limits)
+        _check_workflows([agent], self.workflow_limits)
         self.agents.add(agent)
         if agent.delivery_policy is not None:
             self.notifications.set_policy(agent.id, agent.delivery_policy)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from agentd.runtime import workflows as tool_workflows  # (each name loads with an agent that has workflows)
 from agentd.runtime.agent_definition import (
     MEMORY_THREAD_KEY,
     RESOURCE_ID_KEY,
@@ -59,7 +60,6 @@ from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext, payload_rules
-from agentd.runtime.workflows import WorkflowHost, check_workflows, workflow_tool
 
 if TYPE_CHECKING:
     import jsonschema
@@ -291,13 +291,14 @@ class AgentLoop:
         workflows = await resolve_dynamic(agent.workflows, context)
         if callable(agent.workflows):  # static lists were checked when the host was built
             try:
-                check_workflows(workflows)
+                tool_workflows.check_workflows(workflows)
             except ValueError as exc:
                 raise FailedPrecondition(f"agent {agent.id!r}: {exc}", "WORKFLOW_INVALID") from None
-        rules = functools.partial(payload_rules, agent.tool_transform)
-        lent = WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
-        for workflow in workflows:
-            tools[workflow.id] = workflow_tool(workflow, lent, self.state.run_id)
+        if workflows:  # (a run without workflows lends nothing)
+            rules = functools.partial(payload_rules, agent.tool_transform)
+            lent = tool_workflows.WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
+            for workflow in workflows:
+                tools[workflow.id] = tool_workflows.workflow_tool(workflow, lent, self.state.run_id)
         client_names = {t.name for t in options.client_tools or ()}
         for client_tool in options.client_tools or ():
 

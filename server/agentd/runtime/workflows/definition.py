@@ -27,6 +27,7 @@ from agentd.runtime.agent_definition import AgentDefinition
 from agentd.runtime.lazy import lazy
 from agentd.runtime.tools import Tool
 from agentd.runtime.workflows.conditions import FieldTest
+from agentd.runtime.workflows.limits import WorkflowLimits
 
 if TYPE_CHECKING:
     import jsonschema
@@ -36,25 +37,6 @@ else:
 #: A branch condition: a function of the previous output (sync or async), or
 #: its data form (conditions.FieldTest, or the mapping it is compiled from).
 Condition = Callable[[Any], Union[bool, Awaitable[bool]]]  # noqa: UP007
-
-DEFAULT_MAX_DEPTH = 8
-DEFAULT_MAX_PARALLEL = 16
-
-
-@dataclass(frozen=True, slots=True)
-class WorkflowLimits:
-    """`[workflow_limits]`: how deep workflows nest and how wide a step may be."""
-
-    #: How deep workflows may nest (a workflow in a workflow, or run by an agent step's agent).
-    max_depth: int = DEFAULT_MAX_DEPTH
-    #: The most steps one parallel or branch step may hold.
-    max_parallel: int = DEFAULT_MAX_PARALLEL
-
-    def __post_init__(self) -> None:
-        for name in ("max_depth", "max_parallel"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"workflow_limits.{name}: {value!r} is not a whole number of at least 1")
 
 
 @dataclass(frozen=True, slots=True)
