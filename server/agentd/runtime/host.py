@@ -28,15 +28,7 @@ from agentd.runtime.registry import AgentRegistry, RunRegistry
 from agentd.runtime.scoring.service import Scoring, ScoringSettings
 from agentd.runtime.scoring.store import InMemoryScoreStore, ScoreStore
 from agentd.runtime.storage import BackgroundTask, InMemoryStorage, Storage
-from agentd.runtime.threads import (
-    LeasedOwnership,
-    LocalOwnership,
-    LocalThreadLog,
-    RouteRequest,
-    SharedThreadLog,
-    ThreadRuntime,
-    ThreadSettings,
-)
+from agentd.runtime.threads import LocalOwnership, LocalThreadLog, RouteRequest, ThreadRuntime, ThreadSettings
 from agentd.runtime.tools import Tool
 from agentd.runtime.workflows.limits import WorkflowLimits
 
@@ -46,12 +38,17 @@ if TYPE_CHECKING:
     from agentd.runtime.notifications.policy import ThreadState
     from agentd.runtime.notifications.routing import RouteResult
     from agentd.runtime.notifications.service import DispatchResult, Notifications
+    from agentd.runtime.threads import leased, shared_log
+    from agentd.runtime.threads.leased import LeasedOwnership
+    from agentd.runtime.threads.shared_log import SharedThreadLog
     from agentd.runtime.workflows import definition as workflow_definition
     from agentd.runtime.workflows.definition import Workflow
 else:
     # Built with the host's first notification (sent, listed, or dispatched).
     notification_routing = lazy("agentd.runtime.notifications.routing")
     notification_service = lazy("agentd.runtime.notifications.service")
+    leased = lazy("agentd.runtime.threads.leased")  # replicas only (a [coordination] on Redis)
+    shared_log = lazy("agentd.runtime.threads.shared_log")
     workflow_definition = lazy("agentd.runtime.workflows.definition")  # an agent with workflows only
 
 __all__ = ["App", "Host", "HostConfig", "check_shareable"]
@@ -173,8 +170,9 @@ class Host:
         self.agents.overrides = Overrides(self.override_store, self.agents.tool_catalogue)
         settings = self.thread_settings
         if self.cluster is not None:
-            ownership: LocalOwnership | LeasedOwnership = LeasedOwnership(self.coordination, self.cluster, settings)
-            log: LocalThreadLog | SharedThreadLog = SharedThreadLog(
+            coordination = self.coordination
+            ownership: LocalOwnership | LeasedOwnership = leased.LeasedOwnership(coordination, self.cluster, settings)
+            log: LocalThreadLog | SharedThreadLog = shared_log.SharedThreadLog(
                 self.cluster, subscriber_buffer=settings.subscriber_buffer, patience=settings.lease_ttl
             )
         else:

@@ -1,7 +1,11 @@
 """Live threads: the thread runtime, composed of where its chunks are logged
-(ThreadLog) and who may drive each thread (ThreadOwnership)."""
+(ThreadLog) and who may drive each thread (ThreadOwnership). The replicas'
+(LeasedOwnership, SharedThreadLog) are read from their modules on first use:
+a single replica never loads them."""
 
-from agentd.runtime.threads.leased import LeasedOwnership
+from typing import TYPE_CHECKING
+
+from agentd.runtime.lazy import lazy_exports
 from agentd.runtime.threads.log import LocalThreadLog, LogJoin, ThreadLog
 from agentd.runtime.threads.ownership import Holder, LocalOwnership, ThreadHost, ThreadOwnership
 from agentd.runtime.threads.routing import (
@@ -15,8 +19,11 @@ from agentd.runtime.threads.routing import (
 )
 from agentd.runtime.threads.runtime import Snapshot, ThreadRuntime
 from agentd.runtime.threads.settings import DEFAULT_LOG_RETENTION, ThreadSettings
-from agentd.runtime.threads.shared_log import SharedThreadLog
 from agentd.runtime.threads.subscriber import DEFAULT_SUBSCRIBER_BUFFER, Subscriber, follow
+
+if TYPE_CHECKING:
+    from agentd.runtime.threads.leased import LeasedOwnership
+    from agentd.runtime.threads.shared_log import SharedThreadLog
 
 __all__ = [
     "DEFAULT_LOG_RETENTION",
@@ -43,3 +50,8 @@ __all__ = [
     "run_not_active",
     "thread_busy",
 ]
+
+__getattr__ = lazy_exports(
+    __name__,
+    {"LeasedOwnership": "agentd.runtime.threads.leased", "SharedThreadLog": "agentd.runtime.threads.shared_log"},
+)
