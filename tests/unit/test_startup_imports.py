@@ -8,7 +8,8 @@ the built-in processors no agent names wait for their first use
 (agentd.runtime.lazy), as do the notifications (but their store) until the
 first is sent, listed or dispatched, the scores' records until the first,
 the workflows until a configuration or a run has one,
-the replicas' thread ownership and log for a single replica, html until the first escape, and
+the replicas' thread ownership and log for a single replica, the cache
+service's codec and response keys until a call needs them, html until the first escape, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -76,6 +77,8 @@ DEFERRED = (
     "agentd.runtime.workflows.conditions",
     "agentd.runtime.threads.leased",
     "agentd.runtime.threads.shared_log",
+    "agentd.runtime.response_keys",
+    "agentd.runtime.codec",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with

@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentd.grpc.authz import caller
 from agentd.grpc.errors import Context, unavailable_on
 from agentd.grpc.values import duration_seconds, from_value, to_value
 from agentd.grpc.violations import Violations
 from agentd.runtime.cache import CacheEntryTooLarge, CacheError, ServerCache
-from agentd.runtime.codec import encode
 from agentd.runtime.errors import ResourceExhausted
 from agentd.runtime.host import Host
 from agentd.runtime.identity import DEFAULT_TENANT, SEPARATOR
-from agentd.runtime.response_keys import invalidate_response_cache
+from agentd.runtime.lazy import lazy
 from agentd.runtime.unset import UNSET, Unset
 from agentd_proto.v1 import cache_service_pb2 as pb
 from agentd_proto.v1 import cache_service_pb2_grpc
+
+if TYPE_CHECKING:
+    from agentd.runtime import codec, response_keys
+else:
+    # With the first CacheService call that shows a value or invalidates responses.
+    codec = lazy("agentd.runtime.codec")
+    response_keys = lazy("agentd.runtime.response_keys")
 
 #: Longest key accepted (Redis allows more; nobody needs more).
 MAX_KEY_LENGTH = 1024
@@ -31,7 +37,7 @@ def cache_errors() -> AbstractContextManager[None]:
 def jsonable(value: Any) -> Any:
     """A JSON view of a cached value: runtime objects in the codec's tagged form,
     bytes base64-encoded."""
-    return json.loads(encode(value))
+    return json.loads(codec.encode(value))
 
 
 def _check_key(key: str, v: Violations, field: str = "key") -> None:
@@ -141,5 +147,6 @@ class CacheService(cache_service_pb2_grpc.CacheServiceServicer):
             who.scoped(request.scope) if which == "scope" else None if which == "no_scope" else UNSET
         )
         with cache_errors():
-            deleted = await invalidate_response_cache(self.host.caches.values(), who.scoped(request.agent_id), scope)
+            caches, agent_id = self.host.caches.values(), who.scoped(request.agent_id)
+            deleted = await response_keys.invalidate_response_cache(caches, agent_id, scope)
         return pb.InvalidateResponseCacheResponse(deleted_count=deleted)
