@@ -22,7 +22,6 @@ from agentd.runtime.errors import AgentdError
 from agentd.runtime.host import App, check_shareable
 from agentd.runtime.lazy import lazy
 from agentd.runtime.mcp_tools import McpServers
-from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.router import check_model_spec
 from agentd.runtime.notifications.store import InMemoryNotificationStore, NotificationStore
@@ -35,7 +34,6 @@ from agentd.runtime.options import (
     ProcessorWorkflowSpec,
 )
 from agentd.runtime.overrides import InMemoryOverrideStore, OverrideStore
-from agentd.runtime.pricing import Price, parse_prices
 from agentd.runtime.processors.catalogue import default_registry, with_response_cache
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.redact import add_secret
@@ -66,13 +64,18 @@ from agentd.workflow_config import Linker, WorkflowConfigError
 
 if TYPE_CHECKING:
     from agentd.backends import sqlite_overrides
+    from agentd.runtime import memory, pricing
     from agentd.runtime.mcp_tools import spec as mcp_spec
+    from agentd.runtime.memory import Memory
     from agentd.runtime.notifications import policy as notification_policy
     from agentd.runtime.notifications.policy import DeliveryPolicy
+    from agentd.runtime.pricing import Price
     from agentd.runtime.workflows import definition as workflow_definition
     from agentd.runtime.workflows.definition import Workflow
 else:
     workflow_definition = lazy("agentd.runtime.workflows.definition")  # `[[workflows]]` (or the app's) only
+    memory = lazy("agentd.runtime.memory")  # an agent's `memory` table only
+    pricing = lazy("agentd.runtime.pricing")  # a `[pricing]` table only
     notification_policy = lazy("agentd.runtime.notifications.policy")  # an agent's `notifications` table only
     sqlite_overrides = lazy("agentd.backends.sqlite_overrides")  # a SQLite [storage] only
     mcp_spec = lazy("agentd.runtime.mcp_tools.spec")  # `[[mcp_servers]]` or an agent's MCP tools only
@@ -362,7 +365,7 @@ def _memory(table: Any, where: str, storage: Storage | None) -> Memory:
     _check_keys(table, {"last_messages"}, where)
     assert storage is not None
     try:
-        return Memory(storage, last_messages=int(table.get("last_messages", 10)))
+        return memory.Memory(storage, last_messages=int(table.get("last_messages", 10)))
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
@@ -592,7 +595,7 @@ def load(
     except ValueError as exc:
         raise ConfigError(f"threads: {exc}") from None
     try:
-        config.pricing = parse_prices(settings.pricing)
+        config.pricing = pricing.parse_prices(settings.pricing) if settings.pricing else {}
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     config.storage = build_storage(config.storage_settings, base)

@@ -9,7 +9,8 @@ the built-in processors no agent names wait for their first use
 first is sent, listed or dispatched, the scores' records until the first,
 the workflows until a configuration or a run has one,
 the replicas' thread ownership and log for a single replica, the cache
-service's codec and response keys until a call needs them, html until the first escape, and
+service's codec and response keys until a call needs them, memory and
+prices until an agent's `memory` or a `[pricing]` table, html until the first escape, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -79,6 +80,8 @@ DEFERRED = (
     "agentd.runtime.threads.shared_log",
     "agentd.runtime.response_keys",
     "agentd.runtime.codec",
+    "agentd.runtime.memory",
+    "agentd.runtime.pricing",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
