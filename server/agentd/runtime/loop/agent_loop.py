@@ -297,8 +297,7 @@ class AgentLoop:
         if workflows:  # (a run without workflows lends nothing)
             rules = functools.partial(payload_rules, agent.tool_transform)
             lent = tool_workflows.WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
-            for workflow in workflows:
-                tools[workflow.id] = tool_workflows.workflow_tool(workflow, lent, self.state.run_id)
+            tools.update({w.id: tool_workflows.workflow_tool(w, lent, self.state.run_id) for w in workflows})
         client_names = {t.name for t in options.client_tools or ()}
         for client_tool in options.client_tools or ():
 
