@@ -16,8 +16,19 @@ one script step per model call (the last step repeats):
 
 A step key not listed here is refused (INVALID_ARGUMENT naming it), so a typo
 cannot pass for a step that does nothing.
+
 `{"local": {"scripts": {"scripted": [...]}}}` scripts one local model only
 (the others echo), e.g. the first model of a fallback chain.
+
+Pacing: with `delayMs` > 0 the model sleeps that long before each delta. With
+no delay it is a CPU-bound producer and yields to the event loop as one
+should: every `YIELD_EVERY` deltas or once `YIELD_AFTER` seconds have passed
+since it last yielded, whichever comes first, so readers, aborts and other
+runs get in during a long reply while a short one costs no loop turn per
+delta. (A JavaScript mock model's chunks cost a microtask each, which never
+goes back to the event loop; Python has no microtask queue, and each
+`sleep(0)` is a whole loop turn with a poll.) A test that needs the run to
+pause between deltas scripts a delay.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -50,6 +62,10 @@ MODEL_IDS = frozenset({"echo", "scripted"})
 STEP_KEYS = frozenset(
     {"reasoning", "text", "deltas", "toolCalls", "object", "finishReason", "usage", "error", "delayMs"}
 )
+#: With no delay, the model yields to the loop every this many deltas...
+YIELD_EVERY = 32
+#: ...or once this many seconds have passed since it last did, whichever first.
+YIELD_AFTER = 0.001
 
 
 def split_words(text: str) -> list[str]:
@@ -105,12 +121,7 @@ class LocalModel(ModelIdentity):
         error = step.get("error")
         fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
         emitted = 0
-
-        async def pace() -> None:
-            if delay > 0:
-                await asyncio.sleep(delay)
-            else:
-                await asyncio.sleep(0)  # let readers and cancellation in between deltas
+        pacer = _Pacer(delay)
 
         def check_error() -> None:
             if isinstance(error, dict) and emitted >= fail_after:
@@ -127,7 +138,8 @@ class LocalModel(ModelIdentity):
             rid = new_id("rs_")
             yield ReasoningStart(rid)
             for piece in split_words(str(reasoning)):
-                await pace()
+                if pacer.due():
+                    await pacer.wait()
                 yield ReasoningDelta(rid, piece)
                 emitted += 1
             yield ReasoningEnd(rid)
@@ -141,7 +153,8 @@ class LocalModel(ModelIdentity):
             tid = new_id("txt_")
             yield TextStart(tid)
             for piece in pieces:
-                await pace()
+                if pacer.due():
+                    await pacer.wait()
                 check_error()
                 yield TextDelta(tid, piece)
                 emitted += 1
@@ -171,6 +184,28 @@ class LocalModel(ModelIdentity):
             cached_input_tokens=raw_usage.get("cachedInputTokens"),
         )
         yield ModelFinish(cast(FinishReason, reason), usage, raw_finish_reason=reason)
+
+
+class _Pacer:
+    """When the model pauses before a delta (see the module docstring)."""
+
+    __slots__ = ("_delay", "_since", "_at")
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._since = 0  # deltas since the last pause
+        self._at = time.monotonic()  # when it last paused (or began)
+
+    def due(self) -> bool:
+        """True when the next delta waits for a pause first (no coroutine for one that does not)."""
+        if self._delay > 0:
+            return True
+        self._since += 1
+        return self._since >= YIELD_EVERY or time.monotonic() - self._at >= YIELD_AFTER
+
+    async def wait(self) -> None:
+        await asyncio.sleep(self._delay)
+        self._since, self._at = 0, time.monotonic()
 
 
 def _check_steps(script: list[dict[str, Any]]) -> None:
