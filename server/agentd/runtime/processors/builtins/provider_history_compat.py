@@ -72,6 +72,8 @@ PROVIDER_HISTORY_COMPAT_ID = "provider-history-compat"
 OBSERVATIONAL_MEMORY_CONTEXT_KEY = "agentd.observationalMemory"
 #: State key: names of the rules whose `recover_prompt` is active for the request.
 RECOVERING_RULES_STATE_KEY = "recoveringRules"
+#: How many model strings a processor remembers the rules of.
+_MODELS_REMEMBERED: Final = 256
 
 PromptRewrite = Callable[[list[Message], Any], list[Message] | None]
 PromptRecovery = Callable[[list[Message]], list[Message] | None]
@@ -123,9 +125,14 @@ class CompatRule:
         return any(p.search(t) for p in self._compiled for t in texts)
 
     def applies_to(self, context: RuleContext) -> bool:
-        if self.providers and not served_by_any(context.model, self.providers):
+        if not _for_provider(self, context.model):
             return False
         return self.when is None or bool(self.when(context))
+
+
+def _for_provider(rule: CompatRule, model: Any) -> bool:
+    """The provider half of `applies_to`: `model` is served by one of the rule's providers (or it names none)."""
+    return not rule.providers or served_by_any(model, rule.providers)
 
 
 # ---------------------------------------------------------------- provider detection
@@ -365,6 +372,23 @@ class ProviderHistoryCompat(Processor):
             raise ValueError(f"duplicate compat rule name(s): {', '.join(duplicates)}")
         self.rules: tuple[CompatRule, ...] = tuple(rules)
         self.observational_memory = observational_memory
+        #: Per model string: whether any rule's rewrite is for that model's provider
+        #: (its `when` still decides per request). Bounded: models come from agents.
+        self._rewrites_for: dict[str, bool] = {}
+
+    def _may_rewrite(self, model: Any) -> bool:
+        """False when no rule's `apply_to_prompt` is for `model`'s provider: then
+        only a recovering rule can change the prompt."""
+        if not isinstance(model, str):
+            return any(r.apply_to_prompt is not None and _for_provider(r, model) for r in self.rules)
+        known = self._rewrites_for.get(model)
+        if known is None:
+            if len(self._rewrites_for) >= _MODELS_REMEMBERED:
+                self._rewrites_for.clear()
+            known = self._rewrites_for[model] = any(
+                r.apply_to_prompt is not None and _for_provider(r, model) for r in self.rules
+            )
+        return known
 
     def _context(self, args: ProcessLLMRequestArgs) -> RuleContext:
         observational = self.observational_memory
@@ -373,6 +397,8 @@ class ProviderHistoryCompat(Processor):
         return RuleContext(args.model, args.request_context, observational)
 
     def process_llm_request(self, args: ProcessLLMRequestArgs) -> LLMRequestResult | None:
+        if not args.state.get(RECOVERING_RULES_STATE_KEY) and not self._may_rewrite(args.model):
+            return None  # what the loop below finds, without a context and a check per rule
         context = self._context(args)
         recovering = set(args.state.get(RECOVERING_RULES_STATE_KEY, ()))
         steps: list[tuple[CompatRule, bool]] = []
