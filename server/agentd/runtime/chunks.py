@@ -31,17 +31,19 @@ class Usage:
     cache_creation_input_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        def add(a: int | None, b: int | None) -> int | None:
-            return None if a is None and b is None else (a or 0) + (b or 0)
-
         return Usage(
-            add(self.input_tokens, other.input_tokens),
-            add(self.output_tokens, other.output_tokens),
-            add(self.total_tokens, other.total_tokens),
-            add(self.reasoning_tokens, other.reasoning_tokens),
-            add(self.cached_input_tokens, other.cached_input_tokens),
-            add(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
+            _add(self.input_tokens, other.input_tokens),
+            _add(self.output_tokens, other.output_tokens),
+            _add(self.total_tokens, other.total_tokens),
+            _add(self.reasoning_tokens, other.reasoning_tokens),
+            _add(self.cached_input_tokens, other.cached_input_tokens),
+            _add(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
         )
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    """A count summed; None only where neither side said."""
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 @dataclass(slots=True)
