@@ -119,12 +119,14 @@ class LocalModel(ModelIdentity):
 
     async def _run_step(self, step: dict[str, Any], request: ModelRequest, delay: float) -> AsyncIterator[ModelEvent]:
         error = step.get("error")
+        failing = isinstance(error, dict)  # a scripted error: checked before each delta
         fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
         emitted = 0
         pacer = _Pacer(delay)
 
         def check_error() -> None:
-            if isinstance(error, dict) and emitted >= fail_after:
+            assert isinstance(error, dict)  # called only when failing
+            if emitted >= fail_after:
                 raise ModelAPIError(
                     str(error.get("message", "scripted provider error")),
                     status_code=int(error["status"]) if error.get("status") is not None else None,
@@ -132,7 +134,8 @@ class LocalModel(ModelIdentity):
                     retryable=bool(error.get("retryable", False)),
                 )
 
-        check_error()
+        if failing:
+            check_error()
         reasoning = step.get("reasoning")
         if reasoning:
             rid = new_id("rs_")
@@ -155,11 +158,13 @@ class LocalModel(ModelIdentity):
             for piece in pieces:
                 if pacer.due():
                     await pacer.wait()
-                check_error()
+                if failing:
+                    check_error()
                 yield TextDelta(tid, piece)
                 emitted += 1
             yield TextEnd(tid)
-        check_error()
+        if failing:
+            check_error()
 
         calls = step.get("toolCalls") or []
         for i, raw in enumerate(calls):
@@ -189,7 +194,7 @@ class LocalModel(ModelIdentity):
 class _Pacer:
     """When the model pauses before a delta (see the module docstring)."""
 
-    __slots__ = ("_delay", "_since", "_at")
+    __slots__ = ("_at", "_delay", "_since")
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
