@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from agentd.runtime import workflows as tool_workflows  # (each name loads with an agent that has workflows)
@@ -37,10 +36,10 @@ from agentd.runtime.chunks import (
     TripwireChunk,
     Usage,
 )
-from agentd.runtime.errors import AgentdError, FailedPrecondition, FieldViolation, InvalidArgument, storage_unavailable
+from agentd.runtime.errors import AgentdError, FailedPrecondition, InvalidArgument, storage_unavailable
 from agentd.runtime.lanes import error_retry_cap, resolve_lanes
-from agentd.runtime.lazy import lazy
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
+from agentd.runtime.loop.request_context import context_violations
 from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.structured import structured_object
 from agentd.runtime.loop.tool_calls import ToolCalls
@@ -60,11 +59,6 @@ from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import StorageError
 from agentd.runtime.telemetry import RunTrace, Telemetry
 from agentd.runtime.tools import Tool, ToolContext, payload_rules
-
-if TYPE_CHECKING:
-    import jsonschema
-else:
-    jsonschema = lazy("jsonschema")  # request-context schemas only: loaded on first use
 
 log = logging.getLogger("agentd.run")
 
@@ -128,20 +122,21 @@ class AgentLoop:
         chunk.parent_run_id = self.parent_run_id
         self.state.buffer.append(chunk)
 
-    def emit_unprocessed(self, payload: Payload) -> None:
+    def emit_unprocessed(self, payload: Payload) -> Chunk:
         """Emits past the output processors (the run's own chunks: start, the
-        opening signals, tripwire, error, abort, finish)."""
-        self._append(Chunk(payload, self.state.run_id, 0))
+        opening signals, tripwire, error, abort, finish); returns the chunk."""
+        self.seq += 1
+        chunk = Chunk(payload, self.state.run_id, self.seq, self.parent_run_id)
+        self.state.buffer.append(chunk)
+        return chunk
 
     async def emit_processed(self, payload: Payload) -> list[Chunk]:
         """Emits through the output processors and returns what was emitted; a
         TripWire there propagates."""
-        chunk = Chunk(payload, self.state.run_id, 0)
         runner = self.runner
-        if runner is None or not runner.wants_stream or is_intermediate_step_finish(chunk):
-            self._append(chunk)
-            return [chunk]
-        emitted = await runner.run_output_stream(chunk, self.ml)
+        if runner is None or not runner.on_output_stream or is_intermediate_step_finish(payload):
+            return [self.emit_unprocessed(payload)]
+        emitted = await runner.run_output_stream(Chunk(payload, self.state.run_id, 0), self.ml)
         for out in emitted:
             self._append(out)
         return emitted
@@ -173,7 +168,8 @@ class AgentLoop:
             else:
                 self._end_failed(exc)
         finally:
-            await self._finished()
+            if self._on_finish:
+                await self._finished()
             self.state.set_ready()
             self.state.buffer.close()
             result = self.result
@@ -254,7 +250,7 @@ class AgentLoop:
         agent = self.agent
         context = dict(self.call_options.request_context or {})
         if agent.request_context_schema:  # the caller's context, before the runtime's own keys join it
-            violations = _violations_from_schema(agent.request_context_schema, context)
+            violations = context_violations(agent.request_context_schema, context)
             if violations:
                 raise InvalidArgument.fields(violations, "REQUEST_CONTEXT_INVALID")
         self.context = context
@@ -312,7 +308,9 @@ class AgentLoop:
         model = resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
         if options.structured_output is not None and options.structured_output.model is not None:
             resolve_model(options.structured_output.model)
-        run = LoopContext(self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed)
+        run = LoopContext(
+            self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed, self.emit_unprocessed
+        )
         model_call = ModelCall(
             run,
             fallback_models=agent.fallback_models,
@@ -332,21 +330,24 @@ class AgentLoop:
         self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
         for signal in self.state.opening_signals:  # the signal that woke this run
             self.emit_unprocessed(SignalEcho(signal))
+        # Below, a hook no processor implements costs no coroutine: its call is skipped.
         try:
-            await runner.run_input(self.ml)
+            if runner.on_input:
+                await runner.run_input(self.ml)
             await self._steps(options, model_spec, tools, context, model_call, tool_calls)
-            await self._structured_object(model_call)
-            result = self.result
+            if self.last_step_input is not None and self.last_step_input.structured_output is not None:
+                await self._structured_object(model_call, self.last_step_input)
             self.trace.end_phase("result")
-            await runner.run_output_result(
-                self.ml,
-                OutputResult(
-                    text=self._final_text(),
-                    usage=self._last_usage(),
-                    finish_reason=self._last_reason(),
-                    steps=result.steps,
-                ),
-            )
+            if runner.on_output_result:
+                await runner.run_output_result(
+                    self.ml,
+                    OutputResult(
+                        text=self._final_text(),
+                        usage=self._last_usage(),
+                        finish_reason=self._last_reason(),
+                        steps=self.result.steps,
+                    ),
+                )
         except TripWire as tripwire:
             self._end_tripwire(tripwire)
             return
@@ -416,7 +417,8 @@ class AgentLoop:
             self.trace.end_phase(f"step {step_number}")
             # Signals delivered meanwhile join here: at a model boundary, never
             # between a tool call and its result.
-            await self._take_pending_signals()
+            if self.state.pending_signals:
+                await self._take_pending_signals()
             message_id = new_id("msg_")
             self.current_message_id = message_id
             self.ml.replace_all_system_messages(original_system)  # per-step system changes do not stick
@@ -430,13 +432,14 @@ class AgentLoop:
                 structured_output=options.structured_output,
             )
             try:
-                step_input = await runner.run_input_step(
-                    step_input,
-                    self.ml,
-                    step_number=step_number,
-                    steps=self.result.steps,
-                    message_id=message_id,
-                )
+                if runner.on_input_step:
+                    step_input = await runner.run_input_step(
+                        step_input,
+                        self.ml,
+                        step_number=step_number,
+                        steps=self.result.steps,
+                        message_id=message_id,
+                    )
             except TripWire as tripwire:
                 if self._retry_step(tripwire, options):
                     continue
@@ -450,45 +453,46 @@ class AgentLoop:
             self.ml.add(assistant, "response")
             self._in_flight = None
             try:
-                await runner.run_output_step(
-                    self.ml,
-                    step_number=step_number,
-                    finish_reason=step.finish_reason,
-                    tool_calls=step.tool_calls,
-                    text=step.text,
-                    usage=step.usage,
-                    steps=[*self.result.steps, step],
-                )
+                if runner.on_output_step:
+                    await runner.run_output_step(
+                        self.ml,
+                        step_number=step_number,
+                        finish_reason=step.finish_reason,
+                        tool_calls=step.tool_calls,
+                        text=step.text,
+                        usage=step.usage,
+                        steps=[*self.result.steps, step],
+                    )
             except TripWire as tripwire:
                 step.tripwire = tripwire_record(tripwire)
                 if self._retry_step(tripwire, options):
                     self.ml.remove_by_ids([message_id])
                     self.result.steps.append(step)
-                    await self._step_finish(step, message_id, continues=True)
+                    await self.emit_processed(self._step_finish(step, message_id, continues=True))
                     continue
                 self.result.steps.append(step)
                 raise
 
             continues = step.finish_reason == "tool-calls" and bool(step.tool_calls) and step_number + 1 < max_steps
             try:
-                await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
+                if step.tool_calls:
+                    await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
             except TripWire as tripwire:  # a data chunk a tool wrote was blocked
                 step.tripwire = tripwire_record(tripwire)
                 self.result.steps.append(step)
                 raise
             self.result.steps.append(step)
-            await self._step_finish(step, message_id, continues=continues)
+            await self.emit_processed(self._step_finish(step, message_id, continues=continues))
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
                 break  # a signal that arrived during the last step earns another turn
             step_number += 1
         self.state.closed_to_signals = True
 
-    async def _structured_object(self, model_call: ModelCall) -> None:
-        """The object the run answers with, also kept in the last assistant
-        message's metadata (before the output processors, so memory saves it)."""
-        step_input = self.last_step_input
-        if step_input is None or step_input.structured_output is None:
-            return
+    async def _structured_object(self, model_call: ModelCall, step_input: StepInput) -> None:
+        """The object the run answers with (`step_input`: the last step's, with a
+        structured output), also kept in the last assistant message's metadata
+        (before the output processors, so memory saves it)."""
+        assert step_input.structured_output is not None
         outcome = await structured_object(
             step_input.structured_output,
             self.result.steps,
@@ -505,19 +509,18 @@ class AgentLoop:
         if last is not None:
             last.metadata = {**last.metadata, "structuredOutput": outcome.object}
 
-    async def _step_finish(self, step: StepResult, message_id: str, *, continues: bool) -> None:
-        await self.emit_processed(
-            StepFinish(
-                step.step_number,
-                message_id,
-                step.finish_reason,
-                step.usage,
-                raw_finish_reason=step.raw_finish_reason,
-                is_continued=continues,
-                model=step.model,
-                tripwire=step.tripwire,
-                warnings=step.warnings,
-            )
+    @staticmethod
+    def _step_finish(step: StepResult, message_id: str, *, continues: bool) -> StepFinish:
+        return StepFinish(
+            step.step_number,
+            message_id,
+            step.finish_reason,
+            step.usage,
+            raw_finish_reason=step.raw_finish_reason,
+            is_continued=continues,
+            model=step.model,
+            tripwire=step.tripwire,
+            warnings=step.warnings,
         )
 
     @staticmethod
@@ -634,7 +637,7 @@ class AgentLoop:
             log.exception("run %s: could not save its partial output", self.state.run_id)
 
     def _final_text(self) -> str:
-        return "".join(s.text for s in self.result.steps if s.tripwire is None)
+        return "".join([s.text for s in self.result.steps if s.tripwire is None])
 
     def _last_usage(self) -> Usage:
         return self.result.steps[-1].usage if self.result.steps else Usage()
@@ -645,7 +648,7 @@ class AgentLoop:
     def _totals(self) -> None:
         result = self.result
         result.text = self._final_text()
-        result.reasoning_text = "".join(s.reasoning_text for s in result.steps if s.tripwire is None)
+        result.reasoning_text = "".join([s.reasoning_text for s in result.steps if s.tripwire is None])
         result.usage = self._last_usage()
         total = self.structuring_usage
         for step in result.steps:
@@ -685,16 +688,3 @@ class AgentLoop:
                 tripwire=result.tripwire,
             )
         )
-
-
-def _violations_from_schema(schema: dict[str, Any], context: dict[str, Any]) -> list[FieldViolation]:
-    validator = jsonschema.Draft202012Validator(schema)
-    out: list[FieldViolation] = []
-    for error in sorted(validator.iter_errors(context), key=lambda e: list(e.absolute_path)):
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        if error.validator == "required":
-            missing = re.match(r"'([^']+)'", error.message)
-            if missing:
-                path += f".{missing.group(1)}"
-        out.append(FieldViolation(f"options.request_context{path}", error.message))
-    return out

@@ -67,6 +67,7 @@ class ModelCall:
         self._steps = run.steps
         self._trace = run.trace
         self._emit_processed = run.emit_processed
+        self._emit_unprocessed = run.emit_unprocessed
         self._fallback_models = tuple(fallback_models)
         self._error_retry_cap = error_retry_cap
         self._client_tools = client_tools
@@ -99,13 +100,16 @@ class ModelCall:
         while True:  # once, plus once per retry an error processor asks for
             self._state.raise_if_cancelled()  # no retry or fallback once aborted
             # The prompt is rebuilt on a retry: error processors repair the list.
-            prompt, cached = await runner.run_llm_request(
-                build_prompt(self._ml),
-                model=model.spec,
-                step_number=step.step_number,
-                steps=self._steps,
-                message_list=self._ml,
-            )
+            # (A hook no processor implements costs no coroutine: its call is skipped.)
+            prompt, cached = build_prompt(self._ml), None
+            if runner.on_llm_request:
+                prompt, cached = await runner.run_llm_request(
+                    prompt,
+                    model=model.spec,
+                    step_number=step.step_number,
+                    steps=self._steps,
+                    message_list=self._ml,
+                )
             structured = step_input.structured_output
             direct = structured if structured is not None and structured.model is None else None
             if structured is not None and direct is None:
@@ -147,10 +151,17 @@ class ModelCall:
                 if runner.prefetches_stream:  # a batching stream processor: one call per ready batch
                     events = reader = ReadAhead(events, runner.prefetch_output_stream)
                 self._state.set_ready()
+                # No output-stream processor: an event goes out as it came (what
+                # emit_processed would do), without a coroutine and a list per event.
+                emit = None if runner.on_output_stream else self._emit_unprocessed
                 if not started:
                     started = True
                     at = None if cached is not None else datetime.now(UTC)
-                    await self._emit_processed(StepStart(step.step_number, message_id, model.spec, at))
+                    begin = StepStart(step.step_number, message_id, model.spec, at)
+                    if emit is not None:
+                        emit(begin)
+                    else:
+                        await self._emit_processed(begin)
                 keep_raw = bool(runner.on_llm_response)  # only response hooks read the raw events
                 async for event in events:
                     if keep_raw:  # a copy: output processors may change payloads in place
@@ -158,43 +169,52 @@ class ModelCall:
                     if isinstance(event, ModelFinish):
                         finish = event
                         continue
-                    if isinstance(event, ToolCall):  # tools run on what the model asked for
-                        if event.call.tool_name in self._client_tools:
-                            event.call.client_tool = True  # the caller answers it
-                            self._state.expect_client_tool(event.call.tool_call_id)
-                        step.tool_calls.append(event.call)
-                        show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
-                    elif isinstance(event, ToolCallStart):
-                        streaming[event.tool_call_id] = event.tool_name
-                    elif isinstance(event, ToolCallDelta):
-                        rules = self._transform(event.tool_name or streaming.get(event.tool_call_id), step_input.tools)
-                        if rules is not None and rules.args is not None:
-                            event.args_text_delta = ""  # withheld: the tool-call chunk shows the transformed arguments
-                    try:
-                        # Text is what the caller sees: after output processors
-                        # (a redacted or dropped delta is redacted or dropped here too).
-                        for out in await self._emit_processed(event):
-                            if isinstance(out.payload, TextDelta):
-                                text.append(out.payload.text)
-                            elif isinstance(out.payload, ReasoningDelta):
-                                reasoning.append(out.payload.text)
-                                by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
-                            elif isinstance(out.payload, ReasoningEnd):
-                                end = out.payload
-                                step.reasoning_parts.append(
-                                    ReasoningPart(
-                                        by_block.pop(end.id, ""),
-                                        end.signature,
-                                        end.redacted_data,
-                                        end.provider_metadata,
-                                    )
+                    kind = type(event)
+                    if kind is not TextDelta and kind is not ReasoningDelta:  # deltas need none of this
+                        if isinstance(event, ToolCall):  # tools run on what the model asked for
+                            if event.call.tool_name in self._client_tools:
+                                event.call.client_tool = True  # the caller answers it
+                                self._state.expect_client_tool(event.call.tool_call_id)
+                            step.tool_calls.append(event.call)
+                            show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
+                        elif isinstance(event, ToolCallStart):
+                            streaming[event.tool_call_id] = event.tool_name
+                        elif isinstance(event, ToolCallDelta):
+                            rules = self._transform(
+                                event.tool_name or streaming.get(event.tool_call_id), step_input.tools
+                            )
+                            if rules is not None and rules.args is not None:
+                                # Withheld: the tool-call chunk shows the transformed arguments.
+                                event.args_text_delta = ""
+                    # Text is what the caller sees: after output processors
+                    # (a redacted or dropped delta is redacted or dropped here too).
+                    if emit is not None:
+                        emit(event)
+                        payloads: Sequence[Any] = (event,)
+                    else:
+                        try:
+                            payloads = [out.payload for out in await self._emit_processed(event)]
+                        except TripWire as tripwire:  # the stream is blocked
+                            step.text, step.reasoning_text = "".join(text), "".join(reasoning)
+                            step.tripwire = tripwire_record(tripwire)
+                            self._steps.append(step)
+                            chat.end(tripwire=tripwire.message)
+                            raise
+                    for payload in payloads:
+                        if isinstance(payload, TextDelta):
+                            text.append(payload.text)
+                        elif isinstance(payload, ReasoningDelta):
+                            reasoning.append(payload.text)
+                            by_block[payload.id] = by_block.get(payload.id, "") + payload.text
+                        elif isinstance(payload, ReasoningEnd):
+                            step.reasoning_parts.append(
+                                ReasoningPart(
+                                    by_block.pop(payload.id, ""),
+                                    payload.signature,
+                                    payload.redacted_data,
+                                    payload.provider_metadata,
                                 )
-                    except TripWire as tripwire:  # the stream is blocked
-                        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
-                        step.tripwire = tripwire_record(tripwire)
-                        self._steps.append(step)
-                        chat.end(tripwire=tripwire.message)
-                        raise
+                            )
                 if finish is None:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
@@ -239,13 +259,14 @@ class ModelCall:
         step.from_cache = cached is not None
         if cached is not None:
             step.warnings.extend(cached.warnings)
-        await runner.run_llm_response(
-            raw,
-            model=model.spec,
-            step_number=step.step_number,
-            steps=[*self._steps, step],
-            from_cache=cached is not None,
-        )
+        if runner.on_llm_response:
+            await runner.run_llm_response(
+                raw,
+                model=model.spec,
+                step_number=step.step_number,
+                steps=[*self._steps, step],
+                from_cache=cached is not None,
+            )
         return {r.tool_call_id: r for r in cached.tool_results} if cached is not None else {}
 
     def _next_fallback(self, failed: str, tried: set[str]) -> str | None:

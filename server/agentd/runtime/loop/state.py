@@ -142,3 +142,5 @@ class LoopContext:
     trace: RunTrace
     #: Emits a payload through the output processors; returns what was emitted.
     emit_processed: Callable[[Payload], Awaitable[list[Chunk]]]
+    #: Emits a payload past them (what emit_processed does when the lane has no stream processor).
+    emit_unprocessed: Callable[[Payload], Chunk]

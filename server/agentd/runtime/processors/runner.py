@@ -588,6 +588,6 @@ class ProcessorRunner:
         return False
 
 
-def is_intermediate_step_finish(chunk: Chunk) -> bool:
-    payload = chunk.payload
+def is_intermediate_step_finish(payload: Any) -> bool:
+    """A step-finish before a tool round: it passes the output-stream processors by."""
     return isinstance(payload, StepFinish) and payload.finish_reason == "tool-calls"
