@@ -1,37 +1,37 @@
 """A fast deep copy for the runtime's own values (chunk payloads, messages).
 
 `copy.deepcopy` goes through `__reduce_ex__` for slotted dataclasses and is
-the hot spot of a cache-hit run; this walks dataclass fields directly and
-shares immutable leaves. Anything it does not know falls back to deepcopy.
+the hot spot of a cache-hit run; this copies dataclass fields directly and
+shares immutable leaves. Each dataclass gets a copier of its own the first
+time one is cloned, written out field by field (as `dataclasses` writes
+`__init__`), so a copy costs no loop over names and no call per field.
+Anything it does not know falls back to deepcopy.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 _IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime)
 #: The same types exactly: a set lookup answers for most leaves without a call.
 _LEAVES = frozenset(_IMMUTABLE)
-_FIELDS: dict[type, tuple[str, ...]] = {}
-_set = object.__setattr__  # also works on frozen dataclasses
+#: A copier per dataclass seen.
+_COPIERS: dict[type, Callable[[Any], Any]] = {}
 
 
 def clone(value: T) -> T:
     cls = type(value)
     if cls in _LEAVES:
         return value
+    copier = _COPIERS.get(cls)
+    if copier is not None:  # a dataclass seen before
+        return copier(value)  # type: ignore[no-any-return]
     leaves = _LEAVES
-    names = _FIELDS.get(cls)
-    if names is not None:  # a dataclass seen before
-        new = object.__new__(cls)
-        for name in names:
-            field = getattr(value, name)
-            _set(new, name, field if type(field) in leaves else clone(field))
-        return new
     if cls is list:
         return [v if type(v) in leaves else clone(v) for v in value]  # type: ignore[attr-defined, return-value]
     if cls is dict:
@@ -45,6 +45,28 @@ def clone(value: T) -> T:
     if isinstance(value, tuple):
         return tuple(clone(v) for v in value)  # type: ignore[return-value]
     if is_dataclass(value):
-        _FIELDS[cls] = tuple(f.name for f in fields(value))
-        return clone(value)
+        copier = _COPIERS[cls] = _copier(cls, tuple(f.name for f in fields(value)))
+        return copier(value)  # type: ignore[no-any-return]
     return copy.deepcopy(value)
+
+
+def _copier(cls: type, names: tuple[str, ...]) -> Callable[[Any], Any]:
+    """`cls`'s copier: a new instance (no __init__ runs) with each field cloned.
+    A class that guards its attributes (a frozen dataclass) is set through
+    object.__setattr__, the others by plain assignment."""
+    plain = cls.__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
+    lines = ["def copy(value):", "    new = new_(cls)"]
+    for name in names:
+        lines.append(f"    v = value.{name}")
+        kept = "v if type(v) in leaves else clone(v)"
+        lines.append(f"    new.{name} = {kept}" if plain else f"    set_(new, {name!r}, {kept})")
+    lines.append("    return new")
+    namespace: dict[str, Any] = {
+        "cls": cls,
+        "new_": object.__new__,
+        "set_": object.__setattr__,
+        "leaves": _LEAVES,
+        "clone": clone,
+    }
+    exec("\n".join(lines), namespace)  # field names only, from the class itself
+    return namespace["copy"]  # type: ignore[no-any-return]
