@@ -24,19 +24,13 @@ _POOL_BYTES = 16 * 256
 
 
 class _RandomPool:
+    """The OS's random bytes for ids, and how far they are used (new_id takes 16 at a time)."""
+
     __slots__ = ("at", "pool")
 
     def __init__(self) -> None:
         self.pool = b""
         self.at = 0
-
-    def draw(self) -> int:
-        """128 random bits, from os.urandom like uuid.uuid4's."""
-        at = self.at
-        if at + 16 > len(self.pool):
-            self.pool, at = os.urandom(_POOL_BYTES), 0
-        self.at = at + 16
-        return int.from_bytes(self.pool[at : at + 16])
 
     def forget(self) -> None:
         self.pool, self.at = b"", 0
@@ -48,7 +42,12 @@ os.register_at_fork(after_in_child=_random.forget)  # a forked child never repea
 
 def new_id(prefix: str = "") -> str:
     """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
-    digits = f"{(_random.draw() & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    random = _random  # 128 random bits, from os.urandom like uuid.uuid4's
+    at = random.at
+    if at + 16 > len(random.pool):
+        random.pool, at = os.urandom(_POOL_BYTES), 0
+    random.at = at + 16
+    digits = f"{(int.from_bytes(random.pool[at : at + 16]) & _UUID4_CLEAR) | _UUID4_SET:032x}"
     if prefix:
         return prefix + digits
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
