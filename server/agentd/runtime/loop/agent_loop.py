@@ -89,13 +89,14 @@ class AgentLoop:
     ) -> None:
         self.state = state
         self.telemetry = telemetry
-        self.trace = RunTrace(None)
+        #: The run's spans, started as the run starts (execute).
+        self.trace: RunTrace
         self.agent = agent
         self.input = messages
         self.call_options = options
         self.parent_run_id = parent_run_id
         self.seq = 0
-        self.result = RunResult(run_id=state.run_id, agent_id=agent.id)
+        self.result = RunResult(state.run_id, agent.id)
         self.ml = MessageList()
         self.runner: ProcessorRunner | None = None
         self.current_message_id = ""
@@ -174,8 +175,12 @@ class AgentLoop:
             self.state.buffer.close()
             result = self.result
             scoring = self.telemetry.scoring
-            held = scoring is not None and scoring.submit(
-                EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
+            held = (
+                scoring is not None
+                and bool(self.agent.scorers)  # a list, or a function choosing them: else nothing to score
+                and scoring.submit(
+                    EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
+                )
             )
             self.trace.end(
                 thread_id=result.thread_id,
@@ -277,7 +282,8 @@ class AgentLoop:
             )
 
         model_spec: str = await resolve_dynamic(agent.model, context)
-        self.ml = MessageList(instructions_to_messages(await resolve_dynamic(agent.instructions, context)))
+        system = instructions_to_messages(await resolve_dynamic(agent.instructions, context))
+        self.ml.replace_all_system_messages(system)
         for message in self.input:
             self.ml.add(message, "input")
         own = await resolve_dynamic(agent.tools, context)

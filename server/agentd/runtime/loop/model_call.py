@@ -12,6 +12,7 @@ from typing import Any
 
 from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, prepare_attachments
 from agentd.runtime.chunks import (
+    Chunk,
     ReasoningDelta,
     ReasoningEnd,
     StepStart,
@@ -35,7 +36,7 @@ from agentd.runtime.models.base import (
     ToolDefinition,
 )
 from agentd.runtime.models.router import resolve_model
-from agentd.runtime.options import StructuredOutput, ToolChoice
+from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
 from agentd.runtime.processors.base import CachedLLMResponse, TripWire
 from agentd.runtime.processors.phases import StepInput
 from agentd.runtime.results import StepResult
@@ -44,6 +45,8 @@ from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransf
 from agentd.runtime.tools import Tool, payload_rules
 
 log = logging.getLogger("agentd.run")
+#: The provider's defaults (ModelSettings is frozen: one instance serves every call).
+_DEFAULT_SETTINGS = ModelSettings()
 
 
 class ModelCall:
@@ -114,16 +117,16 @@ class ModelCall:
             direct = structured if structured is not None and structured.model is None else None
             if structured is not None and direct is None:
                 prompt = _with_schema_note(prompt, structured.schema)  # a structuring model makes the object
+            settings = step_input.model_settings
             request = ModelRequest(
                 prompt=prompt,
                 tools=_tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
                 tool_choice=step_input.tool_choice,
+                settings=settings if settings is not None else _DEFAULT_SETTINGS,
                 provider_options=step_input.provider_options,
                 structured_output=direct,
                 step_number=step.step_number,
             )
-            if step_input.model_settings is not None:
-                request.settings = step_input.model_settings
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
             # error processors see like any provider failure.
@@ -148,7 +151,8 @@ class ModelCall:
                 if not attachments_ok:
                     raise download_error
                 events = _replay(cached) if cached is not None else model.stream(request)
-                if runner.prefetches_stream:  # a batching stream processor: one call per ready batch
+                # A batching stream processor: one call per ready batch.
+                if runner.on_output_stream and runner.prefetches_stream:
                     events = reader = ReadAhead(events, runner.prefetch_output_stream)
                 self._state.set_ready()
                 # No output-stream processor: an event goes out as it came (what
@@ -166,55 +170,53 @@ class ModelCall:
                 async for event in events:
                     if keep_raw:  # a copy: output processors may change payloads in place
                         raw.append(clone(event))
+                    if emit is not None and type(event) is TextDelta:  # the event that comes by the thousand
+                        emit(event)
+                        text.append(event.text)
+                        continue
                     if isinstance(event, ModelFinish):
                         finish = event
                         continue
-                    kind = type(event)
-                    if kind is not TextDelta and kind is not ReasoningDelta:  # deltas need none of this
-                        if isinstance(event, ToolCall):  # tools run on what the model asked for
-                            if event.call.tool_name in self._client_tools:
-                                event.call.client_tool = True  # the caller answers it
-                                self._state.expect_client_tool(event.call.tool_call_id)
-                            step.tool_calls.append(event.call)
-                            show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
-                        elif isinstance(event, ToolCallStart):
-                            streaming[event.tool_call_id] = event.tool_name
-                        elif isinstance(event, ToolCallDelta):
-                            rules = self._transform(
-                                event.tool_name or streaming.get(event.tool_call_id), step_input.tools
-                            )
-                            if rules is not None and rules.args is not None:
-                                # Withheld: the tool-call chunk shows the transformed arguments.
-                                event.args_text_delta = ""
-                    # Text is what the caller sees: after output processors
-                    # (a redacted or dropped delta is redacted or dropped here too).
-                    if emit is not None:
-                        emit(event)
-                        payloads: Sequence[Any] = (event,)
-                    else:
-                        try:
-                            payloads = [out.payload for out in await self._emit_processed(event)]
-                        except TripWire as tripwire:  # the stream is blocked
-                            step.text, step.reasoning_text = "".join(text), "".join(reasoning)
-                            step.tripwire = tripwire_record(tripwire)
-                            self._steps.append(step)
-                            chat.end(tripwire=tripwire.message)
-                            raise
-                    for payload in payloads:
-                        if isinstance(payload, TextDelta):
-                            text.append(payload.text)
-                        elif isinstance(payload, ReasoningDelta):
-                            reasoning.append(payload.text)
-                            by_block[payload.id] = by_block.get(payload.id, "") + payload.text
-                        elif isinstance(payload, ReasoningEnd):
-                            step.reasoning_parts.append(
-                                ReasoningPart(
-                                    by_block.pop(payload.id, ""),
-                                    payload.signature,
-                                    payload.redacted_data,
-                                    payload.provider_metadata,
+                    if isinstance(event, ToolCall):  # tools run on what the model asked for
+                        if event.call.tool_name in self._client_tools:
+                            event.call.client_tool = True  # the caller answers it
+                            self._state.expect_client_tool(event.call.tool_call_id)
+                        step.tool_calls.append(event.call)
+                        show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
+                    elif isinstance(event, ToolCallStart):
+                        streaming[event.tool_call_id] = event.tool_name
+                    elif isinstance(event, ToolCallDelta):
+                        rules = self._transform(event.tool_name or streaming.get(event.tool_call_id), step_input.tools)
+                        if rules is not None and rules.args is not None:
+                            event.args_text_delta = ""  # withheld: the tool-call chunk shows the transformed arguments
+                    try:
+                        # Text is what the caller sees: after output processors
+                        # (a redacted or dropped delta is redacted or dropped here too).
+                        outs: Sequence[Chunk] = (
+                            (emit(event),) if emit is not None else await self._emit_processed(event)
+                        )
+                        for out in outs:
+                            if isinstance(out.payload, TextDelta):
+                                text.append(out.payload.text)
+                            elif isinstance(out.payload, ReasoningDelta):
+                                reasoning.append(out.payload.text)
+                                by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
+                            elif isinstance(out.payload, ReasoningEnd):
+                                end = out.payload
+                                step.reasoning_parts.append(
+                                    ReasoningPart(
+                                        by_block.pop(end.id, ""),
+                                        end.signature,
+                                        end.redacted_data,
+                                        end.provider_metadata,
+                                    )
                                 )
-                            )
+                    except TripWire as tripwire:  # the stream is blocked
+                        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
+                        step.tripwire = tripwire_record(tripwire)
+                        self._steps.append(step)
+                        chat.end(tripwire=tripwire.message)
+                        raise
                 if finish is None:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
@@ -245,14 +247,14 @@ class ModelCall:
                     reader.close()
                     reader = None
             break
+        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
         chat.end(
             finish_reason=finish.finish_reason,
             input_tokens=finish.usage.input_tokens,
             output_tokens=finish.usage.output_tokens,
             from_cache=cached is not None,
-            text="".join(text),
+            text=step.text,
         )
-        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
         step.finish_reason = finish.finish_reason
         step.raw_finish_reason = finish.raw_finish_reason
         step.usage = finish.usage
