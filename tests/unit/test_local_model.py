@@ -57,6 +57,19 @@ async def test_a_misspelt_script_key_is_refused_not_ignored() -> None:
     assert result.text == "hello"
 
 
+async def test_a_long_reply_without_a_delay_lets_its_readers_in_while_it_streams() -> None:
+    # With no delay the model yields to the loop now and then, not before every
+    # delta: a reader still gets the first chunks while the reply goes on, and
+    # an abort then lands mid-reply.
+    words = [f"w{i}" for i in range(400)]
+    handle = Agent(id="a").stream(" ".join(words))
+    first = await anext(handle.buffer.batches())
+    assert not handle.done and 0 < len(first) < len(words)
+    assert handle.abort("TEST", "mid-reply")
+    result = await handle.result()
+    assert result.aborted is not None and result.aborted.reason == "TEST"
+
+
 async def test_a_registered_provider_resolves_to_a_fresh_model_per_run() -> None:
     async def reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
         yield TextStart("t")

@@ -23,12 +23,12 @@ cannot pass for a step that does nothing.
 Pacing: with `delayMs` > 0 the model sleeps that long before each delta. With
 no delay it is a CPU-bound producer and yields to the event loop as one
 should: every `YIELD_EVERY` deltas or once `YIELD_AFTER` seconds have passed
-since it last yielded, whichever comes first, so readers, aborts and other
-runs get in during a long reply while a short one costs no loop turn per
-delta. (A JavaScript mock model's chunks cost a microtask each, which never
-goes back to the event loop; Python has no microtask queue, and each
-`sleep(0)` is a whole loop turn with a poll.) A test that needs the run to
-pause between deltas scripts a delay.
+since it last yielded, whichever comes first (it looks every few deltas), so
+readers, aborts and other runs get in during a long reply while a short one
+costs no loop turn per delta. (A JavaScript mock model's chunks cost a
+microtask each, which never goes back to the event loop; Python has no
+microtask queue, and each `sleep(0)` is a whole loop turn with a poll.) A test
+that needs the run to pause between deltas scripts a delay.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ STEP_KEYS = frozenset(
 YIELD_EVERY = 32
 #: ...or once this many seconds have passed since it last did, whichever first.
 YIELD_AFTER = 0.001
+#: It looks whether to yield every this many deltas (YIELD_EVERY is a multiple of it).
+_CHECK_EVERY = 8
 
 
 def split_words(text: str) -> list[str]:
@@ -141,8 +143,9 @@ class LocalModel(ModelIdentity):
             rid = new_id("rs_")
             yield ReasoningStart(rid)
             for piece in split_words(str(reasoning)):
-                if pacer.due():
-                    await pacer.wait()
+                pacer.left -= 1
+                if pacer.left <= 0 and pacer.pause_due():
+                    await pacer.pause()
                 yield ReasoningDelta(rid, piece)
                 emitted += 1
             yield ReasoningEnd(rid)
@@ -156,8 +159,9 @@ class LocalModel(ModelIdentity):
             tid = new_id("txt_")
             yield TextStart(tid)
             for piece in pieces:
-                if pacer.due():
-                    await pacer.wait()
+                pacer.left -= 1
+                if pacer.left <= 0 and pacer.pause_due():
+                    await pacer.pause()
                 if failing:
                     check_error()
                 yield TextDelta(tid, piece)
@@ -192,23 +196,28 @@ class LocalModel(ModelIdentity):
 
 
 class _Pacer:
-    """When the model pauses before a delta (see the module docstring)."""
+    """When the model pauses before a delta (see the module docstring). The
+    model counts `left` down per delta and asks `pause_due` when it reaches 0:
+    before every delta with a delay, every `_CHECK_EVERY` deltas without one
+    (so a delta costs no call, and the clock is read now and then)."""
 
-    __slots__ = ("_at", "_delay", "_since")
+    __slots__ = ("_at", "_delay", "_since", "left")
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
-        self._since = 0  # deltas since the last pause
+        self.left = 1 if delay > 0 else _CHECK_EVERY
+        self._since = 0  # deltas since the last pause, as of the last check
         self._at = time.monotonic()  # when it last paused (or began)
 
-    def due(self) -> bool:
-        """True when the next delta waits for a pause first (no coroutine for one that does not)."""
+    def pause_due(self) -> bool:
         if self._delay > 0:
+            self.left = 1
             return True
-        self._since += 1
+        self.left = _CHECK_EVERY
+        self._since += _CHECK_EVERY
         return self._since >= YIELD_EVERY or time.monotonic() - self._at >= YIELD_AFTER
 
-    async def wait(self) -> None:
+    async def pause(self) -> None:
         await asyncio.sleep(self._delay)
         self._since, self._at = 0, time.monotonic()
 
