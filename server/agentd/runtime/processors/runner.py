@@ -15,8 +15,9 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any, NoReturn, TypedDict, Unpack
+from dataclasses import dataclass, fields
+from functools import partial
+from typing import Any, NoReturn, TypedDict, TypeVar, Unpack
 
 from agentd.runtime.chunks import Chunk, ReasoningDelta, StepFinish, TextDelta, ToolCallDelta
 from agentd.runtime.messages import Message
@@ -66,6 +67,25 @@ MAX_REPROCESS = 1000
 PREFETCHED = (TextDelta, ReasoningDelta, ToolCallDelta)
 
 Entry = Any  # a Processor or a ProcessorWorkflow
+A = TypeVar("A", bound=HookArgs)
+_new = object.__new__
+#: A hook args class -> the names of its fields (see `hook_args`).
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def hook_args(cls: type[A], values: dict[str, Any]) -> A:
+    """`cls(**values)` without the keyword call into its __init__ (some 16
+    fields, for every hook call): the instance takes `values` as its fields.
+    Only when `values` names every field of `cls` exactly (HookArgs classes
+    have no __post_init__ to skip); otherwise __init__ runs, and says what is wrong."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
+    if values.keys() != names:
+        return cls(**values)
+    args: A = _new(cls)
+    args.__dict__ = values
+    return args
 
 
 class ModelCall(TypedDict):
@@ -195,12 +215,8 @@ class ProcessorRunner:
         return self.states.setdefault(state_key_of(processor), {})
 
     def _abort_for(self, processor: Any, default_reason: str) -> Callable[..., NoReturn]:
-        def abort(
-            reason: str | None = None, *, retry: bool = False, metadata: dict[str, Any] | None = None
-        ) -> NoReturn:
-            raise TripWire(reason or default_reason, retry=retry, metadata=metadata, processor_id=processor.id)
-
-        return abort
+        # A partial, not a closure: a function defined per processor and run costs its signature each time.
+        return partial(_abort, processor, default_reason)
 
     def common(self, processor: Any, *, stream: bool = False) -> dict[str, Any]:
         """The HookArgs fields every hook gets; built once per processor and lane
@@ -209,18 +225,19 @@ class ProcessorRunner:
         base = self._common.get(key)
         if base is None:
             verb = "Stream part blocked by" if stream else "Tripwire triggered by"
+            ctx = self.ctx
             base = self._common[key] = {
                 "abort": self._abort_for(processor, f"{verb} {processor.id}"),
                 "state": self.state(processor),
-                "request_context": self.ctx.request_context,
-                "writer": self.ctx.writer,
-                "run_id": self.ctx.run_id,
-                "agent": self.ctx.agent,
-                "cancelled": self.ctx.cancelled,
-                "on_success": self.ctx.on_success,
+                "request_context": ctx.request_context,
+                "writer": ctx.writer,
+                "run_id": ctx.run_id,
+                "agent": ctx.agent,
+                "cancelled": ctx.cancelled,
+                "on_success": ctx.on_success,
                 # Over the list, not the runner: no cycle keeps a finished run for the collector.
                 "report": lambda violation, reported=self._reported: reported.append((processor, violation)),
-                "on_finish": self.ctx.on_finish,
+                "on_finish": ctx.on_finish,
             }
         return {**base, "retry_count": self.retry_count}
 
@@ -309,7 +326,9 @@ class ProcessorRunner:
     ) -> tuple[list[Message], CachedLLMResponse | None]:
         response: CachedLLMResponse | None = None
         for processor in self.on_llm_request:
-            args = ProcessLLMRequestArgs(prompt=prompt, message_list=message_list, **call, **self.common(processor))
+            values = self.common(processor)  # a fresh dict: the args take it as theirs
+            values.update(call, prompt=prompt, message_list=message_list)
+            args = hook_args(ProcessLLMRequestArgs, values)
             result = await self.call(processor, "process_llm_request", args)
             if result is None:
                 continue
@@ -586,6 +605,18 @@ class ProcessorRunner:
             if isinstance(result, APIErrorResult) and result.retry:
                 return True
         return False
+
+
+def _abort(
+    processor: Any,
+    default_reason: str,
+    reason: str | None = None,
+    *,
+    retry: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> NoReturn:
+    """HookArgs.abort, bound to its processor and the reason it gives by default."""
+    raise TripWire(reason or default_reason, retry=retry, metadata=metadata, processor_id=processor.id)
 
 
 def is_intermediate_step_finish(payload: Any) -> bool:
