@@ -130,9 +130,10 @@ class RunState:
                 waiter.set_result(result)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LoopContext:
-    """One run's pieces that its model call and tool calls work with."""
+    """One run's pieces that its model call and tool calls work with (set
+    once; not frozen only because a frozen dataclass's __init__ costs a call per field)."""
 
     state: RunState
     runner: ProcessorRunner
