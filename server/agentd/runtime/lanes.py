@@ -230,25 +230,38 @@ def _agent_lanes(
     return cached.lanes
 
 
-async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, context: dict[str, Any]) -> Lanes:
-    """The lanes of one run of `agent` with the merged call `options` (the
-    lists are the caller's to read, not to change: they may be the agent's)."""
+def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | None:
+    """The agent's own lanes, kept from run to run, when a run takes its static
+    lists as they are (no memory, no per-call lists or prepare_step); None
+    when the run needs lanes of its own (resolve_lanes). No coroutine: most runs are these."""
+    if (
+        agent.memory is not None
+        or options.input_processors is not None
+        or options.output_processors is not None
+        or options.error_processors is not None
+        or options.prepare_step is not None
+    ):
+        return None
+    static_in, static_out = _static(agent.input_processors), _static(agent.output_processors)
+    static_errors = _static(agent.error_processors)
+    if static_in is None or static_out is None or static_errors is None:
+        return None
     enabled = options.error_processor_defaults
     if enabled is None:
         enabled = agent.error_processor_defaults
-    static_in, static_out = _static(agent.input_processors), _static(agent.output_processors)
+    return _agent_lanes(agent, static_in, static_out, static_errors, enabled)
+
+
+async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, context: dict[str, Any]) -> Lanes:
+    """The lanes of one run of `agent` with the merged call `options` (the
+    lists are the caller's to read, not to change: they may be the agent's)."""
+    reused = reused_lanes(agent, options)
+    if reused is not None:
+        return reused
+    enabled = options.error_processor_defaults
+    if enabled is None:
+        enabled = agent.error_processor_defaults
     static_errors = _static(agent.error_processors)
-    if (
-        agent.memory is None
-        and options.input_processors is None
-        and options.output_processors is None
-        and options.error_processors is None
-        and options.prepare_step is None
-        and static_in is not None
-        and static_out is not None
-        and static_errors is not None
-    ):
-        return _agent_lanes(agent, static_in, static_out, static_errors, enabled)
 
     async def lane(override: tuple[Any, ...] | None, configured: Any) -> list[Any]:
         return list(override) if override is not None else list(await resolve_dynamic(configured, context))

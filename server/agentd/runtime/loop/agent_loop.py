@@ -37,7 +37,7 @@ from agentd.runtime.chunks import (
     Usage,
 )
 from agentd.runtime.errors import AgentdError, FailedPrecondition, InvalidArgument, storage_unavailable
-from agentd.runtime.lanes import error_retry_cap, resolve_lanes
+from agentd.runtime.lanes import Lanes, error_retry_cap, resolve_lanes, reused_lanes
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.request_context import context_violations
 from agentd.runtime.loop.state import LoopContext, RunState
@@ -310,7 +310,8 @@ class AgentLoop:
                 client_tool.name, client_tool.description, ask_client, client_tool.input_schema
             )
         writer = Writer(self.emit_processed, self.keep_data_part)
-        self.runner = runner = await self._runner(options, context, writer)
+        lanes = reused_lanes(agent, options) or await resolve_lanes(agent, options, context)
+        self.runner = runner = self._runner(lanes, context, writer)
         model = resolve_model(model_spec)  # fail set-up, not the stream, on a model no run can use
         if options.structured_output is not None and options.structured_output.model is not None:
             resolve_model(options.structured_output.model)
@@ -364,8 +365,7 @@ class AgentLoop:
             except Exception:
                 log.exception("an on_success callback of run %s failed; ignored", self.state.run_id)
 
-    async def _runner(self, options: ExecutionOptions, context: dict[str, Any], writer: Writer) -> ProcessorRunner:
-        lanes = await resolve_lanes(self.agent, options, context)
+    def _runner(self, lanes: Lanes, context: dict[str, Any], writer: Writer) -> ProcessorRunner:
         ctx = RunnerContext(
             run_id=self.state.run_id,
             agent=self.agent,
