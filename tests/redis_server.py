@@ -59,17 +59,22 @@ class RedisTls:
     cert: Path
     key: Path
     ca: Path
+    #: A client certificate and key the CA issued: when set, the server requires one (mutual TLS).
+    client: tuple[Path, Path] | None = None
+
+
+def _context(tls: RedisTls) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(tls.ca))
+    if tls.client is not None:
+        context.load_cert_chain(*map(str, tls.client))
+    return context
 
 
 def ping(port: int, timeout: float = 0.5, tls: RedisTls | None = None) -> bool:
     """True when a Redis server on 127.0.0.1:port answers PING."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
-            sock = (
-                ssl.create_default_context(cafile=str(tls.ca)).wrap_socket(raw, server_hostname="127.0.0.1")
-                if tls is not None
-                else raw
-            )
+            sock = _context(tls).wrap_socket(raw, server_hostname="127.0.0.1") if tls is not None else raw
             sock.sendall(b"*1\r\n$4\r\nPING\r\n")
             return sock.recv(64).startswith(b"+PONG")
     except OSError:
@@ -113,7 +118,8 @@ class RedisServer:
         tls = self.tls
         listen = ("--port", str(self.port)) if tls is None else (
             "--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(tls.cert),
-            "--tls-key-file", str(tls.key), "--tls-ca-cert-file", str(tls.ca), "--tls-auth-clients", "no",
+            "--tls-key-file", str(tls.key), "--tls-ca-cert-file", str(tls.ca),
+            "--tls-auth-clients", "yes" if tls.client else "no",
         )  # fmt: skip
         args = [
             self.binary,

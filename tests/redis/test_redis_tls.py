@@ -120,3 +120,27 @@ async def test_a_redis_certificate_agentd_does_not_trust_stops_start_up_naming_w
     with pytest.raises((StorageError, Unavailable), match="CERTIFICATE_VERIFY_FAILED"):
         async with agentd_on(f"{tls_redis.url}?ssl_ca_certs={stranger}", tmp_path, coordination=coordination):
             pass
+
+
+async def test_a_client_certificate_named_in_the_url_is_presented_to_a_redis_that_requires_one(
+    tmp_path: Path,
+) -> None:
+    ca = CertificateAuthority.new("redis mTLS CA")
+    cert, key = ca.issue("localhost", dns=["localhost"], ips=["127.0.0.1"]).write(tmp_path / "redis")
+    client = ca.issue("agentd", client=True).write(tmp_path / "agentd")
+    server = RedisServer.start_new(tls=RedisTls(cert, key, ca.write(tmp_path / "ca.pem"), client=client))
+    try:
+        assert server.tls is not None
+        url = f"{server.url}?ssl_ca_certs={server.tls.ca}"
+        with pytest.raises((StorageError, Unavailable)):  # no certificate: the server hangs up
+            async with agentd_on(url, tmp_path, coordination=False):
+                pass
+        mutual = f"{url}&ssl_certfile={client[0]}&ssl_keyfile={client[1]}"
+        async with agentd_on(mutual, tmp_path) as running:
+            value = struct_pb2.Value(string_value="mutual")
+            await running.cache.SetCacheEntry(cpb.SetCacheEntryRequest(key="m", value=value))
+            got = await running.cache.GetCacheEntry(cpb.GetCacheEntryRequest(key="m"))
+            assert got.found and got.value.string_value == "mutual"
+            await running.signals.SendMessage(message("mtls-thread", "hello"))
+    finally:
+        server.close()
