@@ -124,7 +124,7 @@ class RunHandle(RunState):
             result = await body
         except BaseException as exc:  # cancelled again while ending: as a task of its own would end
             self._ended(exc)
-            self._settle_from(exc)
+            self.settle(exc)
             raise
         self._ended(result)
         for _ in range(self._asked):  # the run's aborts cancelled this task: they are spent
@@ -157,23 +157,11 @@ class RunHandle(RunState):
 
     def _settle_from_task(self, task: asyncio.Task[RunResult]) -> None:
         if task.cancelled():
-            self._settle_from(asyncio.CancelledError())
+            self.settle(asyncio.CancelledError())
         elif (error := task.exception()) is not None:
-            self._settle_from(error)
+            self.settle(error)
         else:
-            self._settle_from(task.result())
-
-    def _settle_from(self, outcome: RunResult | BaseException) -> None:
-        waiters, self._result_waiters = self._result_waiters, []
-        for waiter in waiters:
-            if waiter.done():
-                continue
-            if isinstance(outcome, asyncio.CancelledError):
-                waiter.cancel()
-            elif isinstance(outcome, BaseException):
-                waiter.set_exception(outcome)
-            else:
-                waiter.set_result(outcome)
+            self.settle(task.result())
 
     @property
     def done(self) -> bool:

@@ -121,13 +121,20 @@ class RunState:
         self._ready_waiters.append(waiter)
         await waiter
 
-    def settle(self, result: Any) -> None:
-        """Hands the run's result to the callers waiting for it, as the run
-        returns it (the task's own done callbacks come a loop turn later)."""
+    def settle(self, outcome: Any) -> None:
+        """Hands how the run ended to the callers waiting for its result: its
+        result as the run returns it (the task's own done callbacks come a loop
+        turn later), or the exception or cancellation that ended it otherwise."""
         waiters, self._result_waiters = self._result_waiters, []
         for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(result)
+            if waiter.done():  # its caller was cancelled
+                continue
+            if isinstance(outcome, asyncio.CancelledError):
+                waiter.cancel()
+            elif isinstance(outcome, BaseException):
+                waiter.set_exception(outcome)
+            else:
+                waiter.set_result(outcome)
 
 
 @dataclass(slots=True)
