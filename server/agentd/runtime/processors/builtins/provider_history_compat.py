@@ -379,16 +379,17 @@ class ProviderHistoryCompat(Processor):
     def _may_rewrite(self, model: Any) -> bool:
         """False when no rule's `apply_to_prompt` is for `model`'s provider: then
         only a recovering rule can change the prompt."""
-        if not isinstance(model, str):
-            return any(r.apply_to_prompt is not None and _for_provider(r, model) for r in self.rules)
+        if not isinstance(model, str):  # not a key to remember it by
+            return self._rewrites(model)
         known = self._rewrites_for.get(model)
         if known is None:
             if len(self._rewrites_for) >= _MODELS_REMEMBERED:
                 self._rewrites_for.clear()
-            known = self._rewrites_for[model] = any(
-                r.apply_to_prompt is not None and _for_provider(r, model) for r in self.rules
-            )
+            known = self._rewrites_for[model] = self._rewrites(model)
         return known
+
+    def _rewrites(self, model: Any) -> bool:
+        return any(r.apply_to_prompt is not None and _for_provider(r, model) for r in self.rules)
 
     def _context(self, args: ProcessLLMRequestArgs) -> RuleContext:
         observational = self.observational_memory
