@@ -50,8 +50,9 @@ stamp() { echo "$venv/.stamp-$1-$fingerprint"; }
 # here (again on every set-up, only what changed), `agentd serve` reads bytecode
 # instead of compiling its 240 modules at each start (more than half of its start-up
 # where PYTHONDONTWRITEBYTECODE is set: Python then never writes them itself).
-# The methods dataclasses write are compiled once too (agentd/dataclass_code.py:
-# a third of the start): importing the console script's module writes them.
+# So is the code the standard library writes as text while agentd is imported
+# (agentd/generated_code.py: a third of the start): importing the console
+# script's module writes it.
 compile_tree() {
   "$venv/bin/python" -m compileall -q -j 0 server gen/python clients/python >/dev/null
   env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python" -c "import agentd.entry"

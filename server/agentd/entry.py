@@ -1,6 +1,7 @@
 """The `agentd` command (the console script): agentd.cli, loaded with the
-cyclic garbage collector paused and dataclasses' methods compiled once per
-install (`dataclass_code`: compiling them was a third of the start).
+cyclic garbage collector paused and the code the standard library writes as
+text (dataclasses' methods, forward references) compiled once per install
+(`generated_code`: compiling it was a third of the start).
 
 Start-up is almost all imports, and importing agentd's modules (and pydantic's,
 grpc's) allocates without making garbage: the collector's some 130 passes over
@@ -11,11 +12,11 @@ the collector runs again; `agentd serve` freezes what start-up built besides.
 
 import gc
 
-from agentd import dataclass_code
+from agentd import generated_code
 
 gc.disable()
 try:
-    with dataclass_code.cached():
+    with generated_code.cached():
         from agentd.cli import main
 finally:
     gc.freeze()
