@@ -51,11 +51,11 @@ stamp() { echo "$venv/.stamp-$1-$fingerprint"; }
 # instead of compiling its 240 modules at each start (more than half of its start-up
 # where PYTHONDONTWRITEBYTECODE is set: Python then never writes them itself).
 # So is the code the standard library writes as text while agentd is imported
-# (agentd/generated_code.py: a third of the start): importing the console
-# script's module writes it.
+# (agentd/generated_code.py: a third of the start): importing agentd.cli
+# writes it.
 compile_tree() {
   "$venv/bin/python" -m compileall -q -j 0 server gen/python clients/python >/dev/null
-  env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python" -c "import agentd.entry"
+  env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python" -c "import agentd.cli"
 }
 if [[ -e $(stamp dev) || ( $level == run && -e $(stamp run) ) ]]; then
   compile_tree

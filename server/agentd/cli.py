@@ -2,36 +2,42 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import gc
-import importlib
-import ipaddress
-import logging
-import os
-import signal
-import sys
-from collections.abc import Callable, Coroutine, Sequence
-from importlib.metadata import version
-from typing import TYPE_CHECKING, Any
+from agentd import generated_code
 
-from agentd import config as config_mod
-from agentd.grpc.gate import Gate
-from agentd.grpc.server import AgentdServer
-from agentd.grpc.tracing import OtelEnvironmentError
-from agentd.remote import TargetPolicy, remote_factory
-from agentd.runtime import attachments
-from agentd.runtime.agent import Agent
-from agentd.runtime.cluster import ClusterError
-from agentd.runtime.coordination import CoordinationError
-from agentd.runtime.errors import AgentdError
-from agentd.runtime.host import App, Host
-from agentd.runtime.lazy import lazy
-from agentd.runtime.processors.catalogue import default_registry
-from agentd.runtime.redact import install_log_redaction, redact
-from agentd.runtime.storage import StorageError
-from agentd.runtime.tools import Tool
-from agentd.tokens import new_token
+# The code the standard library writes as text while the server's modules load
+# (dataclasses' methods, typing's forward references) comes compiled from the
+# install's cache: compiling it at each start was a third of the start.
+with generated_code.cached():
+    import argparse
+    import asyncio
+    import gc
+    import importlib
+    import ipaddress
+    import logging
+    import os
+    import signal
+    import sys
+    from collections.abc import Callable, Coroutine, Sequence
+    from importlib.metadata import version
+    from typing import TYPE_CHECKING, Any
+
+    from agentd import config as config_mod
+    from agentd.grpc.gate import Gate
+    from agentd.grpc.server import AgentdServer
+    from agentd.grpc.tracing import OtelEnvironmentError
+    from agentd.remote import TargetPolicy, remote_factory
+    from agentd.runtime import attachments
+    from agentd.runtime.agent import Agent
+    from agentd.runtime.cluster import ClusterError
+    from agentd.runtime.coordination import CoordinationError
+    from agentd.runtime.errors import AgentdError
+    from agentd.runtime.host import App, Host
+    from agentd.runtime.lazy import lazy
+    from agentd.runtime.processors.catalogue import default_registry
+    from agentd.runtime.redact import install_log_redaction, redact
+    from agentd.runtime.storage import StorageError
+    from agentd.runtime.tools import Tool
+    from agentd.tokens import new_token
 
 if TYPE_CHECKING:
     from agentd import chat

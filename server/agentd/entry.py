@@ -1,7 +1,5 @@
 """The `agentd` command (the console script): agentd.cli, loaded with the
-cyclic garbage collector paused and the code the standard library writes as
-text (dataclasses' methods, forward references) compiled once per install
-(`generated_code`: compiling it was a third of the start).
+cyclic garbage collector paused.
 
 Start-up is almost all imports, and importing agentd's modules (and pydantic's,
 grpc's) allocates without making garbage: the collector's some 130 passes over
@@ -12,12 +10,9 @@ the collector runs again; `agentd serve` freezes what start-up built besides.
 
 import gc
 
-from agentd import generated_code
-
 gc.disable()
 try:
-    with generated_code.cached():
-        from agentd.cli import main
+    from agentd.cli import main
 finally:
     gc.freeze()
     gc.enable()

@@ -12,8 +12,9 @@ bytecode beside its source: a class whose fields changed has a new text,
 finds nothing and is compiled as before, and what runs is exactly what
 compiling that text would have built.
 
-`cached()` is held around the console script's import of `agentd.cli` only;
-`dataclasses`, `typing` and `collections` are themselves again afterwards.
+`cached()` is held around `agentd.cli`'s imports (the server's modules)
+only; `dataclasses`, `typing` and `collections` are themselves again
+afterwards.
 The cache lives beside agentd's bytecode (`agentd/__pycache__/`) and is
 written like bytecode: only where it may be (not under
 PYTHONDONTWRITEBYTECODE, where `make setup` writes it as it compiles the
@@ -101,7 +102,7 @@ def write(path: str, codes: Codes) -> None:
 @contextmanager
 def cached(path: str | None = None) -> Iterator[Codes]:
     """While held, the standard library's texts are compiled once per cache
-    (yields the code used, by mode and text); on leaving, the cache holds
+    (yields the code used, by mode and text); on leaving, the cache gains
     what was used, if anything was missing from it."""
     path = path if path is not None else cache_path()
     if path is None:
@@ -149,4 +150,8 @@ def cached(path: str | None = None) -> Iterator[Codes]:
             else:
                 delattr(module, name)
         if not sys.dont_write_bytecode and any(key not in known for key in used):
-            write(path, used)
+            # What was there stays (an import of part of agentd, or another
+            # path to it, must not undo what a whole one cached) unless it is
+            # mostly what nothing uses any more.
+            kept = {**known, **used}
+            write(path, kept if len(kept) <= 2 * len(used) else used)

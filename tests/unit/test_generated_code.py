@@ -101,11 +101,23 @@ def test_a_missing_foreign_or_corrupt_cache_is_compiled_and_replaced(tmp_path: P
         with generated_code.cached(str(path)) as used:
             check(build())
         assert generated_code.read(str(path)) == used
-    changed = {(mode, text.replace("y", "why")): code for (mode, text), code in used.items()}  # another class's
-    path.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(changed))
+    # Mostly what nothing uses any more (other classes' texts): replaced by what was used.
+    stale_codes = {(mode, f"{text} # {n}"): code for (mode, text), code in used.items() for n in range(3)}
+    path.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(stale_codes))
     with generated_code.cached(str(path)):
         check(build())
-    assert generated_code.read(str(path)) == used  # what was used, not what was there
+    assert generated_code.read(str(path)) == used
+
+
+def test_an_import_of_part_keeps_what_a_whole_one_cached(tmp_path: Path, writable: None) -> None:
+    path = str(tmp_path / "methods.marshal")
+    with generated_code.cached(path) as whole:
+        check(build())
+        dataclasses.make_dataclass("Other", [("z", str)])
+    with generated_code.cached(path) as part:
+        check(build())  # part of it...
+        dataclasses.make_dataclass("New", [("w", bytes)])  # ...and something new
+    assert set(part) < set(whole) | set(part) == set(generated_code.read(path))
 
 
 def test_nothing_is_written_where_bytecode_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,8 +139,8 @@ def test_the_cache_lives_beside_agentds_bytecode() -> None:
     assert Path(path).name == f"generated_code.{sys.implementation.cache_tag}.marshal"
 
 
-def test_the_console_script_imports_the_server_through_the_cache(tmp_path: Path) -> None:
-    # A first start fills the cache; a second finds every method in it.
+def test_the_server_s_modules_are_imported_through_the_cache(tmp_path: Path) -> None:
+    # A first start fills the cache; a second finds everything in it.
     path = str(tmp_path / "methods.marshal")
     probe = textwrap.dedent(
         f"""
