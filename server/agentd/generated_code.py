@@ -79,7 +79,7 @@ def read(path: str) -> Codes:
     return {
         key: code
         for key, code in codes.items()
-        if isinstance(key, tuple) and len(key) == 2 and all(type(k) is str for k in key) and type(code) is CodeType
+        if type(key) is tuple and len(key) == 2 and type(key[0]) is type(key[1]) is str and type(code) is CodeType
     }
 
 
