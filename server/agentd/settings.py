@@ -273,8 +273,14 @@ class _Environment(EnvSettingsSource):
 
 
 def _variables(environ: Mapping[str, str]) -> dict[str, str]:
-    """Lower-cased names (the variables are read in any case); an empty value is unset."""
-    variables = {name.lower(): value for name, value in environ.items() if value != ""}
+    """The AGENTD_* variables, by lower-cased name (they are read in any case);
+    an empty value is unset. Only those: pydantic-settings looks for each
+    table's variables through every variable it is given, and a pod's service
+    links (hundreds of `*_SERVICE_HOST`, `*_PORT_*`) made reading the settings
+    five times slower (1,000 of them: 13 ms to 2.6 ms)."""
+    prefix = PREFIX.lower()
+    lowered = ((name.lower(), value) for name, value in environ.items() if value != "")
+    variables = {name: value for name, value in lowered if name.startswith(prefix)}
     for (table, key), short in ALIASES.items():
         if short.lower() in variables:
             variables.setdefault(f"{PREFIX}{table}{NESTING}{key}".lower(), variables[short.lower()])

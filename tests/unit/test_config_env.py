@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentd import config
+from agentd import config, settings
 from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.host import Host
 from agentd.runtime.redact import redact
@@ -150,3 +150,20 @@ def test_stream_linger_ms_reaches_the_runs_and_zero_turns_it_off(tmp_path: Path)
     with pytest.raises(config.ConfigError) as caught:
         config.load(write(tmp_path, memory + "[server]\nstream_linger_ms = -1\n"), env={})
     assert "server.stream_linger_ms" in str(caught.value)
+
+
+def test_only_agentds_variables_are_read() -> None:
+    # A pod's service links are never handed to pydantic-settings, which looks
+    # for each table's variables through every variable it is given.
+    environ = {
+        "AGENTD_PORT": "1",
+        "agentd_cache__max_size": "2",
+        "AGENTD_X": "",
+        "PATH": "/bin",
+        "DB_SERVICE_HOST": "h",
+    }
+    assert settings._variables(environ) == {
+        "agentd_port": "1",
+        "agentd_server__port": "1",
+        "agentd_cache__max_size": "2",
+    }
