@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import uuid
 import weakref
 
 import pytest
@@ -12,6 +13,7 @@ from agentd import config
 from agentd.runtime import Agent, ExecutionOptions, InvalidArgument, Message, ModelSettings, tool
 from agentd.runtime.buffer import ChunkBuffer
 from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.messages import new_id
 from agentd.runtime.models.local import split_words
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.processors.base import Processor, ProcessorViolation, ProcessOutputStreamArgs
@@ -322,3 +324,12 @@ async def test_every_waiter_is_told_how_the_run_ended() -> None:
     assert slow.abort("TEST", "stop")
     ended = [await r for r in results]
     assert ended[0] is ended[1] and ended[0].aborted is not None and ended[0].aborted.reason == "TEST"
+
+
+def test_ids_are_version_4_uuids_unique_across_pool_refills() -> None:
+    ids = [new_id() for _ in range(600)] + [new_id("msg_").removeprefix("msg_") for _ in range(600)]
+    parsed = [uuid.UUID(i) for i in ids]
+    assert all(u.version == 4 and u.variant == uuid.RFC_4122 for u in parsed)
+    assert len({u.int for u in parsed}) == len(ids)
+    assert all(i == str(u) for i, u in zip(ids[:600], parsed[:600], strict=True))  # hyphenated without a prefix
+    assert all(len(i) == 32 and i == u.hex for i, u in zip(ids[600:], parsed[600:], strict=True))

@@ -16,24 +16,32 @@ Role = Literal["user", "assistant", "system", "signal"]
 JSON: TypeAlias = Any
 
 
-#: A version-4 UUID's fixed bits: cleared, then set (what uuid.uuid4 does, without the UUID object).
-_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
-#: The OS's randomness, drawn for 256 ids at a time: one getrandom call, not one per id.
-_POOL_BYTES = 16 * 256
+#: A version-4 UUID's fixed bits, byte by byte: byte 6's high nibble is the
+#: version (4), byte 8's top two bits the variant (10), as uuid.uuid4 sets them.
+_VERSION_BYTE = bytes((b & 0x0F) | 0x40 for b in range(256))
+_VARIANT_BYTE = bytes((b & 0x3F) | 0x80 for b in range(256))
+#: Ids drawn from the OS's randomness at a time: one getrandom call, one
+#: translate per fixed byte and one hex() for all of them, then a slice per id.
+_POOL_IDS = 256
 
 
 class _RandomPool:
-    """The OS's random bytes for ids, and how far they are used (new_id takes 16 at a time)."""
+    """Random version-4 UUIDs as hex digits, 32 per id, and how far they are used."""
 
-    __slots__ = ("at", "pool")
+    __slots__ = ("at", "digits")
 
     def __init__(self) -> None:
-        self.pool = b""
+        self.digits = ""
         self.at = 0
 
+    def refill(self) -> None:
+        pool = bytearray(os.urandom(16 * _POOL_IDS))  # 128 random bits per id, from os.urandom like uuid.uuid4's
+        pool[6::16] = pool[6::16].translate(_VERSION_BYTE)
+        pool[8::16] = pool[8::16].translate(_VARIANT_BYTE)
+        self.digits, self.at = pool.hex(), 0
+
     def forget(self) -> None:
-        self.pool, self.at = b"", 0
+        self.digits, self.at = "", 0
 
 
 _random = _RandomPool()
@@ -42,12 +50,13 @@ os.register_at_fork(after_in_child=_random.forget)  # a forked child never repea
 
 def new_id(prefix: str = "") -> str:
     """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
-    random = _random  # 128 random bits, from os.urandom like uuid.uuid4's
+    random = _random
     at = random.at
-    if at + 16 > len(random.pool):
-        random.pool, at = os.urandom(_POOL_BYTES), 0
-    random.at = at + 16
-    digits = f"{(int.from_bytes(random.pool[at : at + 16]) & _UUID4_CLEAR) | _UUID4_SET:032x}"
+    if at >= len(random.digits):
+        random.refill()
+        at = 0
+    random.at = at + 32
+    digits = random.digits[at : at + 32]
     if prefix:
         return prefix + digits
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
