@@ -301,13 +301,24 @@ def _with_bytes(part: FilePart, data: bytes, media_type: str | None) -> FilePart
     return replace(part, data=data, url=None, media_type=part.media_type if keep or not media_type else media_type)
 
 
+def has_url_attachments(prompt: list[Message]) -> bool:
+    """Whether any part of `prompt` is an attachment given by URL only (what a
+    download or a placeholder may replace; the loops below skip exactly the
+    others): without one, `prepare_attachments` has nothing to do."""
+    for message in prompt:
+        for part in message.parts:
+            if isinstance(part, FilePart) and part.data is None and part.url:
+                return True
+    return False
+
+
 async def prepare_attachments(
     request: ModelRequest, model: LanguageModel, message_list: MessageList, state: dict[str, Any]
 ) -> ModelRequest:
     """The request with each URL attachment the model cannot fetch made inline
     (or a placeholder); raises ModelAPIError DOWNLOAD_ASSETS_FAILED on a URL's
     first failed download in the run. See the module docstring."""
-    if not any(_by_url(part) for message in request.prompt for part in message.parts):
+    if not has_url_attachments(request.prompt):
         return request  # no attachment given by URL: nothing to download or replace
     run = _run_state(state)
     # Which URLs need a download, and which messages hold them.
@@ -375,12 +386,6 @@ async def prepare_attachments(
         else:
             prompt.append(message)
     return replace(request, prompt=prompt) if changed else request
-
-
-def _by_url(part: Part) -> bool:
-    """An attachment given by URL only: what a download or a placeholder may replace
-    (the parts the loops below skip are exactly the others)."""
-    return isinstance(part, FilePart) and part.data is None and bool(part.url)
 
 
 def _prepared(part: Part, model: LanguageModel, run: _RunAttachments, listed: set[str]) -> Part:

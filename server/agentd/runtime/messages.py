@@ -205,11 +205,15 @@ class Message:
     @property
     def text(self) -> str:
         """The concatenated text parts."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        parts = self.parts
+        if len(parts) == 1:  # most messages: no generator and no join
+            part = parts[0]
+            return part.text if isinstance(part, TextPart) else ""
+        return "".join([p.text for p in parts if isinstance(p, TextPart)])
 
     @classmethod
     def user(cls, text: str) -> Message:
-        return cls(role="user", parts=[TextPart(text)])
+        return cls("user", [TextPart(text)])
 
     @classmethod
     def system(cls, text: str, provider_options: dict[str, JSON] | None = None) -> Message:

@@ -23,7 +23,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from agentd.runtime.lazy import lazy
 from agentd.runtime.metrics import OFF, Metrics
@@ -174,7 +174,7 @@ class RunTrace:
         """A model call's span; `replayed`: a cached answer, which no model makes (no model metrics)."""
         counted = not replayed and self.metrics is not None and self.metrics.enabled
         if not counted and (self.tracer is None or self.span is None):
-            return ChatTrace(None, False)  # nothing to record: no attributes to build
+            return _UNRECORDED  # nothing to record: no attributes to build, no clock to read
         model = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider_name(spec),
@@ -218,8 +218,13 @@ class RunTrace:
             entry.span.add_event("agentd.tripwire", {"agentd.tripwire.reason": tripwire})
             entry.span.set_attribute("agentd.tripwire", True)
 
-    def end_phase(self, next_phase: str) -> None:
-        """Ends the processor spans of the phase that closed."""
+    def end_phase(self, next_phase: str, step_number: int | None = None) -> None:
+        """Ends the processor spans of the phase that closed (`step_number`: the
+        next phase is that step's, "step N", named only when spans are kept)."""
+        if self.span is None:  # no processor span was started (processor_called): none to end, no phase read
+            return
+        if step_number is not None:
+            next_phase = f"{next_phase} {step_number}"
         for entry in self._processors.values():
             entry.span.set_attributes(
                 {
@@ -427,3 +432,7 @@ def _json(value: Any) -> str:
 
 def _completion(text: str) -> str:
     return _json([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+
+
+#: The trace of a model call nothing records (no span, no metrics): shared, as its `end` changes nothing.
+_UNRECORDED: Final = ChatTrace(None, False)

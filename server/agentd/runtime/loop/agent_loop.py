@@ -420,7 +420,7 @@ class AgentLoop:
         max_steps = options.effective_max_steps
         step_number = 0
         while step_number < max_steps:
-            self.trace.end_phase(f"step {step_number}")
+            self.trace.end_phase("step", step_number)
             # Signals delivered meanwhile join here: at a model boundary, never
             # between a tool call and its result.
             if self.state.pending_signals:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, prepare_attachments
+from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, has_url_attachments, prepare_attachments
 from agentd.runtime.chunks import (
     Chunk,
     ReasoningDelta,
@@ -118,14 +118,14 @@ class ModelCall:
             if structured is not None and direct is None:
                 prompt = _with_schema_note(prompt, structured.schema)  # a structuring model makes the object
             settings = step_input.model_settings
-            request = ModelRequest(
-                prompt=prompt,
-                tools=_tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
-                tool_choice=step_input.tool_choice,
-                settings=settings if settings is not None else _DEFAULT_SETTINGS,
-                provider_options=step_input.provider_options,
-                structured_output=direct,
-                step_number=step.step_number,
+            request = ModelRequest(  # (positional: a keyword call into a dataclass __init__ costs more)
+                prompt,
+                _tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
+                step_input.tool_choice,
+                settings if settings is not None else _DEFAULT_SETTINGS,
+                step_input.provider_options,
+                direct,
+                step.step_number,
             )
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
@@ -133,7 +133,7 @@ class ModelCall:
             chat = self._trace.chat(model.spec, step.step_number, prompt, replayed=cached is not None)
             attachments_ok = True
             try:
-                if cached is None:  # a cached answer needs no attachment
+                if cached is None and has_url_attachments(prompt):  # a cached answer needs no attachment
                     request = await prepare_attachments(request, model, self._ml, self._attachments)
             except ModelAPIError as error:
                 attachments_ok = False
@@ -307,7 +307,7 @@ def _tool_definitions(
     # Tools are offered beside a schema, as Mastra does; a step that may call
     # none and is sent a schema drops them (the seed: tool_choice none keeps
     # the definitions unless the step also sends a structured-output schema).
-    if schema_sent is not None and tool_choice is not None and tool_choice.mode == "none":
+    if not tools or (schema_sent is not None and tool_choice is not None and tool_choice.mode == "none"):
         return []
     return [
         ToolDefinition(t.name, t.description, t.input_schema)

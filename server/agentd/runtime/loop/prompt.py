@@ -13,13 +13,11 @@ def build_prompt(message_list: MessageList) -> list[Message]:
     signal rows rendered as user turns. A copy: changes to it are transient."""
     prompt = [clone(m) for m in message_list.all_system_messages()]
     for message in message_list.get_all():
-        prompt.append(_for_model(message))
+        # A copy of the message, or the user turn its signal renders to (a signal row has the signal as a part).
+        for part in message.parts:
+            if isinstance(part, SignalPart):
+                prompt.append(render_for_model(part.signal))
+                break
+        else:
+            prompt.append(clone(message))
     return prompt
-
-
-def _for_model(message: Message) -> Message:
-    """A copy of `message`, or the user turn its signal renders to (a signal row has the signal as a part)."""
-    for part in message.parts:
-        if isinstance(part, SignalPart):
-            return render_for_model(part.signal)
-    return clone(message)

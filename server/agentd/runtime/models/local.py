@@ -125,19 +125,8 @@ class LocalModel(ModelIdentity):
         fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
         emitted = 0
         pacer = _Pacer(delay)
-
-        def check_error() -> None:
-            assert isinstance(error, dict)  # called only when failing
-            if emitted >= fail_after:
-                raise ModelAPIError(
-                    str(error.get("message", "scripted provider error")),
-                    status_code=int(error["status"]) if error.get("status") is not None else None,
-                    provider_code=error.get("code"),
-                    retryable=bool(error.get("retryable", False)),
-                )
-
         if failing:
-            check_error()
+            _check_error(error, emitted, fail_after)
         reasoning = step.get("reasoning")
         if reasoning:
             rid = new_id("rs_")
@@ -163,12 +152,12 @@ class LocalModel(ModelIdentity):
                 if pacer.left <= 0 and pacer.pause_due():
                     await pacer.pause()
                 if failing:
-                    check_error()
+                    _check_error(error, emitted, fail_after)
                 yield TextDelta(tid, piece)
                 emitted += 1
             yield TextEnd(tid)
         if failing:
-            check_error()
+            _check_error(error, emitted, fail_after)
 
         calls = step.get("toolCalls") or []
         for i, raw in enumerate(calls):
@@ -185,14 +174,14 @@ class LocalModel(ModelIdentity):
         raw_usage = step.get("usage") or {}
         input_tokens = int(raw_usage.get("inputTokens", _word_count(request.prompt)))
         output_tokens = int(raw_usage.get("outputTokens", max(emitted, len(calls))))
-        usage = Usage(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            total_tokens=int(raw_usage.get("totalTokens", input_tokens + output_tokens)),
-            reasoning_tokens=raw_usage.get("reasoningTokens"),
-            cached_input_tokens=raw_usage.get("cachedInputTokens"),
+        usage = Usage(  # input, output, total, reasoning, cached input
+            input_tokens,
+            output_tokens,
+            int(raw_usage.get("totalTokens", input_tokens + output_tokens)),
+            raw_usage.get("reasoningTokens"),
+            raw_usage.get("cachedInputTokens"),
         )
-        yield ModelFinish(cast(FinishReason, reason), usage, raw_finish_reason=reason)
+        yield ModelFinish(cast(FinishReason, reason), usage, reason)
 
 
 class _Pacer:
@@ -220,6 +209,17 @@ class _Pacer:
     async def pause(self) -> None:
         await asyncio.sleep(self._delay)
         self._since, self._at = 0, time.monotonic()
+
+
+def _check_error(error: Any, emitted: int, fail_after: int) -> None:
+    """A scripted error, raised once `emitted` deltas went out (`fail_after`)."""
+    if emitted >= fail_after:
+        raise ModelAPIError(
+            str(error.get("message", "scripted provider error")),
+            status_code=int(error["status"]) if error.get("status") is not None else None,
+            provider_code=error.get("code"),
+            retryable=bool(error.get("retryable", False)),
+        )
 
 
 def _check_steps(script: list[dict[str, Any]]) -> None:
