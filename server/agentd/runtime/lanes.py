@@ -35,6 +35,7 @@ a plugin.
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -188,24 +189,29 @@ class Lanes:
 class _Resolved:
     """Lanes resolved from an agent's processor lists, and what they were resolved from."""
 
-    #: The flag and the ids of the lists' entries: a list changed (even in place) misses.
-    key: tuple[Any, ...]
-    #: Those entries, held so that no id in `key` can be reused while this lives.
-    held: tuple[Any, ...]
+    enabled: bool
+    #: The lists' entries as they were (input, output, error; or the error list
+    #: alone): a list changed, even in place, no longer holds these same objects.
+    held: tuple[tuple[Any, ...], ...]
     lanes: Lanes
 
-
-def _key(enabled: bool, *entries: Sequence[Any]) -> tuple[Any, ...]:
-    return (enabled, *(tuple(map(id, lane)) for lane in entries))
+    def resolved_from(self, enabled: bool, *lists: Sequence[Any]) -> bool:
+        """Whether `lists` (and the flag) are what these lanes were resolved from:
+        the same objects, by identity (an entry's __eq__ is never asked)."""
+        if enabled != self.enabled:
+            return False
+        for entries, held in zip(lists, self.held, strict=True):
+            if len(entries) != len(held) or not all(map(operator.is_, entries, held)):
+                return False
+        return True
 
 
 def _error_lane(agent: AgentDefinition, errors: Sequence[Any], enabled: bool) -> list[Any]:
     """The agent's static error list merged with the defaults, built once per list and flag."""
-    key = _key(enabled, errors)
     cached = agent.lane_cache.get("error")
-    if cached is None or cached.key != key:
+    if cached is None or not cached.resolved_from(enabled, errors):
         lanes = Lanes([], [], resolve_error_processors(list(errors), defaults_enabled=enabled))
-        cached = agent.lane_cache["error"] = _Resolved(key, tuple(errors), lanes)
+        cached = agent.lane_cache["error"] = _Resolved(enabled, (tuple(errors),), lanes)
     return list(cached.lanes.error)
 
 
@@ -220,13 +226,13 @@ def _agent_lanes(
     """The lanes of a run that takes the agent's static lists as they are
     (no memory, no per-call lists or prepare_step): one Lanes, and its hook
     tables, per agent while its lists stay the same."""
-    key = _key(enabled, inputs, outputs, errors)
     cached = agent.lane_cache.get("all")
-    if cached is None or cached.key != key:
+    if cached is None or not cached.resolved_from(enabled, inputs, outputs, errors):
         merged = _error_lane(agent, errors, enabled)
         hooks = HookTables.of(inputs, outputs, merged)
         lanes = Lanes(list(inputs), list(outputs), merged, hooks)
-        cached = agent.lane_cache["all"] = _Resolved(key, (*inputs, *outputs, *errors), lanes)
+        held = (tuple(inputs), tuple(outputs), tuple(errors))
+        cached = agent.lane_cache["all"] = _Resolved(enabled, held, lanes)
     return cached.lanes
 
 
@@ -242,14 +248,14 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
         or options.prepare_step is not None
     ):
         return None
-    static_in, static_out = _static(agent.input_processors), _static(agent.output_processors)
-    static_errors = _static(agent.error_processors)
-    if static_in is None or static_out is None or static_errors is None:
+    inputs, outputs, errors = agent.input_processors, agent.output_processors, agent.error_processors
+    if is_dynamic(inputs) or is_dynamic(outputs) or is_dynamic(errors):
         return None
     enabled = options.error_processor_defaults
     if enabled is None:
         enabled = agent.error_processor_defaults
-    return _agent_lanes(agent, static_in, static_out, static_errors, enabled)
+    static = cast(tuple[Sequence[Any], Sequence[Any], Sequence[Any]], (inputs, outputs, errors))
+    return _agent_lanes(agent, *static, enabled)
 
 
 async def resolve_lanes(agent: AgentDefinition, options: ExecutionOptions, context: dict[str, Any]) -> Lanes:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentd.runtime.chunks import Abort, Error, FinishReason, Tripwire, Usage
-from agentd.runtime.messages import Message, ReasoningPart, ToolCallPart, ToolResultPart
+from agentd.runtime.chunks import Abort, Error, FinishReason, StepFinish, Tripwire, Usage
+from agentd.runtime.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 
 @dataclass(slots=True)
@@ -29,6 +29,33 @@ class StepResult:
     from_cache: bool = False
     #: Reasoning blocks with their provider signatures, sent back in later steps.
     reasoning_parts: list[ReasoningPart] = field(default_factory=list)
+
+    def finish_chunk(self, message_id: str, *, continues: bool) -> StepFinish:
+        """The step-finish chunk of this step (`continues`: a tool round follows)."""
+        return StepFinish(  # (positional: a keyword call into a dataclass __init__ costs more)
+            self.step_number,
+            message_id,
+            self.finish_reason,
+            self.usage,
+            self.raw_finish_reason,
+            continues,
+            None,
+            self.model,
+            self.tripwire,
+            self.warnings,
+        )
+
+    def assistant_message(self, message_id: str) -> Message:
+        """The assistant message of this step: its reasoning, text and tool calls."""
+        parts: list[Part] = []
+        if self.reasoning_parts:
+            parts.extend(self.reasoning_parts)
+        elif self.reasoning_text:
+            parts.append(ReasoningPart(self.reasoning_text))
+        if self.text:
+            parts.append(TextPart(self.text))
+        parts.extend(self.tool_calls)
+        return Message("assistant", parts, message_id)
 
 
 @dataclass(slots=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from agentd.runtime import workflows as tool_workflows  # (each name loads with an agent that has workflows)
@@ -19,6 +20,7 @@ from agentd.runtime.agent_definition import (
     THREAD_ID_KEY,
     AgentDefinition,
     instructions_to_messages,
+    is_dynamic,
     maybe_await,
     merge_tools,
     resolve_dynamic,
@@ -32,7 +34,6 @@ from agentd.runtime.chunks import (
     Payload,
     SignalEcho,
     Start,
-    StepFinish,
     TripwireChunk,
     Usage,
 )
@@ -44,7 +45,7 @@ from agentd.runtime.loop.state import LoopContext, RunState
 from agentd.runtime.loop.structured import structured_object
 from agentd.runtime.loop.tool_calls import ToolCalls
 from agentd.runtime.loop.writer import Writer
-from agentd.runtime.messages import DataPart, Message, Part, ReasoningPart, Signal, TextPart, new_id
+from agentd.runtime.messages import DataPart, Message, Signal, TextPart, new_id
 from agentd.runtime.models.base import ModelAPIError
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ExecutionOptions
@@ -259,8 +260,12 @@ class AgentLoop:
             if violations:
                 raise InvalidArgument.fields(violations, "REQUEST_CONTEXT_INVALID")
         self.context = context
-        defaults = await resolve_dynamic(agent.default_options, context)
-        self.options = options = self.call_options.merged_over(defaults)
+        # A field given as a value is read as it is (a function of the request
+        # context is awaited): most fields of most agents cost no coroutine.
+        defaults = agent.default_options
+        if is_dynamic(defaults):
+            defaults = await resolve_dynamic(defaults, context)
+        self.options = options = self.call_options.merged_over(cast(ExecutionOptions | None, defaults))
         memory = options.memory
         self.result.thread_id = memory.thread.id if memory and memory.thread else None
         self.result.resource_id = memory.resource if memory else None
@@ -281,16 +286,23 @@ class AgentLoop:
                 memory.resource, memory.thread.id, title=memory.thread.title, metadata=memory.thread.metadata
             )
 
-        model_spec: str = await resolve_dynamic(agent.model, context)
-        system = instructions_to_messages(await resolve_dynamic(agent.instructions, context))
-        self.ml.replace_all_system_messages(system)
+        fields: Any = (agent.model, agent.instructions, agent.tools, agent.agents, agent.workflows)
+        if any(map(is_dynamic, fields)):  # (in this order)
+            fields = [await resolve_dynamic(value, context) for value in fields]
+        model_spec: str = fields[0]
+        own: Sequence[Tool]
+        agents: dict[str, AgentDefinition]
+        workflows: Sequence[Any]
+        _, instructions, own, agents, workflows = fields
+        self.ml.replace_all_system_messages(instructions_to_messages(instructions))
         for message in self.input:
             self.ml.add(message, "input")
-        own = await resolve_dynamic(agent.tools, context)
-        tools: dict[str, Tool] = {t.name: t for t in merge_tools(own, agent.source_tools())}
-        for name, sub in (await resolve_dynamic(agent.agents, context)).items():
+        own_tools = own if not agent.tool_sources else merge_tools(own, agent.source_tools())
+        tools: dict[str, Tool] = {
+            t.name: t for t in own_tools
+        }  # (what merge_tools keeps of a list: the last of a name)
+        for name, sub in agents.items():
             tools[name] = self._sub_agent_tool(name, sub, context)
-        workflows = await resolve_dynamic(agent.workflows, context)
         if callable(agent.workflows):  # static lists were checked when the host was built
             try:
                 tool_workflows.check_workflows(workflows)
@@ -326,13 +338,6 @@ class AgentLoop:
             tool_transform=agent.tool_transform,
             models={model_spec: model},
         )
-        tool_calls = ToolCalls(
-            run,
-            agent=agent,
-            writer=writer,
-            thread_id=self.result.thread_id,
-            resource_id=self.result.resource_id,
-        )
 
         self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
         for signal in self.state.opening_signals:  # the signal that woke this run
@@ -341,7 +346,7 @@ class AgentLoop:
         try:
             if runner.on_input:
                 await runner.run_input(self.ml)
-            await self._steps(options, model_spec, tools, context, model_call, tool_calls)
+            await self._steps(options, model_spec, tools, context, model_call, run, writer)
             if self.last_step_input is not None and self.last_step_input.structured_output is not None:
                 await self._structured_object(model_call, self.last_step_input)
             self.trace.end_phase("result")
@@ -366,18 +371,19 @@ class AgentLoop:
                 log.exception("an on_success callback of run %s failed; ignored", self.state.run_id)
 
     def _runner(self, lanes: Lanes, context: dict[str, Any], writer: Writer) -> ProcessorRunner:
-        ctx = RunnerContext(
-            run_id=self.state.run_id,
-            agent=self.agent,
-            request_context=context,
-            writer=writer,
-            cancelled=self.state.cancelled,
-            send_signal_for=self._send_signal_for,
-            on_success=self._on_success.append,
-            findings=self.result.findings,
-            on_finish=self._on_finish.append,
-            trace=self.trace if self.trace.span is not None else None,
-            metrics=self.trace.metrics,
+        trace = self.trace
+        ctx = RunnerContext(  # (positional: a keyword call into a dataclass __init__ costs more)
+            self.state.run_id,
+            self.agent,
+            context,
+            writer,
+            self.state.cancelled,
+            self._send_signal_for,
+            self._on_success.append,
+            self._on_finish.append,
+            trace if trace.span is not None else None,
+            trace.metrics,
+            self.result.findings,
         )
         return ProcessorRunner(ctx, input=lanes.input, output=lanes.output, error=lanes.error, hooks=lanes.hooks)
 
@@ -412,12 +418,14 @@ class AgentLoop:
         tools: dict[str, Tool],
         context: dict[str, Any],
         model_call: ModelCall,
-        tool_calls: ToolCalls,
+        run: LoopContext,
+        writer: Writer,
     ) -> None:
         assert self.runner is not None
         runner = self.runner
         original_system = self.ml.system_messages
         max_steps = options.effective_max_steps
+        tool_calls: ToolCalls | None = None  # set up for the first step that calls a tool
         step_number = 0
         while step_number < max_steps:
             self.trace.end_phase("step", step_number)
@@ -455,7 +463,7 @@ class AgentLoop:
             self._in_flight = (step, message_id)
             replayed = await model_call.call(step, step_input, message_id)
 
-            assistant = self._assistant_message(step, message_id)
+            assistant = step.assistant_message(message_id)
             self.ml.add(assistant, "response")
             self._in_flight = None
             try:
@@ -474,7 +482,7 @@ class AgentLoop:
                 if self._retry_step(tripwire, options):
                     self.ml.remove_by_ids([message_id])
                     self.result.steps.append(step)
-                    await self.emit_processed(self._step_finish(step, message_id, continues=True))
+                    await self.emit_processed(step.finish_chunk(message_id, continues=True))
                     continue
                 self.result.steps.append(step)
                 raise
@@ -482,13 +490,22 @@ class AgentLoop:
             continues = step.finish_reason == "tool-calls" and bool(step.tool_calls) and step_number + 1 < max_steps
             try:
                 if step.tool_calls:
+                    if tool_calls is None:
+                        result = self.result
+                        tool_calls = ToolCalls(
+                            run,
+                            agent=self.agent,
+                            writer=writer,
+                            thread_id=result.thread_id,
+                            resource_id=result.resource_id,
+                        )
                     await tool_calls.run(step, step_input.tools, options, context, assistant, replayed)
             except TripWire as tripwire:  # a data chunk a tool wrote was blocked
                 step.tripwire = tripwire_record(tripwire)
                 self.result.steps.append(step)
                 raise
             self.result.steps.append(step)
-            await self.emit_processed(self._step_finish(step, message_id, continues=continues))
+            await self.emit_processed(step.finish_chunk(message_id, continues=continues))
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
                 break  # a signal that arrived during the last step earns another turn
             step_number += 1
@@ -514,32 +531,6 @@ class AgentLoop:
         last = next((m for m in reversed(self.ml.get_response()) if m.role == "assistant"), None)
         if last is not None:
             last.metadata = {**last.metadata, "structuredOutput": outcome.object}
-
-    @staticmethod
-    def _step_finish(step: StepResult, message_id: str, *, continues: bool) -> StepFinish:
-        return StepFinish(
-            step.step_number,
-            message_id,
-            step.finish_reason,
-            step.usage,
-            raw_finish_reason=step.raw_finish_reason,
-            is_continued=continues,
-            model=step.model,
-            tripwire=step.tripwire,
-            warnings=step.warnings,
-        )
-
-    @staticmethod
-    def _assistant_message(step: StepResult, message_id: str) -> Message:
-        parts: list[Part] = []
-        if step.reasoning_parts:
-            parts.extend(step.reasoning_parts)
-        elif step.reasoning_text:
-            parts.append(ReasoningPart(step.reasoning_text))
-        if step.text:
-            parts.append(TextPart(step.text))
-        parts.extend(step.tool_calls)
-        return Message(role="assistant", parts=parts, id=message_id)
 
     def _sub_agent_tool(self, name: str, sub: AgentDefinition, context: dict[str, Any]) -> Tool:
         async def delegate(args: Any) -> Any:
@@ -681,16 +672,18 @@ class AgentLoop:
         self._emit_finish()
 
     def _emit_finish(self) -> None:
-        result = self.result
+        r = self.result  # (positional: a keyword call into a dataclass __init__ costs more)
+        messages = list(r.response_messages)
         self.emit_unprocessed(
             Finish(
-                result.finish_reason,
-                result.usage,
-                result.total_usage,
-                response_messages=list(result.response_messages),
-                raw_finish_reason=result.raw_finish_reason,
-                model=result.model,
-                object=result.object,
-                tripwire=result.tripwire,
+                r.finish_reason,
+                r.usage,
+                r.total_usage,
+                messages,
+                r.raw_finish_reason,
+                None,
+                r.model,
+                r.object,
+                r.tripwire,
             )
         )

@@ -52,6 +52,11 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
 
 def check_model_spec(spec: str) -> None:
     """Fails fast (at config load) on a model string no run could use."""
+    _checked(spec)
+
+
+def _checked(spec: str) -> tuple[str, str]:
+    """The spec's provider and model id, once check_model_spec's rules pass."""
     provider, model_id = parse_model_spec(spec)
     if provider == "local":
         if model_id not in MODEL_IDS:
@@ -60,12 +65,12 @@ def check_model_spec(spec: str) -> None:
             )
     elif provider not in _ADAPTERS and provider not in _REGISTERED:
         raise InvalidArgument.field("model", f"unknown provider {provider!r}", "INVALID_MODEL")
+    return provider, model_id
 
 
 def resolve_model(spec: str) -> LanguageModel:
     """A fresh model instance for one run."""
-    check_model_spec(spec)
-    provider, model_id = parse_model_spec(spec)
+    provider, model_id = _checked(spec)
     if provider == "local":
         return LocalModel(model_id)
     if provider in _REGISTERED:
