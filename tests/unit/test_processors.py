@@ -3,6 +3,7 @@ and the runner's rules."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -152,6 +153,23 @@ async def test_transient_llm_request_rewrite_is_not_kept(recorder: Recorder) -> 
     assert "REWRITTEN" in recorder.prompt_texts(0)
     assert "REWRITTEN" not in recorder.prompt_texts(1)  # not carried to the next step
     assert all("REWRITTEN" not in m.text for m in result.response_messages)
+
+
+async def test_llm_request_args_hold_exactly_their_fields() -> None:
+    seen: list[ProcessLLMRequestArgs] = []
+
+    class Look(Processor):
+        id = "look"
+
+        def process_llm_request(self, args: ProcessLLMRequestArgs) -> None:
+            seen.append(args)
+
+    await Agent(id="a", input_processors=[Look()]).generate("x", ExecutionOptions(max_processor_retries=2))
+    (args,) = seen
+    # Built without __init__: exactly its fields, no more, no fewer.
+    assert sorted(vars(args)) == sorted(f.name for f in dataclasses.fields(ProcessLLMRequestArgs))
+    assert (args.model, args.step_number, args.retry_count) == ("local/echo", 0, 0)
+    assert args.prompt[-1].text == "x" and args.run_id and args.state == {}
 
 
 async def test_request_and_response_hooks_share_state_per_request() -> None:

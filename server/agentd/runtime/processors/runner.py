@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NoReturn, TypedDict, TypeVar, Unpack
 
@@ -69,20 +69,13 @@ PREFETCHED = (TextDelta, ReasoningDelta, ToolCallDelta)
 Entry = Any  # a Processor or a ProcessorWorkflow
 A = TypeVar("A", bound=HookArgs)
 _new = object.__new__
-#: A hook args class -> the names of its fields (see `hook_args`).
-_FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 
-def hook_args(cls: type[A], values: dict[str, Any]) -> A:
-    """`cls(**values)` without the keyword call into its __init__ (some 16
-    fields, for every hook call): the instance takes `values` as its fields.
-    Only when `values` names every field of `cls` exactly (HookArgs classes
-    have no __post_init__ to skip); otherwise __init__ runs, and says what is wrong."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
-    if values.keys() != names:
-        return cls(**values)
+def args_from(cls: type[A], values: dict[str, Any]) -> A:
+    """An instance of hook args class `cls` whose fields are `values` (a dict
+    with exactly its fields as keys: the caller builds it so, and a unit test
+    holds it to that), without the keyword call into its __init__ (some 16
+    fields, for every hook call; HookArgs classes have no __post_init__ to skip)."""
     args: A = _new(cls)
     args.__dict__ = values
     return args
@@ -146,6 +139,9 @@ class HookTables:
     on_output_result: tuple[Entry, ...]
     on_tool_result: tuple[Any, ...]
     on_api_error: tuple[Any, ...]
+    #: Each processor's `abort` (HookArgs.abort), by its id and lane kind: it
+    #: depends on the processor alone, so runs of these lanes share it.
+    aborts: dict[tuple[int, bool], Callable[..., NoReturn]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, input: Sequence[Entry] = (), output: Sequence[Entry] = (), error: Sequence[Entry] = ()) -> HookTables:
@@ -214,20 +210,27 @@ class ProcessorRunner:
     def state(self, processor: Any) -> dict[str, Any]:
         return self.states.setdefault(state_key_of(processor), {})
 
-    def _abort_for(self, processor: Any, default_reason: str) -> Callable[..., NoReturn]:
-        # A partial, not a closure: a function defined per processor and run costs its signature each time.
-        return partial(_abort, processor, default_reason)
+    def _abort_for(self, key: tuple[int, bool], processor: Any) -> Callable[..., NoReturn]:
+        abort = self.hooks.aborts.get(key)
+        if abort is None:
+            verb = "Stream part blocked by" if key[1] else "Tripwire triggered by"
+            # A partial, not a closure: a function defined per processor costs its signature each time.
+            abort = self.hooks.aborts[key] = partial(_abort, processor, f"{verb} {processor.id}")
+        return abort
 
     def common(self, processor: Any, *, stream: bool = False) -> dict[str, Any]:
-        """The HookArgs fields every hook gets; built once per processor and lane
-        kind, since stream hooks run per chunk."""
+        """The HookArgs fields every hook gets (a fresh dict: the args take it as theirs)."""
+        return {**self._base(processor, stream), "retry_count": self.retry_count}
+
+    def _base(self, processor: Any, stream: bool) -> dict[str, Any]:
+        """The HookArgs fields every hook gets but `retry_count`; built once per
+        processor and lane kind, since stream hooks run per chunk."""
         key = (id(processor), stream)
         base = self._common.get(key)
         if base is None:
-            verb = "Stream part blocked by" if stream else "Tripwire triggered by"
             ctx = self.ctx
             base = self._common[key] = {
-                "abort": self._abort_for(processor, f"{verb} {processor.id}"),
+                "abort": self._abort_for(key, processor),
                 "state": self.state(processor),
                 "request_context": ctx.request_context,
                 "writer": ctx.writer,
@@ -239,7 +242,7 @@ class ProcessorRunner:
                 "report": lambda violation, reported=self._reported: reported.append((processor, violation)),
                 "on_finish": ctx.on_finish,
             }
-        return {**base, "retry_count": self.retry_count}
+        return base
 
     async def call(self, processor: Any, hook: Hook, args: HookArgs) -> Any:
         trace = self.ctx.trace
@@ -322,13 +325,18 @@ class ProcessorRunner:
     # ------------------------------------------------------------ provider boundary
 
     async def run_llm_request(
-        self, prompt: list[Message], *, message_list: MessageList, **call: Unpack[ModelCall]
+        self, prompt: list[Message], *, message_list: MessageList, model: str, step_number: int, steps: list[Any]
     ) -> tuple[list[Message], CachedLLMResponse | None]:
         response: CachedLLMResponse | None = None
         for processor in self.on_llm_request:
-            values = self.common(processor)  # a fresh dict: the args take it as theirs
-            values.update(call, prompt=prompt, message_list=message_list)
-            args = hook_args(ProcessLLMRequestArgs, values)
+            values = self._base(processor, False).copy()  # the args take the copy as theirs
+            values["retry_count"] = self.retry_count
+            values["model"] = model
+            values["step_number"] = step_number
+            values["steps"] = steps
+            values["prompt"] = prompt
+            values["message_list"] = message_list
+            args = args_from(ProcessLLMRequestArgs, values)
             result = await self.call(processor, "process_llm_request", args)
             if result is None:
                 continue
