@@ -200,8 +200,8 @@ class _Resolved:
         the same objects, by identity (an entry's __eq__ is never asked)."""
         if enabled != self.enabled:
             return False
-        for entries, held in zip(lists, self.held, strict=True):
-            if len(entries) != len(held) or not all(map(operator.is_, entries, held)):
+        for entries, held in zip(lists, self.held, strict=False):  # (as many: the same lanes)
+            if len(entries) != len(held) or (held and not all(map(operator.is_, entries, held))):
                 return False
         return True
 

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentd.runtime.agent_definition import RequestContext, instructions_to_messages, resolve_dynamic
 from agentd.runtime.editor import FIELDS, EditorPolicy
@@ -56,6 +56,8 @@ DEFAULT_CACHE_TTL = 30.0
 #: Mask paths naming what always comes from the code, or what only the server writes.
 _CODE_OWNED = ("id", "name", "model")
 _OUTPUT_ONLY = ("agent_id", "version", "updated_by", "update_time", "overridden_fields")
+#: What `Overrides._cached` answers for a key with no fresh head cached.
+_STALE = object()
 
 
 @dataclass(frozen=True)
@@ -193,11 +195,21 @@ class Overrides:
             dropped, _ = self._cache.popitem(last=False)
             self._generations.pop(dropped, None)
 
-    async def _head(self, key: str) -> OverrideVersion | None:
+    def _cached(self, key: str) -> object:
+        """The head cached for `key` while fresh (now the most recent), else _STALE."""
         hit = self._cache.get(key)
         if hit is not None and hit[1] > self._clock():
             self._cache.move_to_end(key)
             return hit[0]
+        return _STALE
+
+    async def _head(self, key: str) -> OverrideVersion | None:
+        head = self._cached(key)
+        return await self._read_head(key) if head is _STALE else cast(OverrideVersion | None, head)
+
+    async def _read_head(self, key: str) -> OverrideVersion | None:
+        """The head read from the store (the cached one, stale, when the store fails)."""
+        hit = self._cache.get(key)
         generation = self._generation(key)
         try:
             head = await self.store.head(key)
@@ -230,10 +242,18 @@ class Overrides:
         in effect applied (the code's own object when there are none)."""
         if agent.policy.locked:
             return agent
-        head = await self.current(agent, tenant)
-        if head is None or not head.values.fields:
+        # What `current` reads, without its coroutines while the head is cached.
+        key = scoped(tenant, agent.id)
+        head = self._cached(key)
+        if head is _STALE:
+            head = await self._read_head(key)
+        head = cast(OverrideVersion | None, head)
+        if head is None:
             return agent
-        return apply(agent, head.values, self.catalogue())
+        values = effective_fields(head.values, agent.policy)
+        if not values.fields:
+            return agent
+        return apply(agent, values, self.catalogue())
 
     # ------------------------------------------------------------ writing
 
