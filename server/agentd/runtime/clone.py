@@ -53,13 +53,25 @@ def clone(value: T) -> T:
 def _copier(cls: type, names: tuple[str, ...]) -> Callable[[Any], Any]:
     """`cls`'s copier: a new instance (no __init__ runs) with each field cloned.
     A class that guards its attributes (a frozen dataclass) is set through
-    object.__setattr__, the others by plain assignment."""
+    object.__setattr__, the others by plain assignment. A field's list or
+    dict (a message's parts and metadata) is copied in the copier itself, not
+    by a call to clone and one to its comprehension (none when it is empty)."""
     plain = cls.__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
     lines = ["def copy(value):", "    new = new_(cls)"]
     for name in names:
-        lines.append(f"    v = value.{name}")
-        kept = "v if type(v) in leaves else clone(v)"
-        lines.append(f"    new.{name} = {kept}" if plain else f"    set_(new, {name!r}, {kept})")
+        lines += [
+            f"    v = value.{name}",
+            "    t = type(v)",
+            "    if t in leaves:",
+            "        pass",
+            "    elif t is list:",
+            "        v = [x if type(x) in leaves else clone(x) for x in v] if v else []",
+            "    elif t is dict:",
+            "        v = {k: x if type(x) in leaves else clone(x) for k, x in v.items()} if v else {}",
+            "    else:",
+            "        v = clone(v)",
+            f"    new.{name} = v" if plain else f"    set_(new, {name!r}, v)",
+        ]
     lines.append("    return new")
     namespace: dict[str, Any] = {
         "cls": cls,

@@ -69,6 +69,8 @@ class MessageList:
         return list(self._system)
 
     def all_system_messages(self) -> list[Message]:
+        if not self._tagged:
+            return list(self._system)
         return [*self._system, *(m for tagged in self._tagged.values() for m in tagged)]
 
     # ------------------------------------------------------------ writing
