@@ -436,14 +436,14 @@ class AgentLoop:
             message_id = new_id("msg_")
             self.current_message_id = message_id
             self.ml.replace_all_system_messages(original_system)  # per-step system changes do not stick
-            step_input = StepInput(
-                model=model_spec,
-                tools=dict(tools),
-                tool_choice=options.tool_choice,
-                active_tools=options.active_tools,
-                provider_options=dict(options.provider_options or {}),
-                model_settings=options.model_settings,
-                structured_output=options.structured_output,
+            step_input = StepInput(  # model, tools, tool choice, active tools, provider options, settings, structured
+                model_spec,
+                dict(tools),
+                options.tool_choice,
+                options.active_tools,
+                dict(options.provider_options or {}),
+                options.model_settings,
+                options.structured_output,
             )
             try:
                 if runner.on_input_step:
@@ -459,7 +459,7 @@ class AgentLoop:
                     continue
                 raise
             self.last_step_input = step_input
-            step = StepResult(step_number, model=step_input.model)
+            step = StepResult(step_number, "", "", "unknown", None, Usage(), [], [], step_input.model)  # (positional)
             self._in_flight = (step, message_id)
             replayed = await model_call.call(step, step_input, message_id)
 

@@ -91,7 +91,7 @@ class MessageList:
                 self._sources[message.id] = source
                 return
         if source != "memory" and self._messages:
-            latest = max(aware(m.created_at) for m in self._messages)
+            latest = max([aware(m.created_at) for m in self._messages])
             if aware(message.created_at) <= latest:
                 message.created_at = latest + _TICK
         self._messages.append(message)
