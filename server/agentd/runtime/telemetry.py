@@ -93,7 +93,7 @@ class Telemetry:
     def run(self, *, agent_id: str, agent_name: str, run_id: str) -> RunTrace:
         self.metrics.run_started(agent_id)
         if self.tracer is None:
-            return RunTrace(None, metrics=self.metrics, agent_id=agent_id)
+            return RunTrace(None, None, False, metrics=self.metrics, agent_id=agent_id)
         link = LINK_TO.get()
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
@@ -156,6 +156,8 @@ class RunTrace:
         self._processors: dict[str, _ProcessorSpan] = {}
         #: The run's end time while scoring holds its span open (`end(hold=True)`).
         self._held: int | None = None
+        #: Whether `end` records anything (a span, or metrics that are on): else the loop skips it.
+        self.recording = span is not None or (metrics is not None and metrics.enabled)
 
     def _child(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Span | None:
         if self.tracer is None or self.span is None:

@@ -183,18 +183,19 @@ class AgentLoop:
                     EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
                 )
             )
-            self.trace.end(
-                thread_id=result.thread_id,
-                finish_reason=result.finish_reason,
-                input_tokens=result.total_usage.input_tokens,
-                output_tokens=result.total_usage.output_tokens,
-                model=result.model,
-                tripwire=result.tripwire,
-                error=result.error,
-                aborted=result.aborted,
-                text=result.text,
-                hold=held,
-            )
+            if self.trace.recording:  # (else `end` changes nothing: no keyword call for it)
+                self.trace.end(
+                    thread_id=result.thread_id,
+                    finish_reason=result.finish_reason,
+                    input_tokens=result.total_usage.input_tokens,
+                    output_tokens=result.total_usage.output_tokens,
+                    model=result.model,
+                    tripwire=result.tripwire,
+                    error=result.error,
+                    aborted=result.aborted,
+                    text=result.text,
+                    hold=held,
+                )
             # The runner's context points back here (writer, signals): without
             # that cycle the run is freed when its last reader lets go, not by the collector.
             self.runner = None
