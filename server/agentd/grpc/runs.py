@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentd.grpc.authz import caller
 from agentd.grpc.messages import run_input
-from agentd.grpc.options import host_options
+from agentd.grpc.options import host_options, unset_options
 from agentd.grpc.violations import Violations
 from agentd.runtime.host import Host
 from agentd.runtime.run_requests import RunRequest
@@ -14,13 +14,15 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) -> RunRequest:
     """The validated request, or one INVALID_ARGUMENT listing every problem."""
     v = Violations()
-    v.require(request.agent_id, "agent_id")
+    agent_id = request.agent_id
+    v.require(agent_id, "agent_id")
     messages = run_input(request.messages, request.text, v)
-    options = host_options(host, request.options, "options", v)
-    keep_running = isinstance(request, apb.StreamRequest) and request.keep_running
+    # Unset (most calls): not even an empty sub-message to look into.
+    options = host_options(host, request.options, "options", v) if request.HasField("options") else unset_options()
+    keep_running = type(request) is apb.StreamRequest and request.keep_running
     who = caller()
     run = RunRequest(
-        agent_id=request.agent_id,
+        agent_id=agent_id,
         messages=tuple(messages),
         options=options,
         keep_running=keep_running,
