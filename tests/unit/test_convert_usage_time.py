@@ -10,12 +10,13 @@ import pytest
 from google.protobuf import timestamp_pb2
 
 from agentd.grpc.authz import CALLER
-from agentd.grpc.chunks import usage_to_pb
+from agentd.grpc.chunks import fill_usage, usage_to_pb
 from agentd.grpc.options import execution_options
-from agentd.grpc.values import to_timestamp
+from agentd.grpc.values import fill_timestamp, to_timestamp
 from agentd.grpc.violations import Violations
 from agentd.runtime.chunks import Usage
 from agentd.runtime.identity import ANONYMOUS, SUBJECT_KEY, TENANT_KEY, Identity
+from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 
 
@@ -27,6 +28,12 @@ def test_every_usage_counter_is_carried_and_an_unreported_one_stays_unset() -> N
     assert [f.name for f in pb.DESCRIPTOR.fields] == names  # nothing the proto has is left out
     unreported = usage_to_pb(Usage(input_tokens=3))
     assert [name for name in names if unreported.HasField(name)] == ["input_tokens"]
+
+
+def test_a_usage_filled_in_place_is_there_even_with_nothing_reported() -> None:
+    reply = apb.GenerateResponse()
+    fill_usage(reply.usage, Usage())
+    assert reply.HasField("usage") and reply.usage == usage_to_pb(Usage())
 
 
 @pytest.mark.parametrize(
@@ -45,6 +52,9 @@ def test_a_timestamp_is_the_instant_protobuf_gives(when: datetime) -> None:
     expected.FromDatetime(when.astimezone(UTC))
     assert to_timestamp(when) == expected
     assert to_timestamp(None) is None
+    filled = timestamp_pb2.Timestamp()
+    fill_timestamp(filled, when)
+    assert filled == expected
 
 
 @pytest.mark.parametrize("who", [ANONYMOUS, Identity("acme", "billing", frozenset({"writer"}), ("*",), "token")])

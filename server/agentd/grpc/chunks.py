@@ -24,21 +24,28 @@ SOURCES = enum_values(cpb.ChunkSource, "CHUNK_SOURCE_", get_args(runtime_chunks.
 
 
 def usage_to_pb(usage: runtime_chunks.Usage) -> upb.Usage:
-    return upb.Usage(**usage_fields(usage))
+    out = upb.Usage()
+    fill_usage(out, usage)
+    return out
 
 
-def usage_fields(usage: runtime_chunks.Usage) -> dict[str, int | None]:
-    """The same counters by the same names (None: not reported), for a Usage
-    field set where it is built (a dict fills it in place; a message is copied in)."""
-    # Named one by one: dataclasses.asdict (deep-copying) cost more than the rest of a reply.
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "cached_input_tokens": usage.cached_input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-    }
+def fill_usage(target: upb.Usage, usage: runtime_chunks.Usage) -> None:
+    """`usage` written into a Usage field where it is (present even with no
+    counter reported): cheaper than naming every counter, most of them
+    unreported, and than copying one in."""
+    target.SetInParent()
+    if usage.input_tokens is not None:
+        target.input_tokens = usage.input_tokens
+    if usage.output_tokens is not None:
+        target.output_tokens = usage.output_tokens
+    if usage.total_tokens is not None:
+        target.total_tokens = usage.total_tokens
+    if usage.reasoning_tokens is not None:
+        target.reasoning_tokens = usage.reasoning_tokens
+    if usage.cached_input_tokens is not None:
+        target.cached_input_tokens = usage.cached_input_tokens
+    if usage.cache_creation_input_tokens is not None:
+        target.cache_creation_input_tokens = usage.cache_creation_input_tokens
 
 
 def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None:
@@ -144,7 +151,7 @@ def _step_finish(t: cpb.StepFinishChunk, p: runtime_chunks.StepFinish) -> None:
     t.message_id = p.message_id
     t.finish_reason = FINISH_REASONS[p.finish_reason]
     t.raw_finish_reason = p.raw_finish_reason or ""
-    t.usage.CopyFrom(usage_to_pb(p.usage))
+    fill_usage(t.usage, p.usage)
     t.is_continued = p.is_continued
     _struct(t.provider_metadata, p.provider_metadata)
     t.model = p.model
@@ -155,8 +162,8 @@ def _step_finish(t: cpb.StepFinishChunk, p: runtime_chunks.StepFinish) -> None:
 def _finish(t: cpb.FinishChunk, p: runtime_chunks.Finish) -> None:
     t.finish_reason = FINISH_REASONS[p.finish_reason]
     t.raw_finish_reason = p.raw_finish_reason or ""
-    t.usage.CopyFrom(usage_to_pb(p.usage))
-    t.total_usage.CopyFrom(usage_to_pb(p.total_usage))
+    fill_usage(t.usage, p.usage)
+    fill_usage(t.total_usage, p.total_usage)
     for message in p.response_messages:
         add_message(t.response_messages, message)
     _struct(t.provider_metadata, p.provider_metadata)

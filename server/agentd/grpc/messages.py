@@ -4,13 +4,12 @@ the input messages of a run a caller sends."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
-from agentd.grpc.parts import check_part, part_from_pb, part_to_pb
+from agentd.grpc.parts import check_part, fill_part, part_from_pb
 from agentd.grpc.signals import signal_to_pb
-from agentd.grpc.values import from_struct, from_timestamp, optional_struct, timestamp, timestamp_fields
+from agentd.grpc.values import fill_timestamp, from_struct, from_timestamp, optional_struct, timestamp
 from agentd.grpc.violations import Violations
 from agentd.runtime import messages as rm
 from agentd_proto.v1 import message_pb2 as mpb
@@ -25,25 +24,26 @@ ROLE_NAMES: dict[int, rm.Role] = {v: k for k, v in ROLES.items()}  # type: ignor
 
 
 def message_to_pb(message: rm.Message) -> mpb.Message:
-    return _rest(mpb.Message(**_fields(message)), message)
+    out = mpb.Message(id=message.id, role=ROLES[message.role])
+    _fill(out, message)
+    return out
 
 
 def add_message(into: RepeatedCompositeFieldContainer[mpb.Message], message: rm.Message) -> None:
     """Adds `message` to a repeated field, built where it goes (one built
-    apart and added would be copied in)."""
-    _rest(into.add(**_fields(message)), message)
+    apart and added would be copied in, and so would each of its parts)."""
+    _fill(into.add(id=message.id, role=ROLES[message.role]), message)
 
 
-def _fields(message: rm.Message) -> dict[str, Any]:
-    return {
-        "id": message.id,
-        "role": ROLES[message.role],
-        "parts": [_part_to_pb(p) for p in message.parts],
-        "create_time": timestamp_fields(message.created_at) if message.created_at is not None else None,
-    }
-
-
-def _rest(out: mpb.Message, message: rm.Message) -> mpb.Message:
+def _fill(out: mpb.Message, message: rm.Message) -> None:
+    parts = out.parts
+    for part in message.parts:
+        if isinstance(part, rm.SignalPart):
+            parts.add().signal.signal.CopyFrom(signal_to_pb(part.signal))
+        else:
+            fill_part(parts.add(), part)
+    if message.created_at is not None:
+        fill_timestamp(out.create_time, message.created_at)
     # Set only when there: a field named at its default still costs a lookup.
     if message.metadata:
         out.metadata.update(message.metadata)
@@ -53,13 +53,6 @@ def _rest(out: mpb.Message, message: rm.Message) -> mpb.Message:
         out.thread_id = message.thread_id
     if message.resource_id:
         out.resource_id = message.resource_id
-    return out
-
-
-def _part_to_pb(part: rm.Part) -> mpb.Part:
-    if isinstance(part, rm.SignalPart):
-        return mpb.Part(signal=mpb.SignalPart(signal=signal_to_pb(part.signal)))
-    return part_to_pb(part)
 
 
 def message_from_pb(message: mpb.Message) -> rm.Message:

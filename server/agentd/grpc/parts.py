@@ -60,6 +60,19 @@ def text_to_pb(part: rm.TextPart) -> mpb.TextPart:
     return mpb.TextPart(text=part.text, provider_options=to_struct(part.provider_options))
 
 
+def fill_part(out: mpb.Part, part: rm.Part) -> None:
+    """`part` (any but a signal part) written into `out`, an empty Part added
+    where it goes: a text part, most of them, in place; any other built and
+    copied in once."""
+    if isinstance(part, rm.TextPart):
+        text = out.text
+        text.text = part.text  # even "": the oneof is set
+        if part.provider_options:
+            text.provider_options.update(part.provider_options)
+    else:
+        out.CopyFrom(part_to_pb(part))
+
+
 def part_to_pb(part: rm.Part) -> mpb.Part:
     """Every part but a signal part (see messages.py)."""
     if isinstance(part, rm.TextPart):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
-from agentd.grpc.chunks import FINISH_REASONS, tripwire_to_pb, usage_fields
+from agentd.grpc.chunks import FINISH_REASONS, fill_usage, tripwire_to_pb
 from agentd.grpc.messages import add_message
 from agentd.grpc.parts import tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.values import to_value
@@ -13,22 +13,19 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 
 # Fields are set only when they hold something: naming a field at its default
 # in the constructor still costs a lookup, about 40% of building a plain reply.
-# Sub-messages are built where they go (`add`, a dict): one built apart and
-# set is copied in (encoded and decoded again).
+# Sub-messages are filled where they go: one built apart and set is copied in
+# (encoded and decoded again).
 
 
 def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepResult) -> None:
-    """Adds `step` to a repeated field, built where it goes (one built apart
-    and added would be copied in, with its usage)."""
-    out = into.add(
-        step_number=step.step_number,
-        finish_reason=FINISH_REASONS[step.finish_reason],
-        usage=usage_fields(step.usage),
-        model=step.model,
-        tripwire=tripwire_to_pb(step.tripwire),
-    )
-    if step.tripwire is None:
+    """Adds `step` to a repeated field, built where it goes."""
+    out = into.add(step_number=step.step_number, finish_reason=FINISH_REASONS[step.finish_reason], model=step.model)
+    fill_usage(out.usage, step.usage)
+    tripwire = tripwire_to_pb(step.tripwire)
+    if tripwire is None:
         out.text = step.text
+    else:
+        out.tripwire.CopyFrom(tripwire)
     if step.reasoning_text:
         out.reasoning_text = step.reasoning_text
     if step.tool_calls:
@@ -44,15 +41,19 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
         run_id=result.run_id,
         text=result.text,
         finish_reason=FINISH_REASONS[result.finish_reason],
-        usage=usage_fields(result.usage),
-        total_usage=usage_fields(result.total_usage),
         model=result.model,
-        tripwire=tripwire_to_pb(result.tripwire),
     )
+    fill_usage(out.usage, result.usage)
+    fill_usage(out.total_usage, result.total_usage)
+    tripwire = tripwire_to_pb(result.tripwire)
+    if tripwire is not None:
+        out.tripwire.CopyFrom(tripwire)
+    steps = out.steps
     for step in result.steps:
-        add_step(out.steps, step)
+        add_step(steps, step)
+    messages = out.response_messages
     for message in result.response_messages:
-        add_message(out.response_messages, message)
+        add_message(messages, message)
     if result.reasoning_text:
         out.reasoning_text = result.reasoning_text
     if result.raw_finish_reason:

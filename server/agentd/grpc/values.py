@@ -105,6 +105,14 @@ def timestamp_fields(when: datetime) -> dict[str, int]:
     return {"seconds": since.days * 86400 + since.seconds, "nanos": since.microseconds * 1000}
 
 
+def fill_timestamp(target: timestamp_pb2.Timestamp, when: datetime) -> None:
+    """`to_timestamp(when)` written into a Timestamp field where it is (a
+    message set as a field's value would be copied in)."""
+    since = (when if when.tzinfo is not None else when.astimezone(UTC)) - _EPOCH
+    target.seconds = since.days * 86400 + since.seconds
+    target.nanos = since.microseconds * 1000
+
+
 def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:
     return ts.ToDatetime(tzinfo=UTC)
 
