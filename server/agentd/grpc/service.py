@@ -29,7 +29,7 @@ from agentd.grpc.errors import Context, abort
 from agentd.grpc.gate import Gate
 from agentd.grpc.metrics import RpcMetrics
 from agentd.grpc.tenancy import unscope_message
-from agentd.grpc.values import non_finite
+from agentd.grpc.values import holds_values, may_hold_non_finite, non_finite
 from agentd.grpc.wire import locate_malformed
 from agentd.runtime.errors import (
     AgentdError,
@@ -64,24 +64,46 @@ def malformed_error(what: Malformed) -> InvalidArgument:
     return InvalidArgument(f"the request did not decode: {what.error}", "MALFORMED_REQUEST", violations=violations)
 
 
-def _deserializer(cls: type[message.Message]) -> Callable[[bytes], message.Message | Malformed]:
-    def decode(data: bytes) -> message.Message | Malformed:
+class _Refused:
+    """Stands in for a decoded request that holds a NaN or infinite number."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: InvalidArgument) -> None:
+        self.error = error
+
+
+def _deserializer(
+    cls: type[message.Message], *, walk: bool = False
+) -> Callable[[bytes], message.Message | Malformed | _Refused]:
+    """Decodes a request; `walk` (the type can hold a Value): a request
+    holding a NaN or infinite number decodes to the error refusing it (looked
+    for where the bytes tell there may be one), answered once its caller is
+    admitted. A bidirectional stream checks its own frames."""
+    from_string = cls.FromString
+
+    def decode(data: bytes) -> message.Message | Malformed | _Refused:
         try:
-            return cls.FromString(data)
+            request = from_string(data)
         except Exception as exc:
             return Malformed(exc, locate_malformed(cls.DESCRIPTOR, data))
+        if walk and may_hold_non_finite(data):
+            problems = non_finite(request)
+            if problems:
+                return _Refused(InvalidArgument.fields(problems))
+        return request
 
     return decode
 
 
-def _checked(request: message.Message | Malformed) -> None:
-    """What every decoded request passes before it is handled (a bidirectional
-    stream's frames are its own to check)."""
-    if isinstance(request, Malformed):
-        raise malformed_error(request)
-    problems = non_finite(request)
-    if problems:
-        raise InvalidArgument.fields(problems)
+#: What a request that is not to be handled decodes to (see `_deserializer`).
+_REFUSED = (Malformed, _Refused)
+
+
+def _refusal(request: Malformed | _Refused) -> InvalidArgument:
+    """Why a decoded request is not handled: every decoded request is looked
+    at before it is (a bidirectional stream's frames are its own to check)."""
+    return malformed_error(request) if isinstance(request, Malformed) else request.error
 
 
 async def _guard(context: Context, exc: BaseException) -> NoReturn:
@@ -194,7 +216,8 @@ def _unary(impl: Unary, call: _Call) -> Bytes:
         timing = call.timed(context)
         try:
             identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
-            _checked(request)
+            if isinstance(request, _REFUSED):
+                raise _refusal(request)
             token = CALLER.set(identity)
             try:
                 if deadline is None or context.time_remaining() is not None:
@@ -245,8 +268,8 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
         timing = call.timed(context)
         try:
             identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
-            if decoded_request:
-                _checked(request)
+            if decoded_request and isinstance(request, _REFUSED):
+                raise _refusal(request)
             token = CALLER.set(identity)
             try:
                 # Closed here, not by the collector, when a message is too large: its cleanup runs now.
@@ -311,7 +334,10 @@ def register(
         call = _Call(full_name, policy)
         if method.client_streaming and not method.server_streaming:
             raise NotImplementedError("client-streaming methods are not part of the contract")
-        decode = _deserializer(message_factory.GetMessageClass(method.input_type))
+        decode = _deserializer(
+            message_factory.GetMessageClass(method.input_type),
+            walk=not method.client_streaming and holds_values(method.input_type),
+        )
         impl: Any = getattr(servicer, method.name)
         if getattr(type(servicer), method.name) is getattr(base, method.name):  # the generated stand-in
             log.warning("%s.%s is not implemented: it answers UNIMPLEMENTED", service.name, method.name)

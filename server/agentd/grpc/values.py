@@ -143,12 +143,42 @@ def duration_seconds(pb: duration_pb2.Duration, field: str, v: Violations) -> fl
 _NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON values)"
 
 
+def may_hold_non_finite(data: bytes) -> bool:
+    """Whether the encoded message `data` may hold a NaN or infinite double:
+    such a double has all eleven exponent bits set, so its last byte (the
+    most significant; doubles are little-endian on the wire) is 0x7f or 0xff.
+    Bytes holding neither, as almost every request's do, hold none."""
+    return b"\x7f" in data or b"\xff" in data
+
+
 def non_finite(message: Message, path: str = "") -> list[FieldViolation]:
     """A violation for each NaN or infinite number in any Value inside `message`
     (Struct keys as `.key`, list items as `[i]`)."""
     out: list[FieldViolation] = []
     _walk(message, path, out)
     return out
+
+
+_VALUE_TYPES = frozenset({"google.protobuf.Value", "google.protobuf.Struct", "google.protobuf.ListValue"})
+#: Whether a message type can hold a Value, a Struct or a ListValue, in any
+#: field however deep: fields that cannot are not walked.
+_HOLDS: dict[str, bool] = {}
+
+
+def holds_values(message_type: descriptor.Descriptor) -> bool:
+    """Whether a message of `message_type` can hold a Value (Struct, ListValue) anywhere within."""
+    name = message_type.full_name
+    known = _HOLDS.get(name)
+    if known is None:
+        seen: set[str] = set()
+        todo = [message_type]
+        while todo:  # every type reachable from this one (types may recur: Value holds Struct holds Value)
+            d = todo.pop()
+            if d.full_name not in seen:
+                seen.add(d.full_name)
+                todo.extend(f.message_type for f in d.fields if f.message_type is not None)
+        known = _HOLDS[name] = not seen.isdisjoint(_VALUE_TYPES)
+    return known
 
 
 def _walk(message: Message, path: str, out: list[FieldViolation]) -> None:
@@ -164,10 +194,10 @@ def _walk(message: Message, path: str, out: list[FieldViolation]) -> None:
             _value(item, f"{path}[{i}]", out)
         return
     for field, value in message.ListFields():
-        if field.type != descriptor.FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type is None or not holds_values(field.message_type):
             continue
         name = f"{path}.{field.name}" if path else field.name
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        if field.message_type.GetOptions().map_entry:
             for key, item in value.items():
                 if isinstance(item, Message):
                     _walk(item, f"{name}.{key}", out)
