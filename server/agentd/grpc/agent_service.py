@@ -224,10 +224,12 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
 
     async def Generate(self, request: apb.GenerateRequest, context: Context) -> apb.GenerateResponse:
         # A run without a thread runs in this call's task: its cancellation ends the run CALLER_CANCELLED.
-        handle = await start_run(self.host, run_request(self.host, request), in_caller=True)
+        run = run_request(self.host, request)
+        handle = await start_run(self.host, run, in_caller=True)
         try:
             result: RunResult = await handle.run_to_end()
-            await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when we answer
+            if run.thread_bound:  # the thread is free (or handed on) when we answer
+                await self.host.threads.settled(handle.run_id)
         except asyncio.CancelledError:
             handle.abort(*CALLER_CANCELLED)
             raise
@@ -251,7 +253,8 @@ class AgentService(agent_service_pb2_grpc.AgentServiceServicer):
             async for batch in handle.buffer.batches(max_batch=MAX_BATCH, linger=self.host.runs.linger):
                 for response in batch_responses(batch, self.batch_bytes):
                     yield response
-            await self.host.threads.settled(handle.run_id)  # the thread is free (or handed on) when the stream ends
+            if run.thread_bound:  # the thread is free (or handed on) when the stream ends
+                await self.host.threads.settled(handle.run_id)
         finally:
             if not handle.done and not run.keep_running:
                 handle.abort(*CALLER_CANCELLED)

@@ -5,22 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-
-class Expiry:
-    """One call's wait under a `DefaultDeadline`."""
-
-    __slots__ = ("cancelling", "ended", "expired", "ours", "task", "when")
-
-    def __init__(self, when: float, task: asyncio.Task[object]) -> None:
-        self.when = when
-        self.task = task
-        #: The task's pending cancellations when the wait began: one more is the deadline's.
-        self.cancelling = task.cancelling()
-        #: The deadline passed and cancelled the task.
-        self.expired = False
-        self.ended = False
-        #: The deadline, not someone else, is why the task was cancelled.
-        self.ours = False
+#: A call's wait under a `DefaultDeadline`: the task serving the call (one wait per task at a time).
+Expiry = asyncio.Task[object]
 
 
 class DefaultDeadline:
@@ -28,14 +14,19 @@ class DefaultDeadline:
     length, so calls expire in the order they began: one timer, armed for the
     oldest call still going, serves them all, where asyncio.timeout puts a
     timer of its own per call into the loop's heap (a few microseconds, and a
-    heap that every loop turn looks at)."""
+    heap that every loop turn looks at). A wait is its task, and what is
+    kept of it a tuple: an object of its own per call cost as much again."""
 
-    __slots__ = ("_calls", "_loop", "_timer", "seconds")
+    __slots__ = ("_calls", "_expired", "_loop", "_timer", "seconds")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        #: The calls going, in the order they began (a dict: removal in O(1)).
-        self._calls: dict[Expiry, None] = {}
+        #: The calls going, in the order they began (a dict: removal in O(1)):
+        #: when each expires, and its task's pending cancellations when it
+        #: began (one more is the deadline's).
+        self._calls: dict[Expiry, tuple[float, int]] = {}
+        #: Calls the deadline cancelled that have not ended: their pending cancellations when they began.
+        self._expired: dict[Expiry, int] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -44,34 +35,33 @@ class DefaultDeadline:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None
-        expiry = Expiry(loop.time() + self.seconds, task)
-        self._calls[expiry] = None
+        when = loop.time() + self.seconds
+        self._calls[task] = (when, task.cancelling())
         if self._timer is None or self._loop is not loop:
             self._loop = loop
-            self._timer = loop.call_at(expiry.when, self._expire)
-        return expiry
+            self._timer = loop.call_at(when, self._expire)
+        return task
 
     def end(self, expiry: Expiry) -> bool:
-        """Ends the wait (again: no effect); True when the deadline is what
-        cancelled the call, its cancellation then taken back (as asyncio.timeout does)."""
-        if not expiry.expired:
-            self._calls.pop(expiry, None)
+        """Ends the wait (again: no effect, and False); True when the deadline
+        is what cancelled the call, its cancellation then taken back (as asyncio.timeout does)."""
+        if self._calls.pop(expiry, None) is not None:
             return False
-        if not expiry.ended:
-            expiry.ended = True
-            expiry.ours = expiry.task.uncancel() <= expiry.cancelling
-        return expiry.ours
+        cancelling = self._expired.pop(expiry, None)
+        return cancelling is not None and expiry.uncancel() <= cancelling
 
     def _expire(self) -> None:
         self._timer = None
         loop = self._loop
         assert loop is not None
         now = loop.time()
-        while self._calls:
-            expiry = next(iter(self._calls))
-            if expiry.when > now:
-                self._timer = loop.call_at(expiry.when, self._expire)
+        calls = self._calls
+        while calls:
+            task = next(iter(calls))
+            when, cancelling = calls[task]
+            if when > now:
+                self._timer = loop.call_at(when, self._expire)
                 return
-            del self._calls[expiry]
-            expiry.expired = True
-            expiry.task.cancel()
+            del calls[task]
+            self._expired[task] = cancelling
+            task.cancel()
