@@ -12,9 +12,9 @@ import grpc
 import pytest
 
 from agentd.runtime import Agent
-from agentd.runtime.chunks import Abort
+from agentd.runtime.chunks import Abort, Chunk
 from agentd.runtime.options import ExecutionOptions
-from agentd.runtime.processors.base import ProcessInputArgs, Processor
+from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessOutputStreamArgs
 from agentd.runtime.run import RunHandle, RunResult
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import thread_service_pb2 as tpb
@@ -140,3 +140,37 @@ async def test_shutdown_ends_a_generate_unavailable(closes: Closes) -> None:
         assert closes.closed == [handle.run_id]
     finally:
         await running.close()
+
+
+class TurnsCancellationIntoAnError(Processor):
+    """An output-stream hook that waits on the run's first chunk and, cancelled
+    there, raises an error of its own instead (cleanup that fails)."""
+
+    id = "turns-cancellation-into-an-error"
+
+    def __init__(self) -> None:
+        self.waiting = asyncio.Event()
+
+    async def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        if self.waiting.is_set():
+            return args.part
+        self.waiting.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("cleanup failed while cancelled") from None
+        return args.part
+
+
+async def test_a_cancelled_generate_ends_caller_cancelled_though_a_hook_turns_the_cancel_into_an_error() -> None:
+    # (A stream hook's error is logged and its chunk passes: here that would
+    # have let the run go on to its end without its caller.)
+    converts = TurnsCancellationIntoAnError()
+    async with serving([Agent(id="converts", output_processors=[converts])]) as running:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="converts", text="one two"))
+        await asyncio.wait_for(converts.waiting.wait(), 10)  # the run waits inside the hook
+        handle = await in_flight(running)
+        call.cancel()
+        result = await ended(running, handle)
+        assert result.aborted == Abort("CALLER_CANCELLED", "the caller cancelled the call")
+        assert result.error is None

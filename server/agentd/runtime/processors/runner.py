@@ -12,6 +12,7 @@ processor, through `workflow.run_entry` with that hook's phase (phases.py).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -497,6 +498,12 @@ class ProcessorRunner:
             raise error
         if isinstance(error, ProcessorUnavailable):
             raise error
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # The run's task was cancelled (its caller went, or an abort) and the
+            # hook turned the cancellation into an error of its own: the run is
+            # still cancelled, not one that goes on without its caller.
+            raise asyncio.CancelledError from error
         log.error("process_output_stream of %r failed; the chunk passes unchanged", processor.id, exc_info=error)
         return part
 
