@@ -71,8 +71,11 @@ lint: setup
 baseline: setup
 	$(VENV)/bin/buf build -o protos/baseline.binpb
 
+# Everything on uvloop (what `agentd serve` runs on by default), then the
+# services again on asyncio's loop (--loop asyncio, and where uvloop has no build).
 test: check-system setup tools
 	$(PY) -m pytest -q -p no:cacheprovider
+	AGENTD_TEST_LOOP=asyncio $(PY) -m pytest -q -p no:cacheprovider tests/service
 
 # The descriptor-driven fuzz at full size (the suite runs 300 cases): 0 UNKNOWN or
 # INTERNAL, every INVALID_ARGUMENT with field violations; prints the answers by status.

@@ -8,7 +8,10 @@ they can tell what grpc itself costs from what agentd adds:
 - bench.Bare/Generate: answers with the request's own bytes, so a caller sends
   the reply it wants, serialised once (bench/cache.py, bench/peers.py).
 
-    python bench/bare_server.py PORT '[["grpc.option", value], ...]'
+    python bench/bare_server.py PORT '[["grpc.option", value], ...]' [auto|uvloop|asyncio]
+
+The last argument is the event loop, chosen as `agentd serve --loop` chooses
+it (auto: uvloop where it is installed), so the floor runs on agentd's loop.
 
 With $AGENTD_BENCH_TRACEMALLOC_DIR set, tracemalloc runs and each SIGUSR1
 dumps a snapshot there (bench/memprofile.py). Imports nothing of agentd's, so
@@ -18,6 +21,8 @@ it starts in a moment.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -78,7 +83,12 @@ def main() -> None:
     if "AGENTD_BENCH_TRACEMALLOC_DIR" in os.environ:
         import memprofile  # noqa: F401  (its import starts tracemalloc, before anything is allocated)
     port, options = int(sys.argv[1]), [tuple(o) for o in json.loads(sys.argv[2])]
-    asyncio.run(serve(port, options))
+    loop = sys.argv[3] if len(sys.argv) > 3 else "auto"
+    if loop == "uvloop" or (loop == "auto" and importlib.util.find_spec("uvloop") is not None):
+        uvloop = importlib.import_module("uvloop")
+        uvloop.run(serve(port, options))
+    else:
+        asyncio.run(serve(port, options))
 
 
 if __name__ == "__main__":

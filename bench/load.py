@@ -22,8 +22,9 @@ ghz comes from .tools/bin (`make tools`) or PATH, fed the FileDescriptorSet
 `buf build --as-file-descriptor-set` writes; without it, grpc.aio callers
 here drive Generate and Stream instead (and the table says so). Calls in
 flight when a duration ends finish and count. --quick shortens every
-duration for a smoke run. --loop uvloop serves on uvloop (`agentd serve
---loop`, the optional extra). ghz's own CPU per call is printed too (it
+duration for a smoke run. --loop asyncio|uvloop is passed to `agentd serve
+--loop` (default auto: agentd's own default, and no flag, so an older agentd
+runs it too); the bare server runs on the same loop. ghz's own CPU per call is printed too (it
 shares the cores); --no-ghz-templates spares it rendering the call data as
 a template for every call. Prints tables, asserts nothing, exits 1 when any
 call failed (`make bench-load`, part of `make bench`).
@@ -156,13 +157,22 @@ def start_agentd(
     return Server(name, proc, f"127.0.0.1:{port}", log)
 
 
-def start_bare(work: Path, name: str = "bare", env: dict[str, str] | None = None) -> Server:
-    """bench/bare_server.py, with the options agentd's server has."""
+#: `--loop`'s choices, as `agentd serve --loop` has them.
+LOOPS = ("auto", "uvloop", "asyncio")
+
+
+def serve_loop_args(loop: str) -> tuple[str, ...]:
+    """`agentd serve`'s arguments for `loop` (none for auto: an older agentd has no such choice)."""
+    return () if loop == "auto" else ("--loop", loop)
+
+
+def start_bare(work: Path, name: str = "bare", env: dict[str, str] | None = None, loop: str = "auto") -> Server:
+    """bench/bare_server.py, with the options agentd's server has, on event loop `loop`."""
     port = free_port()
     log = work / f"{name}-{port}.log"
     options = json.dumps([("grpc.so_reuseport", 0), *SERVER_OPTIONS])
     proc = subprocess.Popen(
-        [sys.executable, str(BARE_SERVER), str(port), options],
+        [sys.executable, str(BARE_SERVER), str(port), options, loop],
         cwd=ROOT,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -588,7 +598,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         print("ghz not found (make tools): Generate and Stream are driven by grpc.aio from here")
     tools = Tools(ghz_binary, build_protoset(work), 0.2 if args.quick else 1.0, not args.no_ghz_templates)
     results: list[Result] = []
-    serve_args = ("--loop", args.loop)
+    serve_args = serve_loop_args(args.loop)
     server = start_agentd(work, "agentd", serve_args=serve_args)
     try:
         await wait_ready(server)
@@ -621,7 +631,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         memories.append(memory)
         if load is not None:
             results.append(load)
-        bare = start_bare(work)
+        bare = start_bare(work, loop=args.loop)
         try:
             memories.append((await idle_phase(bare, tools, args.subscriptions, 0, 0))[0])
         finally:
@@ -659,7 +669,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="every duration a few seconds: a smoke run")
     parser.add_argument("--profile", action="store_true", help="where the idle subscriptions' Python heap goes")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate and Stream from grpc.aio here")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="agentd serve --loop")
+    parser.add_argument("--loop", choices=LOOPS, default="auto", help="agentd serve --loop (default: agentd's own)")
     parser.add_argument(
         "--no-ghz-templates",
         action="store_true",

@@ -87,7 +87,7 @@ input_processors = [ { name = "response-cache", options = { backend = "memory", 
 """
 
 #: `agentd serve --loop` (--loop here).
-LOOP = ["asyncio"]
+LOOP = ["auto"]
 
 #: What cold start measures on agentd's side: `agentd serve` with one echo agent, no --app.
 COLD_CONFIG = load.CONFIG
@@ -198,7 +198,7 @@ def py_spy(out: Path) -> list[str]:
 
 def run_agentd(work: Path, workload: str, params: dict[str, Any], profile: Path | None = None) -> dict[str, Any]:
     start = time.perf_counter()
-    serve_args = ("--loop", LOOP[0]) if LOOP[0] != "asyncio" else ()  # (so an older agentd runs it too)
+    serve_args = load.serve_loop_args(LOOP[0])
     if workload == "cold":
         server = load.start_agentd(work, "cold", config_text=COLD_CONFIG, serve_args=serve_args)
     else:
@@ -256,7 +256,7 @@ def top_frames(path: Path, count: int = 20) -> list[str]:
 
 
 def run_bare(work: Path, workload: str, params: dict[str, Any]) -> dict[str, Any]:
-    server = load.start_bare(work)
+    server = load.start_bare(work, loop=LOOP[0])  # the floor on agentd's loop
     try:
         asyncio.run(load.wait_ready(server))
         return run_client(workload, server.addr, {**params, "bare": True})
@@ -328,7 +328,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer calls per run (a smoke run)")
     parser.add_argument("--only", nargs="*", default=None, help="workloads to run (default: all)")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="agentd serve --loop")
+    parser.add_argument("--loop", choices=load.LOOPS, default="auto", help="agentd serve --loop (default: its own)")
     parser.add_argument("--no-mastra", action="store_true", help="agentd and the bare server only (while developing)")
     parser.add_argument(
         "--profile",

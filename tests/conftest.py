@@ -1,19 +1,38 @@
 """Fixtures for every folder: an agentd server in-process on a loopback port
 (agentd.toml's agents), a real redis-server for the session, and what the
-local model is sent. Plain helpers
+local model is sent; every async test runs on the event loop `agentd serve`
+runs on by default, uvloop ($AGENTD_TEST_LOOP=asyncio: asyncio's). Plain helpers
 are in the `support` package; folders add their own fixtures in their
 conftest.py."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
+import uvloop
 
 from agentd.runtime.models.local import LocalModel
 from redis_server import RedisServer, running_redis_server
 from support.server import Running, serving
+
+#: The event loops tests can run on, by $AGENTD_TEST_LOOP.
+LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
+    "uvloop": uvloop.new_event_loop,
+    "asyncio": asyncio.new_event_loop,
+}
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    name = os.environ.get("AGENTD_TEST_LOOP", "uvloop")
+    if name not in LOOPS:
+        raise pytest.UsageError(f"AGENTD_TEST_LOOP={name!r}: choose one of {', '.join(LOOPS)}")
+    return {name: LOOPS[name]}
 
 
 @pytest.fixture

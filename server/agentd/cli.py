@@ -142,7 +142,7 @@ async def serve(args: argparse.Namespace) -> int:
     # process: frozen, the collector's full passes no longer walk it on every
     # run's garbage.
     gc.freeze()
-    log.info("agentd serving on %s:%d (%d agents)", host, bound, len(server.host.agents))
+    log.info("agentd serving on %s:%d (%d agents, on %s)", host, bound, len(server.host.agents), loop_name())
 
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -179,18 +179,30 @@ def _loopback(host: str) -> bool:
         return False
 
 
+#: `--loop`'s choices.
+LOOPS = ("auto", "uvloop", "asyncio")
+
+
 def run_loop(name: str, main: Coroutine[Any, Any, int]) -> int:
-    """`main` on the event loop `name`: asyncio's, or uvloop's (an optional
-    extra, loaded by name only when asked for)."""
+    """`main` on the event loop `name`: uvloop's, asyncio's, or (`auto`)
+    uvloop's where it is installed and asyncio's elsewhere. uvloop is loaded
+    by name, only when asked for: agentd runs without it (Windows has none)."""
     if name == "asyncio":
         return asyncio.run(main)
     try:
         uvloop = importlib.import_module("uvloop")
     except ModuleNotFoundError:
+        if name == "auto":
+            return asyncio.run(main)
         main.close()
-        raise config_mod.ConfigError("--loop uvloop needs uvloop: pip install 'agentd[uvloop]'") from None
+        raise config_mod.ConfigError("--loop uvloop needs uvloop: pip install uvloop") from None
     result: int = uvloop.run(main)
     return result
+
+
+def loop_name() -> str:
+    """The running event loop, as `--loop` names it (for the start-up line)."""
+    return "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
 
 
 def _csv(value: str) -> list[str]:
@@ -225,9 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default="info", help="(default: info)")
     s.add_argument(
         "--loop",
-        choices=("asyncio", "uvloop"),
-        default="asyncio",
-        help="the event loop (default: asyncio; uvloop needs the extra: pip install 'agentd[uvloop]')",
+        choices=LOOPS,
+        default=os.environ.get("AGENTD_LOOP", "auto"),
+        help="the event loop (default: $AGENTD_LOOP, then auto: uvloop where it is installed, asyncio elsewhere)",
     )
     c = sub.add_parser("chat", help="talk to an agent on a running server, in this terminal")
     c.add_argument("--agent", required=True, help="the agent's id")
@@ -264,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.tls_cert is None) != (args.tls_key is None):
             parser.error("--tls-cert and --tls-key go together")
         return chat.run(args)
+    if args.loop not in LOOPS:  # argparse checks a given --loop, not its default from the environment
+        parser.error(f"AGENTD_LOOP={args.loop!r}: choose one of {', '.join(LOOPS)}")
     install_log_redaction()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
