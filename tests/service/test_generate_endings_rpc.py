@@ -15,12 +15,10 @@ from agentd.runtime import Agent
 from agentd.runtime.chunks import Abort, Chunk
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessOutputStreamArgs
-from agentd.runtime.run import RunHandle, RunResult
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
-from support.polling import until
-from support.server import Running, serving, start_server
+from support.server import Running, ended, in_flight, serving, start_server
 
 SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 30}})
 LONG = " ".join(["w"] * 200)
@@ -54,18 +52,6 @@ def closes() -> Closes:
 async def running(closes: Closes) -> AsyncIterator[Running]:
     async with serving([Agent(id="slow", default_options=SLOW, input_processors=[closes])]) as running:
         yield running
-
-
-async def in_flight(running: Running) -> RunHandle:
-    # Polled: Generate says nothing until its run ends.
-    active = await until(running.host.runs.active, step=0.005, what="a run to start")
-    return active[0]
-
-
-async def ended(running: Running, handle: RunHandle) -> RunResult:
-    await asyncio.wait_for(running.host.runs.wait_finished(handle.run_id), 10)
-    assert running.host.runs.get(handle.run_id) is None  # gone from the registry once it ended
-    return await handle.result()
 
 
 async def test_a_cancelled_generate_ends_its_run_caller_cancelled(running: Running, closes: Closes) -> None:

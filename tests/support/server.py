@@ -10,6 +10,7 @@ async with serving(agents) as running:                   # the same, closed on t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from agentd.runtime.host import Host
 from agentd.runtime.mcp_tools import McpServers
 from agentd.runtime.overrides import InMemoryOverrideStore
 from agentd.runtime.processors.catalogue import default_registry
+from agentd.runtime.run import RunHandle, RunResult
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import (
@@ -34,6 +36,7 @@ from agentd_proto.v1 import (
     signal_service_pb2_grpc,
     thread_service_pb2_grpc,
 )
+from support.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,3 +125,17 @@ async def serving(agents: Sequence[Agent] | None = None, **kwargs: Any) -> Async
         yield running
     finally:
         await running.close()
+
+
+async def in_flight(running: Running) -> RunHandle:
+    """The server's one run in flight, once it started (polled: a Generate says
+    nothing until its run ends)."""
+    active = await until(running.host.runs.active, step=0.005, what="a run to start")
+    return active[0]
+
+
+async def ended(running: Running, handle: RunHandle) -> RunResult:
+    """`handle`'s result once its run ended, checking the registry let it go."""
+    await asyncio.wait_for(running.host.runs.wait_finished(handle.run_id), 10)
+    assert running.host.runs.get(handle.run_id) is None
+    return await handle.result()

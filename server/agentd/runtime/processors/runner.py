@@ -12,7 +12,6 @@ processor, through `workflow.run_entry` with that hook's phase (phases.py).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NoReturn, TypedDict, TypeVar, Unpack
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Chunk, ReasoningDelta, StepFinish, TextDelta, ToolCallDelta
 from agentd.runtime.messages import Message
 from agentd.runtime.metrics import Metrics, processor_label
@@ -491,19 +491,15 @@ class ProcessorRunner:
 
     async def _stream_failed(self, processor: Any, part: Chunk, error: Exception) -> Chunk:
         """A stream hook raised: a TripWire (after its violation is told) and a
-        processor that must not be skipped propagate; anything else is logged
-        and the chunk passes unchanged."""
+        processor that must not be skipped propagate, and so does a cancellation
+        the hook turned into an error; anything else is logged and the chunk
+        passes unchanged."""
         if isinstance(error, TripWire):
             await self._tripped(processor, error)
             raise error
         if isinstance(error, ProcessorUnavailable):
             raise error
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            # The run's task was cancelled (its caller went, or an abort) and the
-            # hook turned the cancellation into an error of its own: the run is
-            # still cancelled, not one that goes on without its caller.
-            raise asyncio.CancelledError from error
+        raise_if_cancelling(error)
         log.error("process_output_stream of %r failed; the chunk passes unchanged", processor.id, exc_info=error)
         return part
 
