@@ -25,6 +25,7 @@ from agentd.runtime.agent_definition import (
     merge_tools,
     resolve_dynamic,
 )
+from agentd.runtime.cancellation import cancelling, raise_if_cancelling
 from agentd.runtime.chunks import (
     Abort,
     Chunk,
@@ -163,9 +164,10 @@ class AgentLoop:
         except asyncio.CancelledError:
             await self._end_aborted()
         except Exception as exc:
-            if self.state.cancelled.is_set():
+            if self.state.cancelled.is_set() or cancelling():
                 # Aborted while failing (an error processor's retry wait the abort
-                # cut short gives up on the error): the abort is how the run ends.
+                # cut short gives up on the error), or cancelled and a hook turned
+                # that into its error: the cancellation is how the run ends.
                 await self._end_aborted()
             else:
                 self._end_failed(exc)
@@ -368,7 +370,8 @@ class AgentLoop:
         for callback in self._on_success:
             try:
                 await maybe_await(callback(self.result))
-            except Exception:
+            except Exception as error:
+                raise_if_cancelling(error)
                 log.exception("an on_success callback of run %s failed; ignored", self.state.run_id)
 
     def _runner(self, lanes: Lanes, context: dict[str, Any], writer: Writer) -> ProcessorRunner:

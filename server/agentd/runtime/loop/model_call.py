@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, has_url_attachments, prepare_attachments
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import (
     Chunk,
     ReasoningDelta,
@@ -221,6 +222,10 @@ class ModelCall:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
                 chat.end(error=error)
+                # A provider's SDK may turn the run's cancellation into an error
+                # of its own: that is no failure to retry or fall back on.
+                step.text, step.reasoning_text = "".join(text), "".join(reasoning)  # what went out, for an abort
+                raise_if_cancelling(error)
                 if await self._recover(error, step, message_id):
                     self._trace.event("agentd.retry", cause="api_error", reason=error.message)
                     continue

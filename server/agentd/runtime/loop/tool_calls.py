@@ -10,6 +10,7 @@ from typing import Any
 
 from agentd.runtime.agent_definition import AgentDefinition, maybe_await
 from agentd.runtime.background import BACKGROUND_SIGNAL_KEY, TASK_PREFIX, BackgroundFull, Detached
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import ToolResult
 from agentd.runtime.clone import clone
 from agentd.runtime.loop.state import LoopContext
@@ -175,7 +176,8 @@ class ToolCalls:
             placeholder.result = await background.start(detached)
         except BackgroundFull as exc:
             return ToolResultPart(call.tool_call_id, call.tool_name, str(exc), True, call.args), False
-        except StorageError:
+        except StorageError as exc:
+            raise_if_cancelling(exc)
             log.exception("background call %s of %s could not be recorded", call.tool_call_id, call.tool_name)
             failed = "the background call could not be recorded, so it did not run; try again"
             return ToolResultPart(call.tool_call_id, call.tool_name, failed, True, call.args), False
@@ -222,12 +224,14 @@ class ToolCalls:
         except (asyncio.CancelledError, TripWire):  # an output processor blocked what the tool wrote
             raise
         except Exception as exc:
+            raise_if_cancelling(exc)  # a tool that turned the run's cancellation into its failure
             failure = exc
         if hooks.after_tool_call is not None:
             hook_ctx.output, hook_ctx.error = output, failure
             try:
                 await maybe_await(hooks.after_tool_call(hook_ctx))
-            except Exception:
+            except Exception as exc:
+                raise_if_cancelling(exc)
                 log.exception("after_tool_call hook failed for %s", call.tool_name)
         if failure is not None:
             return result(str(failure), True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, Protocol, get_args
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Chunk, FinishReason, Usage
 from agentd.runtime.errors import InvalidArgument, Unavailable
 from agentd.runtime.messages import Message, ToolCallPart, ToolResultPart
@@ -417,5 +418,6 @@ async def await_violation(processor: object, violation: ProcessorViolation) -> N
         result = callback(violation)
         if inspect.isawaitable(result):
             await result
-    except Exception:
+    except Exception as error:
+        raise_if_cancelling(error)
         log.exception("on_violation of processor %r raised; ignored", getattr(processor, "id", processor))

@@ -387,7 +387,8 @@ class ProcessorRunner:
             await first.prefetch_output_stream(payloads, args)
         except (TripWire, ProcessorUnavailable):
             pass  # raised again, in order, by the part it concerns
-        except Exception:
+        except Exception as error:
+            raise_if_cancelling(error)
             log.exception("prefetch_output_stream of %r failed; its parts go one by one", first.id)
 
     def stream_step(self, processor: Any) -> StreamStep:
@@ -608,7 +609,8 @@ class ProcessorRunner:
                 result = await self.call(processor, "process_api_error", args)
             except (TripWire, ProcessorUnavailable):
                 raise
-            except Exception:
+            except Exception as error:
+                raise_if_cancelling(error)
                 log.exception("process_api_error of %r failed; trying the next processor", processor.id)
                 continue
             if isinstance(result, dict):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.agent_definition import AgentDefinition
 from agentd.runtime.buffer import ChunkBuffer
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Chunk, Data
 from agentd.runtime.concurrency import run_all
 from agentd.runtime.lazy import lazy
@@ -195,6 +196,7 @@ class WorkflowRun:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            raise_if_cancelling(exc)  # a step that turned the run's cancellation into its failure: the run aborts
             message = str(exc) or type(exc).__name__
             self.emit("step-result", {"stepId": step_id, "type": kind, "status": "failed", "error": message})
             raise StepFailed(f"step {step_id!r} failed: {message}") from None

@@ -1,0 +1,418 @@
+"""A cancelled Generate's run ends CALLER_CANCELLED however the code it waits
+in takes the cancellation: a hook, callback, tool, model or filter that is
+cancelled and raises an error of its own instead (cleanup that fails, a
+library that wraps the cancellation) does not make the run go on without
+its caller where it would log that error and carry on.
+
+Each test runs a thread-less Generate (its run in the call's task), waits
+until the run waits inside the piece under test, cancels the call, and reads
+how the run ended."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import grpc
+import pytest
+
+from agentd.runtime import Agent, ExecutionOptions, Tool, Workflow
+from agentd.runtime.agent import CALLER_CANCELLED
+from agentd.runtime.cache import CacheError
+from agentd.runtime.chunks import Abort, Chunk, Data, TextDelta
+from agentd.runtime.memory import Memory
+from agentd.runtime.messages import Message
+from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelRequest
+from agentd.runtime.models.router import register_provider
+from agentd.runtime.options import ToolHooks
+from agentd.runtime.processors.base import (
+    HookArgs,
+    ProcessAPIErrorArgs,
+    ProcessInputArgs,
+    Processor,
+    ProcessorViolation,
+    ProcessOutputStreamArgs,
+)
+from agentd.runtime.run import RunHandle, RunResult
+from agentd.runtime.storage import BackgroundTask, InMemoryStorage, StorageError
+from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import chunk_pb2 as cpb
+from agentd_proto.v1 import options_pb2 as opb
+from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.server import ended, in_flight, serving
+from support.wire import drain
+from support_models import FunctionModel
+
+CALLED_THEN_DONE = [{"toolCalls": [{"id": "c1", "name": "slow", "args": {}}]}, {"text": "all done"}]
+
+
+class Disguise:
+    """Where a run waits, the first time, until it is cancelled, and then raises
+    `error` instead of the cancellation. Later waits return at once."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.waiting = asyncio.Event()
+        self.error = error if error is not None else RuntimeError("cleanup failed while cancelled")
+
+    async def wait(self, *_: Any) -> None:
+        if self.waiting.is_set():
+            return
+        self.waiting.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise self.error from None
+
+
+async def cancelled_while_waiting(
+    disguise: Disguise,
+    agents: Sequence[Agent],
+    text: str = "one two three four five six",
+    options: opb.ExecutionOptions | None = None,
+    **server: Any,
+) -> tuple[RunResult, RunHandle]:
+    """The run of a Generate of the first agent, cancelled once it waits in `disguise`."""
+    async with serving(agents, **server) as running:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id=agents[0].id, text=text, options=options))
+        await asyncio.wait_for(disguise.waiting.wait(), 10)
+        handle = await in_flight(running)
+        call.cancel()
+        return await ended(running, handle), handle
+
+
+def assert_caller_cancelled(result: RunResult) -> None:
+    assert result.aborted == Abort(*CALLER_CANCELLED)
+    assert result.error is None
+    assert result.tripwire is None
+
+
+def scripted(*steps: dict[str, Any]) -> ExecutionOptions:
+    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
+
+
+# ------------------------------------------------------------ processor hooks
+
+
+class BatchWaits(Processor):
+    """A batching stream processor whose batch call waits (a remote processor's round trip)."""
+
+    id = "batch-waits"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    async def prefetch_output_stream(self, payloads: list[ModelEvent], args: HookArgs) -> None:
+        await self.disguise.wait()
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        return args.part
+
+
+async def test_a_batch_call_that_turns_the_cancel_into_an_error_does_not_let_the_parts_go_on() -> None:
+    disguise = Disguise()
+    result, _ = await cancelled_while_waiting(disguise, [Agent(id="batches", output_processors=[BatchWaits(disguise)])])
+    assert_caller_cancelled(result)
+
+
+class ErrorHandlerWaits(Processor):
+    id = "error-handler-waits"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    async def process_api_error(self, args: ProcessAPIErrorArgs) -> None:
+        await self.disguise.wait()
+
+
+async def test_an_error_processor_that_turns_the_cancel_into_an_error_ends_the_run_cancelled_not_failed() -> None:
+    disguise = Disguise()
+    agent = Agent(
+        id="fails",
+        model="local/scripted",
+        default_options=scripted({"error": {"message": "boom", "status": 500, "retryable": False}}),
+        error_processors=[ErrorHandlerWaits(disguise)],
+        error_processor_defaults=False,
+    )
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+
+
+class ReportsAndWaits(Processor):
+    """Reports a finding without stopping the run; its on_violation waits."""
+
+    id = "reports-and-waits"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        args.report(ProcessorViolation(self.id, "noted"))
+
+    async def on_violation(self, violation: ProcessorViolation) -> None:
+        await self.disguise.wait()
+
+
+async def test_an_on_violation_that_turns_the_cancel_into_an_error_does_not_let_the_run_go_on() -> None:
+    disguise = Disguise()
+    result, _ = await cancelled_while_waiting(
+        disguise, [Agent(id="reports", input_processors=[ReportsAndWaits(disguise)])]
+    )
+    assert_caller_cancelled(result)
+
+
+class InputWaits(Processor):
+    id = "input-waits"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    async def process_input(self, args: ProcessInputArgs) -> None:
+        await self.disguise.wait()
+
+
+async def test_a_hook_whose_error_would_fail_the_run_ends_it_cancelled_when_the_error_is_the_cancel() -> None:
+    disguise = Disguise()
+    result, _ = await cancelled_while_waiting(disguise, [Agent(id="inputs", input_processors=[InputWaits(disguise)])])
+    assert_caller_cancelled(result)
+
+
+class SucceedsAndWaits(Processor):
+    id = "succeeds-and-waits"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        assert args.on_success is not None
+        args.on_success(self.disguise.wait)
+
+
+async def test_an_on_success_callback_that_turns_the_cancel_into_an_error_ends_the_run_cancelled() -> None:
+    disguise = Disguise()
+    agent = Agent(id="succeeds", input_processors=[SucceedsAndWaits(disguise)])
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.text == "one two three four five six"  # it had answered before its caller went
+
+
+class FinishesTwice(Processor):
+    """Two callbacks for after the run: the first fails on its own (no
+    cancellation in it), the second records that it ran."""
+
+    id = "finishes-twice"
+
+    def __init__(self) -> None:
+        self.finished: list[str] = []
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        assert args.on_finish is not None
+
+        def fails() -> None:
+            raise RuntimeError("cleanup failed")
+
+        args.on_finish(fails)
+        args.on_finish(lambda: self.finished.append(args.run_id))
+
+
+class WaitsForTheCancel(Processor):
+    id = "waits-for-the-cancel"
+
+    def __init__(self, disguise: Disguise) -> None:
+        self.disguise = disguise
+
+    async def process_input(self, args: ProcessInputArgs) -> None:
+        try:
+            await self.disguise.wait()
+        except RuntimeError:
+            raise asyncio.CancelledError from None  # the cancellation as it came: the run ends on it
+
+
+async def test_work_for_after_a_cancelled_run_that_fails_is_ignored_and_the_rest_still_runs() -> None:
+    # The run's ending still holds the cancellation it ends on: a failure of
+    # on_finish there is the callback's own, not a second cancellation.
+    disguise, finishes = Disguise(), FinishesTwice()
+    agent = Agent(id="finishes", input_processors=[finishes, WaitsForTheCancel(disguise)])
+    result, handle = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert finishes.finished == [handle.run_id]
+    assert [c.type for c in handle.buffer.snapshot()][-1] == "abort"
+
+
+# ------------------------------------------------------------ tools
+
+
+async def test_a_tool_that_turns_the_cancel_into_its_failure_does_not_let_the_run_call_its_model_again() -> None:
+    disguise = Disguise()
+    agent = Agent(
+        id="tools",
+        model="local/scripted",
+        tools=[Tool("slow", "Waits", disguise.wait)],
+        default_options=scripted(*CALLED_THEN_DONE),
+    )
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.text == ""  # the model was not called again with the tool's "failure"
+
+
+async def test_an_after_tool_call_hook_that_turns_the_cancel_into_an_error_ends_the_run_cancelled() -> None:
+    disguise = Disguise()
+    agent = Agent(
+        id="hooked",
+        model="local/scripted",
+        tools=[Tool("slow", "Answers at once", lambda args: "ok")],
+        hooks=ToolHooks(after_tool_call=disguise.wait),
+        default_options=scripted(*CALLED_THEN_DONE),
+    )
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.text == ""
+
+
+async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_workflow_was_aborted() -> None:
+    disguise = Disguise()
+    agent = Agent(
+        id="flows",
+        model="local/scripted",
+        workflows=[Workflow("flow", [Tool("slow", "Waits", disguise.wait)])],
+        default_options=scripted({"toolCalls": [{"id": "c1", "name": "flow", "args": {}}]}, {"text": "all done"}),
+    )
+    result, handle = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    finished = [
+        c.payload.data
+        for c in handle.buffer.snapshot()
+        if isinstance(c.payload, Data) and c.payload.type == "data-workflow-finish"
+    ]
+    assert finished == [{"workflowId": "flow", "status": "aborted"}]
+
+
+# ------------------------------------------------------------ models
+
+
+def disguised_model(provider: str, disguise: Disguise) -> None:
+    """`<provider>/...`: a model whose SDK turns the cancellation of its call into an API error."""
+
+    async def reply(request: ModelRequest, call: int) -> AsyncIterator[ModelEvent]:
+        await disguise.wait()
+        yield TextDelta("late")
+
+    register_provider(provider, lambda model_id: FunctionModel(reply, provider=provider, model_id=model_id))
+
+
+async def test_a_model_that_turns_the_cancel_into_an_api_error_is_not_retried_on_a_fallback() -> None:
+    disguise = Disguise(ModelAPIError("connection reset", status_code=503, retryable=True))
+    disguised_model("disguised-model", disguise)
+    agent = Agent(
+        id="falls-back", model="disguised-model/main", fallback_models=["local/echo"], error_processor_defaults=False
+    )
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.text == ""  # the fallback never answered
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ModelAPIError("connection reset", status_code=503), OSError("connection reset")],
+    ids=["api-error", "adapter-error"],
+)
+# ------------------------------------------------------------ storage
+
+
+@pytest.mark.parametrize("error", [CacheError("connection reset"), OSError("connection reset")], ids=["cache", "other"])
+@pytest.mark.parametrize("error", [CacheError("connection reset"), OSError("connection reset")], ids=["cache", "other"])
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("get", {}),  # what was spent, read before the model call
+        ("increment", {}),  # what the call spent, counted after it
+        ("keys", {"window": "1h"}),  # a new window's first count prunes the old ones
+        ("keys", {"max_tokens": 1, "include_breakdown": True}),  # the breakdown of a budget gone over
+    ],
+    ids=["read", "count", "prune", "breakdown"],
+)
+class DisguisedStorage(InMemoryStorage):
+    """In-memory storage whose record of background work waits once and,
+    cancelled there, fails as a storage error."""
+
+    def __init__(self, disguise: Disguise) -> None:
+        super().__init__()
+        self.disguise = disguise
+
+    async def save_background_task(self, task: BackgroundTask) -> None:
+        await self.disguise.wait()
+        await super().save_background_task(task)
+
+
+async def test_an_aborted_runs_background_record_that_fails_on_the_cancel_runs_no_further_tool() -> None:
+    disguise = Disguise(StorageError("connection reset"))
+    storage = DisguisedStorage(disguise)
+    ran: list[str] = []
+    agent = Agent(
+        id="deferring",
+        model="local/scripted",
+        memory=Memory(storage),
+        tools=[
+            Tool("report", "Writes a report", lambda args: ran.append("report"), background=True),
+            Tool("next", "Runs after it", lambda args: ran.append("next")),
+        ],
+        default_options=scripted(
+            {"toolCalls": [{"id": "c1", "name": "report", "args": {}}, {"id": "c2", "name": "next", "args": {}}]},
+            {"text": "all done"},
+        ),
+    )
+    memory = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="t1"))
+    async with serving([agent], storage=storage) as running:
+        stream = running.agents.Stream(apb.StreamRequest(agent_id="deferring", text="go", options=memory))
+        await asyncio.wait_for(disguise.waiting.wait(), 10)
+        handle = await in_flight(running)
+        assert (
+            await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1", resource_id="u1", run_id=handle.run_id))
+        ).aborted
+        result = await ended(running, handle)
+        stream.cancel()
+    assert result.aborted == Abort("ABORTED", "aborted by request")
+    assert ran == []  # the second call of the step never ran after the abort
+
+
+class FailingSaves(InMemoryStorage):
+    """In-memory storage whose message saves fail, on their own, once told to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = False
+
+    async def save_messages(self, messages: list[Message]) -> None:
+        if self.failing:
+            raise StorageError("disk full")
+        await super().save_messages(messages)
+
+
+async def test_an_aborted_run_whose_partial_output_cannot_be_saved_still_ends_with_its_abort() -> None:
+    # The ending of an aborted run still holds its cancellation: a failure
+    # there is its own, so the abort still goes out (nothing more is lost).
+    storage = FailingSaves()
+    slow = {"local": {"delayMs": 30, "script": [{"deltas": [f"w{i} " for i in range(200)]}]}}
+    agent = Agent(
+        id="saves",
+        model="local/scripted",
+        memory=Memory(storage),
+        default_options=ExecutionOptions(provider_options=slow),
+    )
+    options = opb.ExecutionOptions(
+        memory=opb.MemoryOptions(resource="u1", thread_id="t1"), persist_partial_on_abort=True
+    )
+    async with serving([agent], storage=storage) as running:
+        call = running.agents.Stream(apb.StreamRequest(agent_id="saves", text="go", options=options))
+        chunks: list[cpb.Chunk] = []
+        while not any(c.WhichOneof("payload") == "text_delta" for c in chunks):
+            message = await call.read()
+            assert message is not grpc.aio.EOF
+            chunks.extend(message.chunks)
+        handle = await in_flight(running)
+        storage.failing = True
+        assert (await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1", resource_id="u1"))).aborted
+        chunks.extend(await drain(call))
+        result = await ended(running, handle)
+    assert result.aborted == Abort("ABORTED", "aborted by request")
+    assert chunks[-1].WhichOneof("payload") == "abort"
