@@ -19,7 +19,7 @@ import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, Tool, Workflow
 from agentd.runtime.agent import CALLER_CANCELLED
-from agentd.runtime.cache import CacheError
+from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.chunks import Abort, Chunk, Data, TextDelta
 from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
@@ -34,6 +34,11 @@ from agentd.runtime.processors.base import (
     ProcessorViolation,
     ProcessOutputStreamArgs,
 )
+from agentd.runtime.processors.builtins.moderation import ModerationProcessor
+from agentd.runtime.processors.builtins.response_cache import ResponseCache
+from agentd.runtime.processors.builtins.token_cost_control import TokenCostControl
+from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
+from agentd.runtime.response_keys import ResponseCacheKeyInputs
 from agentd.runtime.run import RunHandle, RunResult
 from agentd.runtime.storage import BackgroundTask, InMemoryStorage, StorageError
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -287,6 +292,28 @@ async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_w
     assert finished == [{"workflowId": "flow", "status": "aborted"}]
 
 
+async def test_a_tool_search_filter_that_turns_the_cancel_into_an_error_does_not_hide_the_tool_and_go_on() -> None:
+    disguise = Disguise()
+
+    async def waits(args: ToolSearchFilterArgs) -> bool:
+        await disguise.wait()
+        return True
+
+    search = ToolSearchProcessor(
+        [Tool("get_weather", "Get the current weather forecast for a city", lambda a: "sunny")], filter=waits
+    )
+    agent = Agent(
+        id="searches",
+        model="local/scripted",
+        input_processors=[search],
+        default_options=scripted(
+            {"toolCalls": [{"id": "s1", "name": "search_tools", "args": {"query": "weather"}}]}, {"text": "done"}
+        ),
+    )
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+
+
 # ------------------------------------------------------------ models
 
 
@@ -316,11 +343,104 @@ async def test_a_model_that_turns_the_cancel_into_an_api_error_is_not_retried_on
     [ModelAPIError("connection reset", status_code=503), OSError("connection reset")],
     ids=["api-error", "adapter-error"],
 )
-# ------------------------------------------------------------ storage
+async def test_a_judge_that_turns_the_cancel_into_an_error_does_not_let_the_content_pass(error: Exception) -> None:
+    disguise = Disguise(error)
+    provider = f"disguised-judge-{type(error).__name__.lower()}"
+    disguised_model(provider, disguise)
+    agent = Agent(id="moderated", input_processors=[ModerationProcessor(model=f"{provider}/judge")])
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.text == ""
+
+
+class AsksItsOwnWay(ModerationProcessor):
+    """A guardrail whose judge is asked some other way; cancelled, that way fails."""
+
+    def __init__(self, disguise: Disguise) -> None:
+        super().__init__(model="local/echo")
+        self.disguise = disguise
+
+    async def ask(self, system: str, prompt: str, schema: dict[str, Any], args: HookArgs, **_: Any) -> Any:
+        await self.disguise.wait()
+
+
+async def test_a_guardrail_that_turns_the_cancel_into_an_error_ends_the_run_cancelled_not_tripped() -> None:
+    disguise = Disguise()
+    result, _ = await cancelled_while_waiting(
+        disguise, [Agent(id="guarded", input_processors=[AsksItsOwnWay(disguise)])]
+    )
+    assert_caller_cancelled(result)
+
+
+async def test_a_cache_key_function_that_turns_the_cancel_into_an_error_does_not_let_the_model_be_called() -> None:
+    disguise = Disguise()
+
+    async def key(inputs: ResponseCacheKeyInputs) -> str:
+        await disguise.wait()
+        return "key"
+
+    cache = InMemoryServerCache()
+    agent = Agent(id="cached", input_processors=[ResponseCache(cache, key=key)])
+    result, _ = await cancelled_while_waiting(disguise, [agent], caches={"memory": cache})
+    assert_caller_cancelled(result)
+    assert result.text == ""
+
+
+# ------------------------------------------------------------ caches and storage
+
+
+class DisguisedCache(InMemoryServerCache):
+    """The in-memory cache, but its `method` (get, set or increment) waits once
+    and, cancelled there, fails as a network backend's client may (redis-py
+    inside asyncio.wait_for on Python 3.11)."""
+
+    def __init__(self, disguise: Disguise, method: str) -> None:
+        super().__init__()
+        self.disguise = disguise
+        self.method = method
+
+    async def get(self, key: str) -> Any | None:
+        if self.method == "get":
+            await self.disguise.wait()
+        return await super().get(key)
+
+    async def set(self, key: str, value: Any, ttl: float | None = None, *, pinned: bool = False) -> None:
+        if self.method == "set":
+            await self.disguise.wait()
+        await super().set(key, value, ttl, pinned=pinned)
+
+    async def increment(self, key: str, by: int = 1, ttl: float | None = None) -> int:
+        if self.method == "increment":
+            await self.disguise.wait()
+        return await super().increment(key, by, ttl)
+
+    async def keys(self, prefix: str = "") -> list[str]:
+        if self.method == "keys":
+            await self.disguise.wait()
+        return await super().keys(prefix)
 
 
 @pytest.mark.parametrize("error", [CacheError("connection reset"), OSError("connection reset")], ids=["cache", "other"])
+async def test_a_cache_read_that_turns_the_cancel_into_an_error_does_not_let_the_model_be_called(
+    error: Exception,
+) -> None:
+    disguise = Disguise(error)
+    cache = DisguisedCache(disguise, "get")
+    agent = Agent(id="cached", input_processors=[ResponseCache(cache)])
+    result, _ = await cancelled_while_waiting(disguise, [agent], caches={"memory": cache})
+    assert_caller_cancelled(result)
+    assert result.text == ""
+
+
 @pytest.mark.parametrize("error", [CacheError("connection reset"), OSError("connection reset")], ids=["cache", "other"])
+async def test_a_cache_write_that_turns_the_cancel_into_an_error_ends_the_run_cancelled(error: Exception) -> None:
+    disguise = Disguise(error)
+    cache = DisguisedCache(disguise, "set")
+    agent = Agent(id="cached", input_processors=[ResponseCache(cache)])
+    result, _ = await cancelled_while_waiting(disguise, [agent], caches={"memory": cache})
+    assert_caller_cancelled(result)
+
+
 @pytest.mark.parametrize(
     ("method", "options"),
     [
@@ -331,6 +451,26 @@ async def test_a_model_that_turns_the_cancel_into_an_api_error_is_not_retried_on
     ],
     ids=["read", "count", "prune", "breakdown"],
 )
+async def test_a_budget_that_turns_the_cancel_into_a_cache_error_does_not_let_the_run_go_on(
+    method: str, options: dict[str, Any]
+) -> None:
+    disguise = Disguise(CacheError("connection reset"))
+    cache = DisguisedCache(disguise, method)
+    budget = TokenCostControl(cache, **{"max_tokens": 10_000, "scope": "user", **options})
+    agent = Agent(
+        id="budgeted",
+        model="local/scripted",
+        input_processors=[budget],
+        output_processors=[budget],
+        tools=[Tool("slow", "Answers at once", lambda args: "ok")],
+        default_options=scripted(*CALLED_THEN_DONE),
+    )
+    request = opb.ExecutionOptions()
+    request.request_context.update({"userId": "u1"})
+    result, _ = await cancelled_while_waiting(disguise, [agent], options=request, caches={"memory": cache})
+    assert_caller_cancelled(result)
+
+
 class DisguisedStorage(InMemoryStorage):
     """In-memory storage whose record of background work waits once and,
     cancelled there, fails as a storage error."""

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.messages import Message
 from agentd.runtime.processors.base import HookArgs, Processor, ProcessorViolation, TripWire
@@ -330,5 +331,6 @@ class Guardrail(Processor):
         except TripWire:
             raise
         except Exception as exc:
+            raise_if_cancelling(exc)  # a cancellation in disguise ends the run cancelled, not tripped
             self.log.exception("%s failed", what)
             args.abort(f"{what} failed: {exc}", metadata={"phase": "input", "error": str(exc)})

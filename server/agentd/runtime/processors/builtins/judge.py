@@ -21,6 +21,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Chunk, Error, ObjectPartial, TextDelta
 from agentd.runtime.errors import AgentdError
 from agentd.runtime.lazy import lazy
@@ -90,9 +91,11 @@ async def call_judge(
             if close is not None:
                 await close()
     except (ModelAPIError, AgentdError) as exc:
+        raise_if_cancelling(exc)  # the judge's model turned the run's cancellation into its error
         failed("%s: the judge call to %s failed (%s); the content passes", processor_id, model, exc)
         return None
     except Exception as exc:  # a broken provider adapter must not break the guardrail
+        raise_if_cancelling(exc)
         failed(
             "%s: the judge call to %s failed (%s: %s); the content passes", processor_id, model, type(exc).__name__, exc
         )

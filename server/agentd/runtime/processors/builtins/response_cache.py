@@ -62,6 +62,7 @@ from typing import Any, Final
 
 from agentd.runtime.background import is_deferred
 from agentd.runtime.cache import CacheError, ServerCache
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.identity import DEFAULT_TENANT, TENANT_KEY, scoped, tenant_of
 from agentd.runtime.models.base import ModelFinish
 from agentd.runtime.processors.base import (
@@ -223,9 +224,11 @@ class ResponseCache(Processor):
         try:
             stored = await self.cache.get(key)
         except CacheError as exc:  # counted by the backend
+            raise_if_cancelling(exc)
             log.warning("response cache: reading %s failed (%s); calling the model", key, exc)
             return None
-        except Exception:
+        except Exception as exc:
+            raise_if_cancelling(exc)
             log.exception("response cache: reading %s failed; calling the model", key)
             self.cache.record_error()
             return None
@@ -317,7 +320,8 @@ class ResponseCache(Processor):
                 if isinstance(result, str) and result:
                     return result
                 log.warning("response cache: the key function returned %r; using the default key", result)
-            except Exception:
+            except Exception as exc:
+                raise_if_cancelling(exc)
                 log.exception("response cache: the key function failed; using the default key")
         return build_response_cache_key(inputs)
 
@@ -325,8 +329,10 @@ class ResponseCache(Processor):
         try:
             await self.cache.set(key, value, ttl)
         except CacheError as exc:  # counted by the backend
+            raise_if_cancelling(exc)
             log.warning("response cache: writing %s failed (%s)", key, exc)
-        except Exception:
+        except Exception as exc:
+            raise_if_cancelling(exc)
             log.exception("response cache: writing %s failed", key)
             self.cache.record_error()
 

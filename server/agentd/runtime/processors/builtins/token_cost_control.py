@@ -107,6 +107,7 @@ from typing import Any, Final, Literal
 from urllib.parse import quote, unquote
 
 from agentd.runtime.cache import ServerCache
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Usage
 from agentd.runtime.durations import parse_duration
 from agentd.runtime.pricing import Price, parse_prices
@@ -428,6 +429,7 @@ class TokenCostControl(Processor):
                 else:
                     micro += value
         except Exception as exc:
+            raise_if_cancelling(exc)
             log.warning("%s: reading the usage of %s %s failed (%s); not checked", self.id, scope, scope_key, exc)
             return None
         return _Spend(tokens, micro)
@@ -448,6 +450,7 @@ class TokenCostControl(Processor):
                     value = await cache.increment(self._key(scope, scope_key, bucket, counter, which), by)
                     created = created or value == by
         except Exception as exc:
+            raise_if_cancelling(exc)
             log.warning(
                 "%s: recording %d tokens / %s USD for %s %s failed (%s); that usage is lost",
                 self.id,
@@ -475,6 +478,7 @@ class TokenCostControl(Processor):
                 if index < oldest_live:
                     await self.cache.delete(key)
         except Exception as exc:
+            raise_if_cancelling(exc)
             log.warning("%s: pruning old buckets of %s %s failed (%s)", self.id, scope, scope_key, exc)
 
     async def _breakdown(self, state: dict[str, Any], scope: str, scope_key: str, now: float) -> list[dict[str, Any]]:
@@ -498,6 +502,7 @@ class TokenCostControl(Processor):
                         totals = per_model.setdefault(unquote(quoted), [0, 0])
                         totals[0 if counter == "tokens" else 1] += value
             except Exception as exc:
+                raise_if_cancelling(exc)
                 log.warning("%s: reading the breakdown of %s %s failed (%s)", self.id, scope, scope_key, exc)
                 return []
         rows = sorted(per_model.items(), key=lambda item: (-item[1][1], -item[1][0], item[0]))

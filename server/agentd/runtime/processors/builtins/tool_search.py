@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.messages import Message, ToolResultPart
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor, StepOverrides
 from agentd.runtime.tools import Tool
@@ -300,7 +301,8 @@ class ToolSearchProcessor(Processor):
             verdict = self.filter(ToolSearchFilterArgs(tool.name, tool, context, phase))
             if inspect.isawaitable(verdict):
                 verdict = await verdict
-        except Exception:
+        except Exception as exc:
+            raise_if_cancelling(exc)
             log.warning(
                 "%s: the filter raised on %s (%s); the tool is hidden", self.id, tool.name, phase, exc_info=True
             )
