@@ -244,6 +244,40 @@ async def test_work_for_after_a_cancelled_run_that_fails_is_ignored_and_the_rest
     assert [c.type for c in handle.buffer.snapshot()][-1] == "abort"
 
 
+class FinishesSlowly(Processor):
+    """Work for after the run that takes its time (a flush, a remote processor's close)."""
+
+    id = "finishes-slowly"
+
+    def __init__(self) -> None:
+        self.finishing = asyncio.Event()
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        assert args.on_finish is not None
+
+        async def flush() -> None:
+            self.finishing.set()
+            await asyncio.Event().wait()
+
+        args.on_finish(flush)
+
+
+async def test_a_run_aborted_while_its_work_for_after_it_runs_still_closes_its_stream() -> None:
+    # (The cancellation used to leave the run's ending undone: its stream
+    # never closed, and its result was lost.)
+    slowly = FinishesSlowly()
+    async with serving([Agent(id="slowly", input_processors=[slowly])]) as running:
+        call = running.agents.Stream(apb.StreamRequest(agent_id="slowly", text="one two"))
+        reading = asyncio.ensure_future(drain(call))
+        await asyncio.wait_for(slowly.finishing.wait(), 10)
+        handle = await in_flight(running)
+        await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
+        chunks = await asyncio.wait_for(reading, 10)
+        result = await ended(running, handle)
+    assert chunks[-1].WhichOneof("payload") == "finish"  # it had ended before the abort came
+    assert (result.text, result.finish_reason, result.aborted) == ("one two", "stop", None)
+
+
 # ------------------------------------------------------------ tools
 
 

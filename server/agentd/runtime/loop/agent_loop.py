@@ -208,6 +208,13 @@ class AgentLoop:
         for callback in self._on_finish:
             try:
                 await maybe_await(callback())
+            except asyncio.CancelledError:
+                # Cancelled once the run had ended (aborted then, its caller gone,
+                # shutdown): the rest of this work is cut short, not the ending
+                # (the stream still closes, the result stands; a caller's task
+                # still sees its cancellation, run_to_end raises it).
+                log.warning("the on_finish callbacks of run %s were cancelled; the rest are skipped", self.state.run_id)
+                return
             except Exception:
                 log.exception("an on_finish callback of run %s failed; ignored", self.state.run_id)
 
