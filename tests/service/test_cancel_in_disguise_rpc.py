@@ -25,7 +25,7 @@ from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelRequest
 from agentd.runtime.models.router import register_provider
-from agentd.runtime.options import ToolHooks
+from agentd.runtime.options import StructuredOutput, ToolHooks
 from agentd.runtime.processors.base import (
     HookArgs,
     ProcessAPIErrorArgs,
@@ -370,6 +370,18 @@ async def test_a_model_that_turns_the_cancel_into_an_api_error_is_not_retried_on
     result, _ = await cancelled_while_waiting(disguise, [agent])
     assert_caller_cancelled(result)
     assert result.text == ""  # the fallback never answered
+
+
+async def test_a_structuring_model_that_turns_the_cancel_into_an_api_error_gives_no_fallback_object() -> None:
+    disguise = Disguise(ModelAPIError("connection reset", status_code=503))
+    disguised_model("disguised-structurer", disguise)
+    structured = StructuredOutput(
+        {"type": "object"}, error_strategy="fallback", fallback_value={"late": True}, model="disguised-structurer/s"
+    )
+    agent = Agent(id="structured", default_options=ExecutionOptions(structured_output=structured))
+    result, _ = await cancelled_while_waiting(disguise, [agent])
+    assert_caller_cancelled(result)
+    assert result.object is None
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import Error, ObjectPartial, TextDelta, Usage
 from agentd.runtime.errors import FailedPrecondition
 from agentd.runtime.messages import Message
@@ -62,6 +63,7 @@ async def structured_object(
         try:
             text, value, usage = await _structure(structured, answered, model(structured.model), provider_options)
         except ModelAPIError as exc:
+            raise_if_cancelling(exc)  # the run was cancelled: no fallback value, no warning
             if structured.error_strategy == "strict":
                 raise
             problem, value = f"the structuring model {structured.model} failed ({exc.message})", None
