@@ -26,6 +26,7 @@ from agentd.runtime.messages import Message
 from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelRequest
 from agentd.runtime.models.router import register_provider
 from agentd.runtime.options import StructuredOutput, ToolHooks
+from agentd.runtime.overrides import InMemoryOverrideStore, OverrideVersion
 from agentd.runtime.processors.base import (
     HookArgs,
     ProcessAPIErrorArgs,
@@ -45,7 +46,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support.server import ended, in_flight, serving
+from support.server import ended, in_flight, serving, start_server
 from support.wire import drain
 from support_models import FunctionModel
 
@@ -58,6 +59,8 @@ class Disguise:
 
     def __init__(self, error: Exception | None = None) -> None:
         self.waiting = asyncio.Event()
+        #: Set as it raises `error` in place of the cancellation.
+        self.raised = asyncio.Event()
         self.error = error if error is not None else RuntimeError("cleanup failed while cancelled")
 
     async def wait(self, *_: Any) -> None:
@@ -67,6 +70,7 @@ class Disguise:
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
+            self.raised.set()
             raise self.error from None
 
 
@@ -602,3 +606,48 @@ async def test_an_aborted_run_whose_partial_output_cannot_be_saved_still_ends_wi
         result = await ended(running, handle)
     assert result.aborted == Abort("ABORTED", "aborted by request")
     assert chunks[-1].WhichOneof("payload") == "abort"
+
+
+class DisguisedOverrides(InMemoryOverrideStore):
+    """In-memory overrides whose reads, once told to, wait and, cancelled there,
+    fail as a storage error."""
+
+    def __init__(self, disguise: Disguise) -> None:
+        super().__init__()
+        self.disguise = disguise
+        self.failing = False
+
+    async def head(self, key: str) -> OverrideVersion | None:
+        if self.failing:
+            await self.disguise.wait()
+        return await super().head(key)
+
+
+class Records(Processor):
+    id = "records"
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        self.runs.append(args.run_id)
+
+
+async def test_a_generate_cancelled_while_its_agents_overrides_are_read_starts_no_run() -> None:
+    # (Storage that failed on the cancel let the run start on the version read
+    # before, and go to its end without its caller.)
+    disguise, records = Disguise(StorageError("connection reset")), Records()
+    store = DisguisedOverrides(disguise)
+    running = await start_server(
+        [Agent(id="edited", input_processors=[records])], override_store=store, overrides_cache_ttl=0
+    )
+    try:
+        await running.agents.Generate(apb.GenerateRequest(agent_id="edited", text="one"))  # the version is read
+        store.failing = True
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="edited", text="two"))
+        await asyncio.wait_for(disguise.waiting.wait(), 10)
+        call.cancel()
+        await asyncio.wait_for(disguise.raised.wait(), 10)
+    finally:
+        await running.close()  # lets any run started finish
+    assert len(records.runs) == 1

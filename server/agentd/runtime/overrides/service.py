@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from agentd.runtime.agent_definition import RequestContext, instructions_to_messages, resolve_dynamic
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.editor import FIELDS, EditorPolicy
 from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, storage_unavailable
 from agentd.runtime.identity import DEFAULT_TENANT, scoped
@@ -214,6 +215,7 @@ class Overrides:
         try:
             head = await self.store.head(key)
         except StorageError as exc:
+            raise_if_cancelling(exc)  # the caller went: no run starts on the version read before
             if hit is None:
                 raise storage_unavailable(exc) from exc
             # Storage is down: the last version read beats failing the run (or running the code's).
