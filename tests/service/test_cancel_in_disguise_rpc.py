@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import grpc
@@ -25,6 +26,8 @@ from agentd.runtime.memory import Memory
 from agentd.runtime.messages import Message
 from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelRequest
 from agentd.runtime.models.router import register_provider
+from agentd.runtime.notifications.record import NotificationRecord
+from agentd.runtime.notifications.store import InMemoryNotificationStore
 from agentd.runtime.options import StructuredOutput, ToolHooks
 from agentd.runtime.overrides import InMemoryOverrideStore, OverrideVersion
 from agentd.runtime.processors.base import (
@@ -46,6 +49,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.polling import until
 from support.server import ended, in_flight, serving, start_server
 from support.wire import drain
 from support_models import FunctionModel
@@ -651,3 +655,38 @@ async def test_a_generate_cancelled_while_its_agents_overrides_are_read_starts_n
     finally:
         await running.close()  # lets any run started finish
     assert len(records.runs) == 1
+
+
+class DisguisedNotifications(InMemoryNotificationStore):
+    """In-memory notifications whose listing of what is due, once told to,
+    waits and, cancelled there, fails as a storage error."""
+
+    def __init__(self, disguise: Disguise) -> None:
+        super().__init__()
+        self.disguise = disguise
+        self.failing = False
+
+    async def list_due(self, now: datetime, **filters: Any) -> list[NotificationRecord]:
+        if self.failing:
+            await self.disguise.wait()
+        return await super().list_due(now, **filters)
+
+
+def dispatchers() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name() == "notification dispatcher" and not t.done()]
+
+
+async def test_the_notification_dispatcher_stops_with_the_server_though_its_store_turns_the_cancel_into_error() -> (
+    None
+):
+    # (It logged the error and went on dispatching, every interval, after the server stopped.)
+    disguise = Disguise(StorageError("connection reset"))
+    store = DisguisedNotifications(disguise)
+    running = await start_server([Agent(id="quiet")], notification_store=store, dispatch_interval=0.01)
+    try:
+        store.failing = True
+        await asyncio.wait_for(disguise.waiting.wait(), 10)  # a dispatch pass waits on the store
+    finally:
+        await running.close()
+    assert disguise.raised.is_set()
+    await until(dispatchers, holds=lambda left: not left, what="the dispatcher to stop")

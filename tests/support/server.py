@@ -25,6 +25,7 @@ from agentd.runtime import Agent, AgentRegistry, InMemoryScoreStore, ScoringSett
 from agentd.runtime.cache import InMemoryServerCache
 from agentd.runtime.host import Host
 from agentd.runtime.mcp_tools import McpServers
+from agentd.runtime.notifications.store import InMemoryNotificationStore
 from agentd.runtime.overrides import InMemoryOverrideStore
 from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.run import RunHandle, RunResult
@@ -92,6 +93,7 @@ async def start_server(
     mcp: McpServers | None = None,
     override_store: Any = None,
     overrides_cache_ttl: float | None = None,
+    notification_store: Any = None,
     **kwargs: Any,
 ) -> Running:
     kwargs.setdefault("dispatch_interval", 0)  # tests step the notification dispatcher themselves
@@ -108,6 +110,7 @@ async def start_server(
         scoring_settings=scoring_settings or ScoringSettings(),
         mcp=mcp or McpServers(),
         override_store=override_store or InMemoryOverrideStore(),
+        notification_store=notification_store or InMemoryNotificationStore(),
     )
     if overrides_cache_ttl is not None:
         host.agents.overrides.cache_ttl = overrides_cache_ttl

@@ -21,6 +21,7 @@ from agentd.grpc.reflection_gate import ReflectionGate
 from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
 from agentd.grpc.tls import TLSSettings, server_credentials
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.health import StorageProbe
 from agentd.runtime.host import Host
 from agentd_proto.v1 import (
@@ -202,7 +203,8 @@ class AgentdServer:
             await asyncio.sleep(self.dispatch_interval)
             try:
                 await self.host.dispatch_notifications()
-            except Exception:
+            except Exception as exc:
+                raise_if_cancelling(exc)  # stopped: a store that turned that into its error must not keep it going
                 log.exception("notification dispatch failed; retrying at the next interval")
 
     async def stop(self, grace: float | None = None) -> None:
