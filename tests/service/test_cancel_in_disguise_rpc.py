@@ -49,33 +49,13 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.disguise import Disguise
 from support.polling import until
 from support.server import ended, in_flight, serving, start_server
 from support.wire import drain
 from support_models import FunctionModel
 
 CALLED_THEN_DONE = [{"toolCalls": [{"id": "c1", "name": "slow", "args": {}}]}, {"text": "all done"}]
-
-
-class Disguise:
-    """Where a run waits, the first time, until it is cancelled, and then raises
-    `error` instead of the cancellation. Later waits return at once."""
-
-    def __init__(self, error: Exception | None = None) -> None:
-        self.waiting = asyncio.Event()
-        #: Set as it raises `error` in place of the cancellation.
-        self.raised = asyncio.Event()
-        self.error = error if error is not None else RuntimeError("cleanup failed while cancelled")
-
-    async def wait(self, *_: Any) -> None:
-        if self.waiting.is_set():
-            return
-        self.waiting.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.raised.set()
-            raise self.error from None
 
 
 async def cancelled_while_waiting(
@@ -676,9 +656,7 @@ def dispatchers() -> list[asyncio.Task[Any]]:
     return [t for t in asyncio.all_tasks() if t.get_name() == "notification dispatcher" and not t.done()]
 
 
-async def test_the_notification_dispatcher_stops_with_the_server_though_its_store_turns_the_cancel_into_error() -> (
-    None
-):
+async def test_the_notification_dispatcher_stops_with_the_server_though_its_store_turns_the_cancel_into_error() -> None:
     # (It logged the error and went on dispatching, every interval, after the server stopped.)
     disguise = Disguise(StorageError("connection reset"))
     store = DisguisedNotifications(disguise)
