@@ -18,12 +18,14 @@ from agentd.backends.redis_cluster import RedisCluster
 from agentd.backends.redis_coordination import RedisCoordination
 from agentd.backends.redis_storage import RedisStorage
 from agentd.grpc.server import AgentdServer
-from agentd.runtime import AgentRegistry
+from agentd.runtime import Agent, AgentRegistry
 from agentd.runtime.host import Host
+from agentd.runtime.storage import BackgroundTask, StorageError
 from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import agent_service_pb2 as apb
 from redis_server import RedisServer
 from support.background import World, agents, calls, finishes, follow, options, stored_results, stream, tags
+from support.disguise import Disguise
 from support.polling import until
 from support.server import Running
 
@@ -107,3 +109,52 @@ async def test_work_a_stopped_replica_left_is_reported_failed_by_another(
     await until(  # deleted once the thread was woken
         b.host.storage.list_background_tasks, holds=lambda tasks: tasks == [], what="the task record deleted"
     )
+
+
+class DisguisedStorage(RedisStorage):
+    """Redis storage whose listing of background work, once told to, waits and,
+    cancelled there, fails as its client may (a connection error, or that
+    wrapped as a storage error)."""
+
+    def __init__(self, url: str, disguise: Disguise, **kwargs: Any) -> None:
+        super().__init__(url, **kwargs)
+        self.disguise = disguise
+        self.failing = False
+
+    async def list_background_tasks(self) -> list[BackgroundTask]:
+        if self.failing:
+            await self.disguise.wait()
+        return await super().list_background_tasks()
+
+
+@pytest.mark.parametrize(
+    "error", [StorageError("connection reset"), OSError("connection reset")], ids=["storage", "other"]
+)
+async def test_the_background_sweep_stops_with_the_server_though_its_storage_turns_the_cancel_into_an_error(
+    redis_server: RedisServer, error: Exception
+) -> None:
+    # (It logged the error and went on sweeping, every interval, after the server stopped.)
+    disguise = Disguise(error)
+    url, prefix = redis_server.url, f"sweep-{uuid.uuid4().hex[:8]}:"
+    storage = DisguisedStorage(url, disguise, key_prefix=f"{prefix}store:")
+    host = Host(
+        agents=AgentRegistry([Agent(id="quiet")]),
+        storage=storage,
+        coordination=RedisCoordination(url, key_prefix=f"{prefix}lease:"),
+        cluster=RedisCluster(url, key_prefix=f"{prefix}cluster:"),
+        thread_settings=ThreadSettings(lease_ttl_ms=600, sweep_interval=0.05),
+    )
+    server = AgentdServer(host, dispatch_interval=0)
+    addr = f"127.0.0.1:{await server.start('127.0.0.1:0')}"
+    running = Running(server, addr, grpc.aio.insecure_channel(addr))
+    try:
+        storage.failing = True
+        await asyncio.wait_for(disguise.waiting.wait(), 10)  # a sweep waits on storage
+    finally:
+        await running.close()
+    assert disguise.raised.is_set()
+    await until(sweepers, holds=lambda left: not left, what="the background sweeper to stop")
+
+
+def sweepers() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name() == "background sweeper" and not t.done()]

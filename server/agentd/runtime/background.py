@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.coordination import Coordination, CoordinationError, LeaseKeeper, LeaseUnavailable
 from agentd.runtime.messages import JSON, Message, Signal, ToolCallPart, ToolResultPart, new_id
 from agentd.runtime.signals import create_signal
@@ -275,7 +276,8 @@ class BackgroundWork:
         a stopped process's, or a dead replica's; how many."""
         try:
             tasks = await self.storage.list_background_tasks()
-        except StorageError:
+        except StorageError as exc:
+            raise_if_cancelling(exc)  # stopped while it read: it stops
             log.exception("could not read the background work left behind; it is looked at again later")
             return 0
         failed = 0

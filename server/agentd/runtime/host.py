@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentd.runtime.agent import Agent
 from agentd.runtime.background import BackgroundWork
 from agentd.runtime.cache import InMemoryServerCache, ServerCache
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.cluster import Cluster
 from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
@@ -283,7 +284,8 @@ class Host:
             await asyncio.sleep(every)
             try:
                 await self.background.recover()
-            except Exception:
+            except Exception as exc:
+                raise_if_cancelling(exc)  # stopped: a store that turned that into its error must not keep it going
                 logging.getLogger("agentd.background").exception("background sweep failed; retrying")
 
     async def _route_continuation(self, task: BackgroundTask, signal: Signal) -> None:
