@@ -44,11 +44,13 @@ from agentd.runtime.processors.builtins.token_cost_control import TokenCostContr
 from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
 from agentd.runtime.response_keys import ResponseCacheKeyInputs
 from agentd.runtime.run import RunHandle, RunResult
-from agentd.runtime.storage import BackgroundTask, InMemoryStorage, StorageError
+from agentd.runtime.storage import BackgroundTask, InMemoryStorage, PendingSignal, StorageError
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support import notifications
+from support.clocks import T0
 from support.disguise import Disguise
 from support.polling import until
 from support.server import ended, in_flight, serving, start_server
@@ -668,3 +670,35 @@ async def test_the_notification_dispatcher_stops_with_the_server_though_its_stor
         await running.close()
     assert disguise.raised.is_set()
     await until(dispatchers, holds=lambda left: not left, what="the dispatcher to stop")
+
+
+class PendingDisguised(InMemoryStorage):
+    """In-memory storage whose outbox write waits once and, cancelled there,
+    fails as a storage error."""
+
+    def __init__(self, disguise: Disguise) -> None:
+        super().__init__()
+        self.disguise = disguise
+
+    async def save_pending(self, entry: PendingSignal) -> None:
+        await self.disguise.wait()
+        await super().save_pending(entry)
+
+
+@pytest.mark.parametrize("due", ["deliver_at", "summary_at"], ids=["delivery", "summary"])
+async def test_the_dispatcher_stops_with_the_server_though_a_delivery_turns_the_cancel_into_an_error(due: str) -> None:
+    # (The delivery counted as a failed attempt, and the dispatcher went on after the server stopped.)
+    disguise = Disguise()
+    storage, store = PendingDisguised(disguise), InMemoryNotificationStore()
+    record = await notifications.create(store, agent_id="notified")
+    await notifications.schedule(store, record, **{due: T0})
+    agent = Agent(id="notified", memory=Memory(storage))
+    running = await start_server([agent], storage=storage, notification_store=store, dispatch_interval=0.01)
+    try:
+        await asyncio.wait_for(disguise.waiting.wait(), 10)  # its delivery waits
+    finally:
+        await running.close()
+    assert disguise.raised.is_set()
+    await until(dispatchers, holds=lambda left: not left, what="the dispatcher to stop")
+    kept = await store.get(record.thread_id, record.id)
+    assert kept is not None and (kept.status, kept.delivery_attempts) == ("pending", 0)  # for the next start

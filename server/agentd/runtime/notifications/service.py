@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, overload
 
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import aware, utcnow
 from agentd.runtime.notifications.policy import DeliveryDecision, DeliveryPolicy, ThreadState, check_state
@@ -422,6 +423,7 @@ class Notifications:
             )
             accepted(await routed)
         except Exception as exc:
+            raise_if_cancelling(exc)
             for record, _ in records:
                 await self._fail(result, record, describe(exc), now)
             return
@@ -465,6 +467,7 @@ class Notifications:
                 await route_record(route, record, signal, idle_behavior="wake", stream_options=decision.stream_options)
             )
         except Exception as exc:
+            raise_if_cancelling(exc)
             await self._fail(result, record, describe(exc), now)
             return
         result.signals.append(signal)
