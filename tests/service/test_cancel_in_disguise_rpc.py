@@ -1,12 +1,14 @@
-"""A cancelled Generate's run ends CALLER_CANCELLED however the code it waits
-in takes the cancellation: a hook, callback, tool, model or filter that is
+"""A cancelled run stays cancelled however the code it waits in takes the
+cancellation: a hook, callback, tool, model, cache, store or filter that is
 cancelled and raises an error of its own instead (cleanup that fails, a
-library that wraps the cancellation) does not make the run go on without
-its caller where it would log that error and carry on.
+library that wraps the cancellation) does not make the run go on (or fail,
+or trip) without its caller where it would log that error and carry on.
 
-Each test runs a thread-less Generate (its run in the call's task), waits
-until the run waits inside the piece under test, cancels the call, and reads
-how the run ended."""
+Most tests run a thread-less Generate (its run in the call's task), wait
+until the run waits inside the piece under test, cancel the call, and read
+how the run ended. Others abort a thread's run, or stop the server under a
+loop of its own (the notification dispatcher); two hold that a run's ending
+(on_finish, an aborted run's partial output) still logs its own failures."""
 
 from __future__ import annotations
 
