@@ -1,37 +1,29 @@
 """A cancelled run stays cancelled however the code it waits in takes the
-cancellation: a hook, callback, tool, model, cache, store or filter that is
+cancellation: a hook, callback, tool, model, cache or filter that is
 cancelled and raises an error of its own instead (cleanup that fails, a
 library that wraps the cancellation) does not make the run go on (or fail,
 or trip) without its caller where it would log that error and carry on.
 
 Most tests run a thread-less Generate (its run in the call's task), wait
 until the run waits inside the piece under test, cancel the call, and read
-how the run ended. Others abort a thread's run, or stop the server under a
-loop of its own (the notification dispatcher); two hold that a run's ending
-(on_finish, an aborted run's partial output) still logs its own failures."""
+how the run ended; two are about its work for after it (on_finish). Stores
+and the server's own loops: test_cancel_in_disguise_stores_rpc.py."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
 from typing import Any
 
-import grpc
 import pytest
 
 from agentd.runtime import Agent, ExecutionOptions, Tool, Workflow
 from agentd.runtime.agent import CALLER_CANCELLED
 from agentd.runtime.cache import CacheError, InMemoryServerCache
 from agentd.runtime.chunks import Abort, Chunk, Data, TextDelta
-from agentd.runtime.memory import Memory
-from agentd.runtime.messages import Message
 from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelRequest
 from agentd.runtime.models.router import register_provider
-from agentd.runtime.notifications.record import NotificationRecord
-from agentd.runtime.notifications.store import InMemoryNotificationStore
 from agentd.runtime.options import StructuredOutput, ToolHooks
-from agentd.runtime.overrides import InMemoryOverrideStore, OverrideVersion
 from agentd.runtime.processors.base import (
     HookArgs,
     ProcessAPIErrorArgs,
@@ -46,16 +38,12 @@ from agentd.runtime.processors.builtins.token_cost_control import TokenCostContr
 from agentd.runtime.processors.builtins.tool_search import ToolSearchFilterArgs, ToolSearchProcessor
 from agentd.runtime.response_keys import ResponseCacheKeyInputs
 from agentd.runtime.run import RunHandle, RunResult
-from agentd.runtime.storage import BackgroundTask, InMemoryStorage, PendingSignal, StorageError
 from agentd_proto.v1 import agent_service_pb2 as apb
-from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
-from support import notifications
-from support.clocks import T0
 from support.disguise import Disguise
-from support.polling import until
-from support.server import ended, in_flight, serving, start_server
+from support.runs import script
+from support.server import ended, in_flight, serving
 from support.wire import drain
 from support_models import FunctionModel
 
@@ -82,10 +70,6 @@ def assert_caller_cancelled(result: RunResult) -> None:
     assert result.aborted == Abort(*CALLER_CANCELLED)
     assert result.error is None
     assert result.tripwire is None
-
-
-def scripted(*steps: dict[str, Any]) -> ExecutionOptions:
-    return ExecutionOptions(provider_options={"local": {"script": list(steps)}})
 
 
 # ------------------------------------------------------------ processor hooks
@@ -127,7 +111,7 @@ async def test_an_error_processor_that_turns_the_cancel_into_an_error_ends_the_r
     agent = Agent(
         id="fails",
         model="local/scripted",
-        default_options=scripted({"error": {"message": "boom", "status": 500, "retryable": False}}),
+        default_options=script({"error": {"message": "boom", "status": 500, "retryable": False}}),
         error_processors=[ErrorHandlerWaits(disguise)],
         error_processor_defaults=False,
     )
@@ -279,7 +263,7 @@ async def test_a_tool_that_turns_the_cancel_into_its_failure_does_not_let_the_ru
         id="tools",
         model="local/scripted",
         tools=[Tool("slow", "Waits", disguise.wait)],
-        default_options=scripted(*CALLED_THEN_DONE),
+        default_options=script(*CALLED_THEN_DONE),
     )
     result, _ = await cancelled_while_waiting(disguise, [agent])
     assert_caller_cancelled(result)
@@ -293,7 +277,7 @@ async def test_an_after_tool_call_hook_that_turns_the_cancel_into_an_error_ends_
         model="local/scripted",
         tools=[Tool("slow", "Answers at once", lambda args: "ok")],
         hooks=ToolHooks(after_tool_call=disguise.wait),
-        default_options=scripted(*CALLED_THEN_DONE),
+        default_options=script(*CALLED_THEN_DONE),
     )
     result, _ = await cancelled_while_waiting(disguise, [agent])
     assert_caller_cancelled(result)
@@ -306,7 +290,7 @@ async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_w
         id="flows",
         model="local/scripted",
         workflows=[Workflow("flow", [Tool("slow", "Waits", disguise.wait)])],
-        default_options=scripted({"toolCalls": [{"id": "c1", "name": "flow", "args": {}}]}, {"text": "all done"}),
+        default_options=script({"toolCalls": [{"id": "c1", "name": "flow", "args": {}}]}, {"text": "all done"}),
     )
     result, handle = await cancelled_while_waiting(disguise, [agent])
     assert_caller_cancelled(result)
@@ -332,7 +316,7 @@ async def test_a_tool_search_filter_that_turns_the_cancel_into_an_error_does_not
         id="searches",
         model="local/scripted",
         input_processors=[search],
-        default_options=scripted(
+        default_options=script(
             {"toolCalls": [{"id": "s1", "name": "search_tools", "args": {"query": "weather"}}]}, {"text": "done"}
         ),
     )
@@ -501,206 +485,9 @@ async def test_a_budget_that_turns_the_cancel_into_a_cache_error_does_not_let_th
         input_processors=[budget],
         output_processors=[budget],
         tools=[Tool("slow", "Answers at once", lambda args: "ok")],
-        default_options=scripted(*CALLED_THEN_DONE),
+        default_options=script(*CALLED_THEN_DONE),
     )
     request = opb.ExecutionOptions()
     request.request_context.update({"userId": "u1"})
     result, _ = await cancelled_while_waiting(disguise, [agent], options=request, caches={"memory": cache})
     assert_caller_cancelled(result)
-
-
-class DisguisedStorage(InMemoryStorage):
-    """In-memory storage whose record of background work waits once and,
-    cancelled there, fails as a storage error."""
-
-    def __init__(self, disguise: Disguise) -> None:
-        super().__init__()
-        self.disguise = disguise
-
-    async def save_background_task(self, task: BackgroundTask) -> None:
-        await self.disguise.wait()
-        await super().save_background_task(task)
-
-
-async def test_an_aborted_runs_background_record_that_fails_on_the_cancel_runs_no_further_tool() -> None:
-    disguise = Disguise(StorageError("connection reset"))
-    storage = DisguisedStorage(disguise)
-    ran: list[str] = []
-    agent = Agent(
-        id="deferring",
-        model="local/scripted",
-        memory=Memory(storage),
-        tools=[
-            Tool("report", "Writes a report", lambda args: ran.append("report"), background=True),
-            Tool("next", "Runs after it", lambda args: ran.append("next")),
-        ],
-        default_options=scripted(
-            {"toolCalls": [{"id": "c1", "name": "report", "args": {}}, {"id": "c2", "name": "next", "args": {}}]},
-            {"text": "all done"},
-        ),
-    )
-    memory = opb.ExecutionOptions(memory=opb.MemoryOptions(resource="u1", thread_id="t1"))
-    async with serving([agent], storage=storage) as running:
-        stream = running.agents.Stream(apb.StreamRequest(agent_id="deferring", text="go", options=memory))
-        await asyncio.wait_for(disguise.waiting.wait(), 10)
-        handle = await in_flight(running)
-        assert (
-            await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1", resource_id="u1", run_id=handle.run_id))
-        ).aborted
-        result = await ended(running, handle)
-        stream.cancel()
-    assert result.aborted == Abort("ABORTED", "aborted by request")
-    assert ran == []  # the second call of the step never ran after the abort
-
-
-class FailingSaves(InMemoryStorage):
-    """In-memory storage whose message saves fail, on their own, once told to."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.failing = False
-
-    async def save_messages(self, messages: list[Message]) -> None:
-        if self.failing:
-            raise StorageError("disk full")
-        await super().save_messages(messages)
-
-
-async def test_an_aborted_run_whose_partial_output_cannot_be_saved_still_ends_with_its_abort() -> None:
-    # The ending of an aborted run still holds its cancellation: a failure
-    # there is its own, so the abort still goes out (nothing more is lost).
-    storage = FailingSaves()
-    slow = {"local": {"delayMs": 30, "script": [{"deltas": [f"w{i} " for i in range(200)]}]}}
-    agent = Agent(
-        id="saves",
-        model="local/scripted",
-        memory=Memory(storage),
-        default_options=ExecutionOptions(provider_options=slow),
-    )
-    options = opb.ExecutionOptions(
-        memory=opb.MemoryOptions(resource="u1", thread_id="t1"), persist_partial_on_abort=True
-    )
-    async with serving([agent], storage=storage) as running:
-        call = running.agents.Stream(apb.StreamRequest(agent_id="saves", text="go", options=options))
-        chunks: list[cpb.Chunk] = []
-        while not any(c.WhichOneof("payload") == "text_delta" for c in chunks):
-            message = await call.read()
-            assert message is not grpc.aio.EOF
-            chunks.extend(message.chunks)
-        handle = await in_flight(running)
-        storage.failing = True
-        assert (await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="t1", resource_id="u1"))).aborted
-        chunks.extend(await drain(call))
-        result = await ended(running, handle)
-    assert result.aborted == Abort("ABORTED", "aborted by request")
-    assert chunks[-1].WhichOneof("payload") == "abort"
-
-
-class DisguisedOverrides(InMemoryOverrideStore):
-    """In-memory overrides whose reads, once told to, wait and, cancelled there,
-    fail as a storage error."""
-
-    def __init__(self, disguise: Disguise) -> None:
-        super().__init__()
-        self.disguise = disguise
-        self.failing = False
-
-    async def head(self, key: str) -> OverrideVersion | None:
-        if self.failing:
-            await self.disguise.wait()
-        return await super().head(key)
-
-
-class Records(Processor):
-    id = "records"
-
-    def __init__(self) -> None:
-        self.runs: list[str] = []
-
-    def process_input(self, args: ProcessInputArgs) -> None:
-        self.runs.append(args.run_id)
-
-
-async def test_a_generate_cancelled_while_its_agents_overrides_are_read_starts_no_run() -> None:
-    # (Storage that failed on the cancel let the run start on the version read
-    # before, and go to its end without its caller.)
-    disguise, records = Disguise(StorageError("connection reset")), Records()
-    store = DisguisedOverrides(disguise)
-    running = await start_server(
-        [Agent(id="edited", input_processors=[records])], override_store=store, overrides_cache_ttl=0
-    )
-    try:
-        await running.agents.Generate(apb.GenerateRequest(agent_id="edited", text="one"))  # the version is read
-        store.failing = True
-        call = running.agents.Generate(apb.GenerateRequest(agent_id="edited", text="two"))
-        await asyncio.wait_for(disguise.waiting.wait(), 10)
-        call.cancel()
-        await asyncio.wait_for(disguise.raised.wait(), 10)
-    finally:
-        await running.close()  # lets any run started finish
-    assert len(records.runs) == 1
-
-
-class DisguisedNotifications(InMemoryNotificationStore):
-    """In-memory notifications whose listing of what is due, once told to,
-    waits and, cancelled there, fails as a storage error."""
-
-    def __init__(self, disguise: Disguise) -> None:
-        super().__init__()
-        self.disguise = disguise
-        self.failing = False
-
-    async def list_due(self, now: datetime, **filters: Any) -> list[NotificationRecord]:
-        if self.failing:
-            await self.disguise.wait()
-        return await super().list_due(now, **filters)
-
-
-def dispatchers() -> list[asyncio.Task[Any]]:
-    return [t for t in asyncio.all_tasks() if t.get_name() == "notification dispatcher" and not t.done()]
-
-
-async def test_the_notification_dispatcher_stops_with_the_server_though_its_store_turns_the_cancel_into_error() -> None:
-    # (It logged the error and went on dispatching, every interval, after the server stopped.)
-    disguise = Disguise(StorageError("connection reset"))
-    store = DisguisedNotifications(disguise)
-    running = await start_server([Agent(id="quiet")], notification_store=store, dispatch_interval=0.01)
-    try:
-        store.failing = True
-        await asyncio.wait_for(disguise.waiting.wait(), 10)  # a dispatch pass waits on the store
-    finally:
-        await running.close()
-    assert disguise.raised.is_set()
-    await until(dispatchers, holds=lambda left: not left, what="the dispatcher to stop")
-
-
-class PendingDisguised(InMemoryStorage):
-    """In-memory storage whose outbox write waits once and, cancelled there,
-    fails as a storage error."""
-
-    def __init__(self, disguise: Disguise) -> None:
-        super().__init__()
-        self.disguise = disguise
-
-    async def save_pending(self, entry: PendingSignal) -> None:
-        await self.disguise.wait()
-        await super().save_pending(entry)
-
-
-@pytest.mark.parametrize("due", ["deliver_at", "summary_at"], ids=["delivery", "summary"])
-async def test_the_dispatcher_stops_with_the_server_though_a_delivery_turns_the_cancel_into_an_error(due: str) -> None:
-    # (The delivery counted as a failed attempt, and the dispatcher went on after the server stopped.)
-    disguise = Disguise()
-    storage, store = PendingDisguised(disguise), InMemoryNotificationStore()
-    record = await notifications.create(store, agent_id="notified")
-    await notifications.schedule(store, record, **{due: T0})
-    agent = Agent(id="notified", memory=Memory(storage))
-    running = await start_server([agent], storage=storage, notification_store=store, dispatch_interval=0.01)
-    try:
-        await asyncio.wait_for(disguise.waiting.wait(), 10)  # its delivery waits
-    finally:
-        await running.close()
-    assert disguise.raised.is_set()
-    await until(dispatchers, holds=lambda left: not left, what="the dispatcher to stop")
-    kept = await store.get(record.thread_id, record.id)
-    assert kept is not None and (kept.status, kept.delivery_attempts) == ("pending", 0)  # for the next start
