@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal, TypeAlias
 
 Role = Literal["user", "assistant", "system", "signal"]
@@ -23,47 +24,60 @@ _VARIANT_BYTE = bytes((b & 0x3F) | 0x80 for b in range(256))
 #: Ids drawn from the OS's randomness at a time: one getrandom call, one
 #: translate per fixed byte and one hex() for all of them, then a slice per id.
 _POOL_IDS = 256
+#: Where hex(sep="-", 2) puts a "-" after each 4 digits (40 characters an id,
+#: counting the one that follows it) that a UUID's 8-4-4-4-12 has none: the
+#: last first, each `del` then leaving blocks one shorter.
+_NOT_HYPHENS = ((39, 40), (34, 39), (29, 38), (4, 37))
 
 
 class _RandomPool:
-    """Random version-4 UUIDs as hex digits, 32 per id, and how far they are used."""
+    """Random version-4 UUIDs, `width` characters each: 32 hex digits, or
+    hyphenated (36), formatted all at once in C rather than one by one."""
 
-    __slots__ = ("at", "digits")
+    __slots__ = ("at", "ids", "width")
 
-    def __init__(self) -> None:
-        self.digits = ""
+    def __init__(self, *, hyphenated: bool) -> None:
+        self.width = 36 if hyphenated else 32
+        self.ids = ""
         self.at = 0
 
     def refill(self) -> None:
         pool = bytearray(os.urandom(16 * _POOL_IDS))  # 128 random bits per id, from os.urandom like uuid.uuid4's
         pool[6::16] = pool[6::16].translate(_VERSION_BYTE)
         pool[8::16] = pool[8::16].translate(_VARIANT_BYTE)
-        self.digits, self.at = pool.hex(), 0
+        if self.width == 32:
+            self.ids = pool.hex()
+        else:
+            text = bytearray(pool.hex("-", 2) + "-", "ascii")
+            for start, step in _NOT_HYPHENS:
+                del text[start::step]
+            self.ids = text.decode("ascii")
+        self.at = 0
 
     def forget(self) -> None:
-        self.digits, self.at = "", 0
+        self.ids, self.at = "", 0
 
 
-_random = _RandomPool()
-os.register_at_fork(after_in_child=_random.forget)  # a forked child never repeats its parent's ids
+_digits = _RandomPool(hyphenated=False)
+_uuids = _RandomPool(hyphenated=True)
+for _pool in (_digits, _uuids):
+    os.register_at_fork(after_in_child=_pool.forget)  # a forked child never repeats its parent's ids
 
 
 def new_id(prefix: str = "") -> str:
     """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
-    random = _random
-    at = random.at
-    if at >= len(random.digits):
-        random.refill()
-        at = 0
-    random.at = at + 32
-    digits = random.digits[at : at + 32]
-    if prefix:
-        return prefix + digits
-    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    pool = _digits if prefix else _uuids
+    at = pool.at
+    end = at + pool.width
+    if end > len(pool.ids):
+        pool.refill()
+        at, end = 0, pool.width
+    pool.at = end
+    return prefix + pool.ids[at:end] if prefix else pool.ids[at:end]
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+#: Now, timezone-aware (a partial: called from C, without a Python frame of its own).
+utcnow = partial(datetime.now, UTC)
 
 
 def aware(when: datetime) -> datetime:
