@@ -13,8 +13,12 @@ from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.run import RunHandle
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class RunRequest:
+    """Built once per call, then only read. Not frozen: a frozen dataclass
+    sets each field through object.__setattr__, which doubled what building
+    one costs on every Generate and Stream."""
+
     agent_id: str
     messages: tuple[Message, ...]
     options: ExecutionOptions = field(default_factory=ExecutionOptions)
