@@ -4,7 +4,7 @@ tripwire they carry."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast, get_args
+from typing import Any, TypeVar, cast, get_args, overload
 
 from google.protobuf import struct_pb2
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
@@ -32,22 +32,36 @@ def usage_to_pb(usage: runtime_chunks.Usage) -> upb.Usage:
 def fill_usage(target: upb.Usage, usage: runtime_chunks.Usage) -> None:
     """`usage` written into a Usage field where it is (present even with no
     counter reported): cheaper than naming every counter, most of them
-    unreported, and than copying one in."""
-    target.SetInParent()
-    if usage.input_tokens is not None:
-        target.input_tokens = usage.input_tokens
-    if usage.output_tokens is not None:
-        target.output_tokens = usage.output_tokens
-    if usage.total_tokens is not None:
-        target.total_tokens = usage.total_tokens
-    if usage.reasoning_tokens is not None:
-        target.reasoning_tokens = usage.reasoning_tokens
-    if usage.cached_input_tokens is not None:
-        target.cached_input_tokens = usage.cached_input_tokens
-    if usage.cache_creation_input_tokens is not None:
-        target.cache_creation_input_tokens = usage.cache_creation_input_tokens
+    unreported, and than copying one in. Setting a counter makes the field
+    present, so SetInParent only when the first is unreported."""
+    n = usage.input_tokens
+    if n is None:
+        target.SetInParent()
+    else:
+        target.input_tokens = n
+    n = usage.output_tokens
+    if n is not None:
+        target.output_tokens = n
+    n = usage.total_tokens
+    if n is not None:
+        target.total_tokens = n
+    n = usage.reasoning_tokens
+    if n is not None:
+        target.reasoning_tokens = n
+    n = usage.cached_input_tokens
+    if n is not None:
+        target.cached_input_tokens = n
+    n = usage.cache_creation_input_tokens
+    if n is not None:
+        target.cache_creation_input_tokens = n
 
 
+@overload
+def tripwire_to_pb(tripwire: runtime_chunks.Tripwire) -> cpb.Tripwire: ...
+@overload
+def tripwire_to_pb(tripwire: None) -> None: ...
+@overload
+def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None: ...
 def tripwire_to_pb(tripwire: runtime_chunks.Tripwire | None) -> cpb.Tripwire | None:
     if tripwire is None:
         return None

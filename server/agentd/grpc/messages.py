@@ -31,8 +31,12 @@ def message_to_pb(message: rm.Message) -> mpb.Message:
 
 def add_message(into: RepeatedCompositeFieldContainer[mpb.Message], message: rm.Message) -> None:
     """Adds `message` to a repeated field, built where it goes (one built
-    apart and added would be copied in, and so would each of its parts)."""
-    _fill(into.add(id=message.id, role=ROLES[message.role]), message)
+    apart and added would be copied in, and so would each of its parts);
+    its fields set one by one, cheaper with upb than named in add()."""
+    out = into.add()
+    out.id = message.id
+    out.role = ROLES[message.role]
+    _fill(out, message)
 
 
 def _fill(out: mpb.Message, message: rm.Message) -> None:
@@ -42,8 +46,9 @@ def _fill(out: mpb.Message, message: rm.Message) -> None:
             parts.add().signal.signal.CopyFrom(signal_to_pb(part.signal))
         else:
             fill_part(parts.add(), part)
-    if message.created_at is not None:
-        fill_timestamp(out.create_time, message.created_at)
+    when = message.created_at
+    if when is not None:
+        fill_timestamp(out.create_time, when)
     # Set only when there: a field named at its default still costs a lookup.
     if message.metadata:
         out.metadata.update(message.metadata)

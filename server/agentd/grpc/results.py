@@ -11,21 +11,24 @@ from agentd.grpc.values import to_value
 from agentd.runtime.run import RunResult, StepResult
 from agentd_proto.v1 import agent_service_pb2 as apb
 
-# Fields are set only when they hold something: naming a field at its default
-# in the constructor still costs a lookup, about 40% of building a plain reply.
-# Sub-messages are filled where they go: one built apart and set is copied in
-# (encoded and decoded again).
+# Fields are set only when they hold something, and one by one: with upb a
+# field named in the constructor (or in add()) costs more than the same field
+# set afterwards. Sub-messages are filled where they go: one built apart and
+# set is copied in (encoded and decoded again).
 
 
 def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepResult) -> None:
     """Adds `step` to a repeated field, built where it goes."""
-    out = into.add(step_number=step.step_number, finish_reason=FINISH_REASONS[step.finish_reason], model=step.model)
+    out = into.add()
+    if step.step_number:
+        out.step_number = step.step_number
+    out.finish_reason = FINISH_REASONS[step.finish_reason]
+    out.model = step.model
     fill_usage(out.usage, step.usage)
-    tripwire = tripwire_to_pb(step.tripwire)
-    if tripwire is None:
+    if step.tripwire is None:
         out.text = step.text
     else:
-        out.tripwire.CopyFrom(tripwire)
+        out.tripwire.CopyFrom(tripwire_to_pb(step.tripwire))
     if step.reasoning_text:
         out.reasoning_text = step.reasoning_text
     if step.tool_calls:
@@ -37,20 +40,23 @@ def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepRe
 
 
 def result_to_pb(result: RunResult) -> apb.GenerateResponse:
-    out = apb.GenerateResponse(
-        run_id=result.run_id,
-        text=result.text,
-        finish_reason=FINISH_REASONS[result.finish_reason],
-        model=result.model,
-    )
+    out = apb.GenerateResponse()
+    out.run_id = result.run_id
+    out.text = result.text
+    out.finish_reason = FINISH_REASONS[result.finish_reason]
+    out.model = result.model
     fill_usage(out.usage, result.usage)
     fill_usage(out.total_usage, result.total_usage)
-    tripwire = tripwire_to_pb(result.tripwire)
-    if tripwire is not None:
-        out.tripwire.CopyFrom(tripwire)
+    if result.tripwire is not None:
+        out.tripwire.CopyFrom(tripwire_to_pb(result.tripwire))
     steps = out.steps
+    # The run's tool calls and results are its steps' (RunResult lists them
+    # afresh each time it is asked): asked only when a step has some.
+    tools = False
     for step in result.steps:
         add_step(steps, step)
+        if step.tool_calls or step.tool_results:
+            tools = True
     messages = out.response_messages
     for message in result.response_messages:
         add_message(messages, message)
@@ -58,12 +64,9 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
         out.reasoning_text = result.reasoning_text
     if result.raw_finish_reason:
         out.raw_finish_reason = result.raw_finish_reason
-    tool_calls = result.tool_calls
-    if tool_calls:
-        out.tool_calls.extend([tool_call_to_pb(c) for c in tool_calls])
-    tool_results = result.tool_results
-    if tool_results:
-        out.tool_results.extend([tool_result_to_pb(r) for r in tool_results])
+    if tools:
+        out.tool_calls.extend([tool_call_to_pb(c) for c in result.tool_calls])
+        out.tool_results.extend([tool_result_to_pb(r) for r in result.tool_results])
     if result.object is not None:
         out.object.CopyFrom(to_value(result.object))
     if result.warnings:
