@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+from asyncio import current_task, get_running_loop
+from time import monotonic
 
 #: A call's wait under a `DefaultDeadline`: the task serving the call (one wait per task at a time).
 Expiry = asyncio.Task[object]
@@ -15,7 +17,9 @@ class DefaultDeadline:
     oldest call still going, serves them all, where asyncio.timeout puts a
     timer of its own per call into the loop's heap (a few microseconds, and a
     heap that every loop turn looks at). A wait is its task, and what is
-    kept of it a tuple: an object of its own per call cost as much again."""
+    kept of it a tuple: an object of its own per call cost as much again.
+    Times are time.monotonic's, which asyncio's loop.time() calls from Python
+    (the timer is armed with a delay, so any loop's clock will do)."""
 
     __slots__ = ("_calls", "_expired", "_loop", "_timer", "seconds")
 
@@ -32,14 +36,13 @@ class DefaultDeadline:
 
     def start(self) -> Expiry:
         """The current task's wait; `end` it however the call ends."""
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task(loop)
+        loop = get_running_loop()
+        task = current_task(loop)
         assert task is not None
-        when = loop.time() + self.seconds
-        self._calls[task] = (when, task.cancelling())
+        self._calls[task] = (monotonic() + self.seconds, task.cancelling())
         if self._timer is None or self._loop is not loop:
             self._loop = loop
-            self._timer = loop.call_at(when, self._expire)
+            self._timer = loop.call_later(self.seconds, self._expire)
         return task
 
     def end(self, expiry: Expiry) -> bool:
@@ -54,13 +57,13 @@ class DefaultDeadline:
         self._timer = None
         loop = self._loop
         assert loop is not None
-        now = loop.time()
+        now = monotonic()
         calls = self._calls
         while calls:
             task = next(iter(calls))
             when, cancelling = calls[task]
             if when > now:
-                self._timer = loop.call_at(when, self._expire)
+                self._timer = loop.call_later(when - now, self._expire)
                 return
             del calls[task]
             self._expired[task] = cancelling

@@ -170,11 +170,8 @@ class _Call:
         self.deadline = DefaultDeadline(seconds) if seconds is not None else None
         self.metrics = policy.rpc_metrics
 
-    def timed(self, context: Context) -> _Timing | None:
-        """Times the call until grpc is done with it, when metrics are on."""
-        metrics = self.metrics
-        if metrics is None:
-            return None
+    def timed(self, context: Context, metrics: RpcMetrics) -> _Timing:
+        """Times the call until grpc is done with it (asked only when metrics are on)."""
         timing = _Timing(self.full_name, metrics)
         context.add_done_callback(timing.done)  # type: ignore[arg-type]  # grpc-stubs wants a class with __call__
         return timing
@@ -211,14 +208,16 @@ def _unary(impl: Unary, call: _Call) -> Bytes:
     serialised once, its size is the size checked against max_reply_bytes."""
     limit = call.max_reply_bytes
     deadline = call.deadline
+    metrics = call.metrics
 
     async def handle(request: Any, context: Context) -> bytes:
-        timing = call.timed(context)
+        timing = None if metrics is None else call.timed(context, metrics)
         try:
             identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
             if isinstance(request, _REFUSED):
                 raise _refusal(request)
-            token = CALLER.set(identity)
+            # Already the caller (every call to a server that admits everyone): nothing to set.
+            token = None if CALLER.get() is identity else CALLER.set(identity)
             try:
                 if deadline is None or context.time_remaining() is not None:
                     response = await impl(request, context)
@@ -233,7 +232,8 @@ def _unary(impl: Unary, call: _Call) -> Bytes:
                     finally:
                         deadline.end(expiry)
             finally:
-                CALLER.reset(token)
+                if token is not None:
+                    CALLER.reset(token)
             unscope_message(response, identity.tenant)
             reply: bytes = response.SerializeToString()
             if limit is not None and len(reply) > limit:
@@ -263,14 +263,15 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
     message's bytes (registered with no serializer), so a message over
     max_reply_bytes ends the call with RESPONSE_TOO_LARGE, not a transport error."""
     limit = call.max_reply_bytes
+    metrics = call.metrics
 
     async def handle(request: Any, context: Context) -> AsyncIterator[bytes]:
-        timing = call.timed(context)
+        timing = None if metrics is None else call.timed(context, metrics)
         try:
             identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
             if decoded_request and isinstance(request, _REFUSED):
                 raise _refusal(request)
-            token = CALLER.set(identity)
+            token = None if CALLER.get() is identity else CALLER.set(identity)
             try:
                 # Closed here, not by the collector, when a message is too large: its cleanup runs now.
                 with call.gate.stream(identity):
@@ -286,8 +287,9 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
             finally:
                 # grpc may close an abandoned stream from another context, where
                 # there is nothing of ours to restore.
-                with contextlib.suppress(ValueError):
-                    CALLER.reset(token)
+                if token is not None:
+                    with contextlib.suppress(ValueError):
+                        CALLER.reset(token)
         except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
