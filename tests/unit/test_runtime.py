@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import uuid
 import weakref
 
@@ -333,3 +334,21 @@ def test_ids_are_version_4_uuids_unique_across_pool_refills() -> None:
     assert len({u.int for u in parsed}) == len(ids)
     assert all(i == str(u) for i, u in zip(ids[:600], parsed[:600], strict=True))  # hyphenated without a prefix
     assert all(len(i) == 32 and i == u.hex for i, u in zip(ids[600:], parsed[600:], strict=True))
+
+
+def test_a_forked_child_draws_ids_its_parent_never_does() -> None:
+    """Both kinds of id are drawn in batches: a child forked mid-batch starts a batch of its own."""
+    before = [new_id(), new_id("msg_"), Message.user("x").id]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        os.close(read)
+        os.write(write, " ".join([new_id(), new_id("msg_"), Message.user("x").id]).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read().split()
+    os.waitpid(pid, 0)
+    parent = [new_id(), new_id("msg_"), Message.user("x").id]
+    assert len(child) == 3 and not set(child) & set(parent + before)
+    assert [uuid.UUID(i.removeprefix("msg_")).version for i in child] == [4, 4, 4]

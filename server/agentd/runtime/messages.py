@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from itertools import chain
 from typing import Any, Literal, TypeAlias
 
 Role = Literal["user", "assistant", "system", "signal"]
@@ -22,40 +23,45 @@ JSON: TypeAlias = Any
 _VERSION_BYTE = bytes((b & 0x0F) | 0x40 for b in range(256))
 _VARIANT_BYTE = bytes((b & 0x3F) | 0x80 for b in range(256))
 #: Ids drawn from the OS's randomness at a time: one getrandom call, one
-#: translate per fixed byte and one hex() for all of them, then a slice per id.
+#: translate per fixed byte, one hex() and one split() for all of them.
 _POOL_IDS = 256
-#: Where hex(sep="-", 2) puts a "-" after each 4 digits (40 characters an id,
-#: counting the one that follows it) that a UUID's 8-4-4-4-12 has none: the
-#: last first, each `del` then leaving blocks one shorter.
-_NOT_HYPHENS = ((39, 40), (34, 39), (29, 38), (4, 37))
+#: hex(sep="-", 2) puts a "-" after every 4 digits (40 characters an id,
+#: counting the one that follows it): the one after an id becomes the space
+#: split() cuts at, and those a UUID's 8-4-4-4-12 has not are deleted, the
+#: last first (each `del` leaves blocks one shorter).
+_NOT_HYPHENS = ((34, 40), (29, 39), (4, 38))
 
 
 class _RandomPool:
-    """Random version-4 UUIDs, `width` characters each: 32 hex digits, or
-    hyphenated (36), formatted all at once in C rather than one by one."""
+    """An endless supply of random version-4 UUIDs, as 32 hex digits or
+    hyphenated: `next()` is a C call (chain over batches formatted all at
+    once), so a default factory that is one costs no Python frame."""
 
-    __slots__ = ("at", "ids", "width")
+    __slots__ = ("batch", "hyphenated", "next")
 
     def __init__(self, *, hyphenated: bool) -> None:
-        self.width = 36 if hyphenated else 32
-        self.ids = ""
-        self.at = 0
+        self.hyphenated = hyphenated
+        self.batch: list[str] = []
+        self.next = chain.from_iterable(iter(self._fresh, None)).__next__
 
-    def refill(self) -> None:
+    def _fresh(self) -> list[str]:
         pool = bytearray(os.urandom(16 * _POOL_IDS))  # 128 random bits per id, from os.urandom like uuid.uuid4's
         pool[6::16] = pool[6::16].translate(_VERSION_BYTE)
         pool[8::16] = pool[8::16].translate(_VARIANT_BYTE)
-        if self.width == 32:
-            self.ids = pool.hex()
-        else:
+        if self.hyphenated:
             text = bytearray(pool.hex("-", 2) + "-", "ascii")
+            text[39::40] = b" " * _POOL_IDS
             for start, step in _NOT_HYPHENS:
                 del text[start::step]
-            self.ids = text.decode("ascii")
-        self.at = 0
+            self.batch = text.decode("ascii").split()
+        else:
+            self.batch = pool.hex(" ", 16).split()
+        return self.batch
 
     def forget(self) -> None:
-        self.ids, self.at = "", 0
+        """Ends the batch being drawn from (its iterator stops at its new
+        length): the next id comes from a fresh one."""
+        self.batch.clear()
 
 
 _digits = _RandomPool(hyphenated=False)
@@ -63,17 +69,13 @@ _uuids = _RandomPool(hyphenated=True)
 for _pool in (_digits, _uuids):
     os.register_at_fork(after_in_child=_pool.forget)  # a forked child never repeats its parent's ids
 
+#: `new_id()`, called from C (a message's default id).
+next_uuid = _uuids.next
+
 
 def new_id(prefix: str = "") -> str:
     """A random version-4 UUID: 32 hex digits after `prefix`, or hyphenated without one."""
-    pool = _digits if prefix else _uuids
-    at = pool.at
-    end = at + pool.width
-    if end > len(pool.ids):
-        pool.refill()
-        at, end = 0, pool.width
-    pool.at = end
-    return prefix + pool.ids[at:end] if prefix else pool.ids[at:end]
+    return prefix + _digits.next() if prefix else _uuids.next()
 
 
 #: Now, timezone-aware (a partial: called from C, without a Python frame of its own).
@@ -209,7 +211,7 @@ class Message:
 
     role: Role
     parts: list[Part] = field(default_factory=list)
-    id: str = field(default_factory=new_id)
+    id: str = field(default_factory=next_uuid)
     metadata: dict[str, JSON] = field(default_factory=dict)
     provider_options: dict[str, JSON] | None = None
     thread_id: str | None = None
