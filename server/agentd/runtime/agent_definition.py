@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
@@ -85,6 +86,10 @@ def input_to_messages(run_input: RunInput) -> list[Message]:
     return list(run_input)
 
 
+#: Stamps for AgentDefinition.stamp: each write of a field takes the next one.
+_next_stamp = itertools.count(1).__next__
+
+
 def merge_tools(first: Sequence[Tool], then: Sequence[Tool]) -> list[Tool]:
     """`first`, then each tool of `then` whose name is not taken yet."""
     out = {t.name: t for t in first}
@@ -153,6 +158,15 @@ class AgentDefinition:
     #: The lanes resolved from the processor lists, by lanes.resolve_lanes (an
     #: editor override's copy shares them: overrides change no processor).
     lane_cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: Changes with every write of a field (and differs between definitions):
+    #: what was set up from the fields, stamped with it, still holds while it
+    #: is the same. A list changed in place keeps the stamp: whoever caches
+    #: from a list checks its entries too.
+    stamp: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "stamp", _next_stamp())  # (writes are rare: set-up, tests, an app's code)
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -194,6 +194,11 @@ class _Resolved:
     #: alone): a list changed, even in place, no longer holds these same objects.
     held: tuple[tuple[Any, ...], ...]
     lanes: Lanes
+    #: The agent's stamp as its lists were read (AgentDefinition.stamp), and
+    #: whether they were all tuples: with the same stamp the agent holds the
+    #: same lists, and tuples have nothing to compare (nothing changes them in place).
+    stamp: int = 0
+    frozen: bool = False
 
     def resolved_from(self, enabled: bool, *lists: Sequence[Any]) -> bool:
         """Whether `lists` (and the flag) are what these lanes were resolved from:
@@ -231,9 +236,12 @@ def _agent_lanes(
         merged = _error_lane(agent, errors, enabled)
         hooks = HookTables.of(inputs, outputs, merged)
         lanes = Lanes(list(inputs), list(outputs), merged, hooks)
-        held = (tuple(inputs), tuple(outputs), tuple(errors))
-        cached = agent.lane_cache["all"] = _Resolved(enabled, held, lanes)
-    return cached.lanes
+    else:
+        lanes = cached.lanes  # the same entries, read under another stamp (an override's copy, or a write)
+    held = (tuple(inputs), tuple(outputs), tuple(errors))
+    frozen = type(inputs) is tuple and type(outputs) is tuple and type(errors) is tuple
+    agent.lane_cache["all"] = _Resolved(enabled, held, lanes, agent.stamp, frozen)
+    return lanes
 
 
 def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | None:
@@ -241,19 +249,27 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
     lists as they are (no memory, no per-call lists or prepare_step); None
     when the run needs lanes of its own (resolve_lanes). No coroutine: most runs are these."""
     if (
-        agent.memory is not None
-        or options.input_processors is not None
+        options.input_processors is not None
         or options.output_processors is not None
         or options.error_processors is not None
         or options.prepare_step is not None
     ):
         return None
-    inputs, outputs, errors = agent.input_processors, agent.output_processors, agent.error_processors
-    if is_dynamic(inputs) or is_dynamic(outputs) or is_dynamic(errors):
-        return None
     enabled = options.error_processor_defaults
     if enabled is None:
         enabled = agent.error_processor_defaults
+    cached = agent.lane_cache.get("all")
+    if cached is not None and cached.stamp == agent.stamp and cached.enabled == enabled:
+        # No field written since: no memory, the same static lists (as tuples, unchanged).
+        if cached.frozen or cached.resolved_from(
+            enabled, agent.input_processors, agent.output_processors, agent.error_processors
+        ):
+            return cached.lanes
+    if agent.memory is not None:
+        return None
+    inputs, outputs, errors = agent.input_processors, agent.output_processors, agent.error_processors
+    if is_dynamic(inputs) or is_dynamic(outputs) or is_dynamic(errors):
+        return None
     static = cast(tuple[Sequence[Any], Sequence[Any], Sequence[Any]], (inputs, outputs, errors))
     return _agent_lanes(agent, *static, enabled)
 
