@@ -51,6 +51,11 @@ class AgentRegistry:
         applied (NOT_FOUND for an unknown id)."""
         return await self.overrides.effective(self.get(agent_id), tenant)
 
+    def resolve_now(self, agent_id: str, tenant: str) -> Agent | None:
+        """`resolve` without a coroutine while the overrides are cached; None
+        when they must be read (NOT_FOUND for an unknown id)."""
+        return self.overrides.effective_now(self.get(agent_id), tenant)
+
     async def refresh(self, agent: Agent, tenant: str) -> Agent:
         """`agent` (resolved earlier, e.g. for a queued run) with the overrides as of now."""
         code = self._agents.get(agent.id)

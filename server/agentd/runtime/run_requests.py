@@ -37,7 +37,9 @@ async def start_run(host: Host, request: RunRequest, *, in_caller: bool = False)
     without a thread runs in the caller's task, as it awaits
     `RunHandle.run_to_end()` (a thread-bound run has a task of its own)."""
     tenant = request.owner[0] if request.owner is not None else DEFAULT_TENANT
-    agent = await host.agents.resolve(request.agent_id, tenant)  # editor overrides as of now
+    # The editor overrides as of now (no coroutine while they are cached).
+    agent = host.agents.resolve_now(request.agent_id, tenant) or await host.agents.resolve(request.agent_id, tenant)
     if request.thread_bound:
         return await host.threads.start_run(agent, list(request.messages), request.options)
-    return host.runs.start(agent, list(request.messages), request.options, owner=request.owner, in_caller=in_caller)
+    # (start copies the messages into the run's list)
+    return host.runs.start(agent, request.messages, request.options, owner=request.owner, in_caller=in_caller)

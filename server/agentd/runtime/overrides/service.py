@@ -16,6 +16,7 @@ at start-up); with none read, UNAVAILABLE.
 from __future__ import annotations
 
 import logging
+import operator
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -137,6 +138,18 @@ def _locked(agent_id: str, fields: Iterable[str], policy: EditorPolicy) -> Permi
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    """An agent with a head of its overrides applied, and what it was made from."""
+
+    head: OverrideVersion
+    agent: Agent
+    stamp: int
+    #: The entries of the agent's tools list (when a list) as they were.
+    tools: tuple[Tool, ...]
+    copy: Agent
+
+
 class Overrides:
     """The overrides of the agents one host serves."""
 
@@ -157,6 +170,8 @@ class Overrides:
         #: Bumped by every invalidation of a key ("" for all keys).
         self._generations: dict[str, int] = {}
         self._all_generation = 0
+        #: The agents runs got with their overrides applied, by key (bounded as the cache).
+        self._copies: dict[str, _Applied] = {}
 
     async def open(self, agent_ids: Iterable[str] = ()) -> None:
         """Opens the store, and reads the default tenant's overrides of `agent_ids`
@@ -242,20 +257,51 @@ class Overrides:
     async def effective(self, agent: Agent, tenant: str) -> Agent:
         """The agent a run in `tenant` gets: the code's, with the overrides
         in effect applied (the code's own object when there are none)."""
+        found = self.effective_now(agent, tenant)
+        if found is not None:
+            return found
+        key = scoped(tenant, agent.id)
+        return self._applied(agent, key, await self._read_head(key))
+
+    def effective_now(self, agent: Agent, tenant: str) -> Agent | None:
+        """`effective` without a coroutine while the head is cached (most runs);
+        None when it must be read from the store."""
         if agent.policy.locked:
             return agent
-        # What `current` reads, without its coroutines while the head is cached.
         key = scoped(tenant, agent.id)
         head = self._cached(key)
         if head is _STALE:
-            head = await self._read_head(key)
-        head = cast(OverrideVersion | None, head)
+            return None
+        return self._applied(agent, key, cast(OverrideVersion | None, head))
+
+    def _applied(self, agent: Agent, key: str, head: OverrideVersion | None) -> Agent:
+        """`agent` with `head` applied: one copy per head while the agent's
+        fields stay as they were (its stamp, and its tools list's entries)."""
         if head is None:
             return agent
+        tools = agent.tools
+        held = tuple(tools) if type(tools) is list else None  # a list may change in place; a tuple cannot
+        kept = self._copies.get(key)
+        if (
+            kept is not None
+            and kept.head is head
+            and kept.agent is agent
+            and kept.stamp == agent.stamp
+            and (held is None or (len(held) == len(kept.tools) and all(map(operator.is_, held, kept.tools))))
+        ):
+            return kept.copy
         values = effective_fields(head.values, agent.policy)
         if not values.fields:
             return agent
-        return apply(agent, values, self.catalogue())
+        if values.tools is not None:
+            # A membership takes tools from every hosted agent and tool source: read again each run.
+            return apply(agent, values, self.catalogue())
+        copy = apply(agent, values, {})
+        self._copies.pop(key, None)
+        self._copies[key] = _Applied(head, agent, agent.stamp, held or (), copy)
+        if len(self._copies) > CACHE_ENTRIES:
+            del self._copies[next(iter(self._copies))]  # the oldest
+        return copy
 
     # ------------------------------------------------------------ writing
 
