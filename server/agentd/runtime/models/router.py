@@ -27,6 +27,11 @@ _ADAPTERS = {
 }
 #: Providers an application registered, by name.
 _REGISTERED: dict[str, ModelFactory] = {}
+#: Model strings that passed check_model_spec's rules (they pass for good: no
+#: provider is ever unregistered), split; bounded, as a function of the
+#: request context may make strings without end.
+_CHECKED: dict[str, tuple[str, str]] = {}
+_CHECKED_KEPT = 1024
 
 
 def register_provider(name: str, factory: ModelFactory) -> None:
@@ -57,6 +62,9 @@ def check_model_spec(spec: str) -> None:
 
 def _checked(spec: str) -> tuple[str, str]:
     """The spec's provider and model id, once check_model_spec's rules pass."""
+    checked = _CHECKED.get(spec)
+    if checked is not None:
+        return checked
     provider, model_id = parse_model_spec(spec)
     if provider == "local":
         if model_id not in MODEL_IDS:
@@ -65,6 +73,8 @@ def _checked(spec: str) -> tuple[str, str]:
             )
     elif provider not in _ADAPTERS and provider not in _REGISTERED:
         raise InvalidArgument.field("model", f"unknown provider {provider!r}", "INVALID_MODEL")
+    if len(_CHECKED) < _CHECKED_KEPT:
+        _CHECKED[spec] = (provider, model_id)
     return provider, model_id
 
 
