@@ -112,7 +112,7 @@ class RunHandle(RunState):
             await self.ready()
             return await self.result()
         result = await self._run_here(self._body)
-        self._ready.result()  # set-up's error, if any
+        self.ready_outcome()  # set-up's error, if any
         return result
 
     async def _run_here(self, body: Coroutine[Any, Any, RunResult]) -> RunResult:

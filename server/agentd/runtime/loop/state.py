@@ -29,7 +29,9 @@ class RunState:
         self.cancelled = asyncio.Event()
         #: The loop the run runs on (asked once: each get_running_loop is a getpid call).
         self.loop = asyncio.get_running_loop()
-        self._ready: asyncio.Future[None] = self.loop.create_future()
+        #: Set-up's outcome once recorded (set_ready): passed, or the caller's mistake.
+        self._ready_done = False
+        self._ready_error: BaseException | None = None
         #: Why the run was aborted, once it was (the run ends with this chunk).
         self.abort_reason: Abort | None = None
         #: Set by the run's first step: a task cancelled before it never runs
@@ -94,12 +96,10 @@ class RunState:
     def set_ready(self, error: BaseException | None = None) -> bool:
         """Records that set-up passed (or failed with `error`, the caller's
         mistake); False when it was already recorded."""
-        if self._ready.done():
+        if self._ready_done:
             return False
-        if error is None:
-            self._ready.set_result(None)
-        else:
-            self._ready.set_exception(error)
+        self._ready_done = True
+        self._ready_error = error
         waiters, self._ready_waiters = self._ready_waiters, []
         for waiter in waiters:
             if waiter.done():  # its caller was cancelled
@@ -108,15 +108,18 @@ class RunState:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(error)
-        if waiters and error is not None:
-            self._ready.exception()  # told to a caller: not an exception nobody retrieved
         return True
+
+    def ready_outcome(self) -> None:
+        """Raises set-up's error (the caller's mistake), if it failed."""
+        if self._ready_error is not None:
+            raise self._ready_error
 
     async def ready(self) -> None:
         """Returns once the run has passed set-up; raises the caller's mistake
         (an `AgentdError`) when set-up failed, before any chunk is worth reading."""
-        if self._ready.done():
-            return self._ready.result()
+        if self._ready_done:
+            return self.ready_outcome()
         waiter: asyncio.Future[None] = self.loop.create_future()
         self._ready_waiters.append(waiter)
         await waiter
