@@ -205,10 +205,12 @@ class _Resolved:
         the same objects, by identity (an entry's __eq__ is never asked)."""
         if enabled != self.enabled:
             return False
-        for entries, held in zip(lists, self.held, strict=False):  # (as many: the same lanes)
-            if len(entries) != len(held) or (held and not all(map(operator.is_, entries, held))):
-                return False
-        return True
+        return all(map(_holds, lists, self.held))  # (as many: the same lanes)
+
+
+def _holds(entries: Sequence[Any], held: tuple[Any, ...]) -> bool:
+    """Whether a list holds the entries it held (the same objects, by identity)."""
+    return len(entries) == len(held) and (not held or all(map(operator.is_, entries, held)))
 
 
 def _error_lane(agent: AgentDefinition, errors: Sequence[Any], enabled: bool) -> list[Any]:
@@ -260,9 +262,14 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
         enabled = agent.error_processor_defaults
     cached = agent.lane_cache.get("all")
     if cached is not None and cached.stamp == agent.stamp and cached.enabled == enabled:
-        # No field written since: no memory, the same static lists (as tuples, unchanged).
-        if cached.frozen or cached.resolved_from(
-            enabled, agent.input_processors, agent.output_processors, agent.error_processors
+        # No field written since: no memory, the same static lists; as tuples, unchanged.
+        if cached.frozen:
+            return cached.lanes
+        held_in, held_out, held_err = cached.held
+        if (
+            _holds(agent.input_processors, held_in)
+            and _holds(agent.output_processors, held_out)
+            and _holds(agent.error_processors, held_err)
         ):
             return cached.lanes
     if agent.memory is not None:
