@@ -260,19 +260,22 @@ class Overrides:
         found = self.effective_now(agent, tenant)
         if found is not None:
             return found
-        key = scoped(tenant, agent.id)
+        key = scoped(tenant, agent.id)  # (not locked: effective_now answered that)
         return self._applied(agent, key, await self._read_head(key))
 
     def effective_now(self, agent: Agent, tenant: str) -> Agent | None:
         """`effective` without a coroutine while the head is cached (most runs);
         None when it must be read from the store."""
-        if agent.policy.locked:
-            return agent
         key = scoped(tenant, agent.id)
         head = self._cached(key)
+        if head is None:  # no overrides: the code's agent, locked or not
+            return agent
+        if agent.policy.locked:
+            return agent
         if head is _STALE:
             return None
-        return self._applied(agent, key, cast(OverrideVersion | None, head))
+        assert isinstance(head, OverrideVersion)
+        return self._applied(agent, key, head)
 
     def _applied(self, agent: Agent, key: str, head: OverrideVersion | None) -> Agent:
         """`agent` with `head` applied: one copy per head while the agent's
