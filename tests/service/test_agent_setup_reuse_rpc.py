@@ -148,9 +148,7 @@ async def test_the_codes_fields_reach_the_next_run_under_an_override(
     assert await reply(running, "edited") == "hi"
 
 
-async def test_a_membership_override_follows_the_other_agents_tools(
-    running: Running, agents: dict[str, Agent]
-) -> None:
+async def test_a_membership_override_follows_the_other_agents_tools(running: Running, agents: dict[str, Agent]) -> None:
     await override(running, "edited", ["tools"], tools=ovpb.ToolSelection(names=["weather"]))
     assert await reply(running, "edited") == "system=[Code.] tools=[weather: Sky]"
 

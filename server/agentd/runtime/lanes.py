@@ -208,8 +208,9 @@ class _Resolved:
         return all(map(_holds, lists, self.held))  # (as many: the same lanes)
 
 
-def _holds(entries: Sequence[Any], held: tuple[Any, ...]) -> bool:
-    """Whether a list holds the entries it held (the same objects, by identity)."""
+def _holds(entries: Any, held: tuple[Any, ...]) -> bool:
+    """Whether a list holds the entries it held (the same objects, by identity;
+    `entries` is a processor list of an agent known to be static)."""
     return len(entries) == len(held) and (not held or all(map(operator.is_, entries, held)))
 
 
@@ -260,7 +261,7 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
     enabled = options.error_processor_defaults
     if enabled is None:
         enabled = agent.error_processor_defaults
-    cached = agent.lane_cache.get("all")
+    cached: _Resolved | None = agent.lane_cache.get("all")
     if cached is not None and cached.stamp == agent.stamp and cached.enabled == enabled:
         # No field written since: no memory, the same static lists; as tuples, unchanged.
         if cached.frozen:
