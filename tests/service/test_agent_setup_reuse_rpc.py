@@ -17,6 +17,8 @@ import pytest
 from google.protobuf import field_mask_pb2
 
 from agentd.runtime import Agent, register_provider
+from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
 from agentd.runtime.tools import Tool
 from agentd_proto.v1 import agent_overrides_pb2 as ovpb
 from agentd_proto.v1 import agent_service_pb2 as apb
@@ -34,6 +36,18 @@ def _tool(name: str, description: str) -> Tool:
 SEARCH, LOOKUP, WEATHER = _tool("search", "Search"), _tool("lookup", "Look up"), _tool("weather", "Sky")
 
 
+class Shout(Processor):
+    """Upper-cases the reply as it streams."""
+
+    id = "shout"
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
+        payload = args.part.payload
+        if isinstance(payload, TextDelta):
+            payload.text = payload.text.upper()
+        return args.part
+
+
 def by_context(context: dict[str, Any]) -> str:
     return f"Asked by {context.get('who', 'nobody')}."
 
@@ -45,6 +59,7 @@ def agents() -> dict[str, Agent]:
         "edited": Agent(id="edited", model="prompt/x", instructions="Code.", tools=[SEARCH, LOOKUP]),
         "other": Agent(id="other", model="prompt/x", tools=[WEATHER]),
         "dynamic": Agent(id="dynamic", model="prompt/x", instructions=by_context),
+        "tuples": Agent(id="tuples", model="local/echo", input_processors=(), output_processors=()),
     }
 
 
@@ -154,3 +169,20 @@ async def test_a_membership_override_follows_the_other_agents_tools(running: Run
 
     agents["other"].tools = [_tool("weather", "Rain")]  # the tool the override names, from another agent
     assert await reply(running, "edited") == "system=[Code.] tools=[weather: Rain]"
+
+
+async def test_a_reassigned_tuple_of_processors_reaches_the_next_run(
+    running: Running, agents: dict[str, Agent]
+) -> None:
+    agent = agents["tuples"]
+    assert await reply(running, "tuples") == "hi"
+
+    agent.output_processors = (Shout(),)  # a tuple cannot change in place: only a write changes it
+    assert await reply(running, "tuples") == "HI"
+
+    agent.output_processors = ()
+    assert await reply(running, "tuples") == "hi"
+
+    agent.output_processors = lambda context: [Shout()] if context.get("who") == "loud" else []
+    assert await reply(running, "tuples", "loud") == "HI"
+    assert await reply(running, "tuples", "quiet") == "hi"
