@@ -108,8 +108,8 @@ class AgentLoop:
         #: The last step's input after the input processors: its structured
         #: output (processors may change it) is what the run answers with.
         self.last_step_input: StepInput | None = None
-        #: The structuring model's usage: part of the run's total.
-        self.structuring_usage = Usage()
+        #: The structuring model's usage, part of the run's total (the result's zero Usage: none changes in place).
+        self.structuring_usage = self.result.total_usage
         #: The merged options and the request context, once set up.
         self.options = options
         self.context: dict[str, Any] = {}
