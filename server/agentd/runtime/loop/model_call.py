@@ -16,10 +16,14 @@ from agentd.runtime.chunks import (
     Chunk,
     ReasoningDelta,
     ReasoningEnd,
+    ReasoningStart,
     StepStart,
     TextDelta,
+    TextEnd,
+    TextStart,
     ToolCall,
     ToolCallDelta,
+    ToolCallEnd,
     ToolCallStart,
     Tripwire,
 )
@@ -46,6 +50,10 @@ from agentd.runtime.tool_payloads import ToolPayloadTransform, ToolPayloadTransf
 from agentd.runtime.tools import Tool, payload_rules
 
 log = logging.getLogger("agentd.run")
+#: Model events the step keeps nothing of (no text, tool call or reasoning
+#: block): without output-stream processors they are only emitted. Exact
+#: types: a subclass goes the general way.
+_EMITTED_ONLY = frozenset({TextStart, TextEnd, ReasoningStart, ToolCallEnd})
 #: The provider's defaults (ModelSettings is frozen: one instance serves every call).
 _DEFAULT_SETTINGS = ModelSettings()
 
@@ -171,10 +179,15 @@ class ModelCall:
                 async for event in events:
                     if keep_raw:  # a copy: output processors may change payloads in place
                         raw.append(clone(event))
-                    if emit is not None and type(event) is TextDelta:  # the event that comes by the thousand
-                        emit(event)
-                        text.append(event.text)
-                        continue
+                    kind = type(event)
+                    if emit is not None:
+                        if kind is TextDelta:  # the event that comes by the thousand
+                            emit(event)
+                            text.append(event.text)
+                            continue
+                        if kind in _EMITTED_ONLY:  # nothing to keep of it: no checks below
+                            emit(event)
+                            continue
                     if isinstance(event, ModelFinish):
                         finish = event
                         continue
