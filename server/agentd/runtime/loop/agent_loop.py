@@ -516,7 +516,11 @@ class AgentLoop:
                 self.result.steps.append(step)
                 raise
             self.result.steps.append(step)
-            await self.emit_processed(step.finish_chunk(message_id, continues=continues))
+            finish = step.finish_chunk(message_id, continues=continues)
+            if runner.on_output_stream:
+                await self.emit_processed(finish)
+            else:  # what emit_processed does then, without a coroutine
+                self.emit_unprocessed(finish)
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
                 break  # a signal that arrived during the last step earns another turn
             step_number += 1
