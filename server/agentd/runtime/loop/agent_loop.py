@@ -273,7 +273,7 @@ class AgentLoop:
         # A field given as a value is read as it is (a function of the request
         # context is awaited): most fields of most agents cost no coroutine.
         defaults = agent.default_options
-        if is_dynamic(defaults):
+        if callable(defaults) and is_dynamic(defaults):  # (callable first: a C call answers for most agents)
             defaults = await resolve_dynamic(defaults, context)
         self.options = options = self.call_options.merged_over(cast(ExecutionOptions | None, defaults))
         memory = options.memory
@@ -297,7 +297,7 @@ class AgentLoop:
             )
 
         fields: Any = (agent.model, agent.instructions, agent.tools, agent.agents, agent.workflows)
-        if any(map(is_dynamic, fields)):  # (in this order)
+        if any(map(callable, fields)) and any(map(is_dynamic, fields)):  # (in this order; callable as above)
             fields = [await resolve_dynamic(value, context) for value in fields]
         model_spec: str = fields[0]
         own: Sequence[Tool]
