@@ -31,19 +31,21 @@ class Usage:
     cache_creation_input_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            _add(self.input_tokens, other.input_tokens),
-            _add(self.output_tokens, other.output_tokens),
-            _add(self.total_tokens, other.total_tokens),
-            _add(self.reasoning_tokens, other.reasoning_tokens),
-            _add(self.cached_input_tokens, other.cached_input_tokens),
-            _add(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
-        )
-
-
-def _add(a: int | None, b: int | None) -> int | None:
-    """A count summed; None only where neither side said."""
-    return None if a is None and b is None else (a or 0) + (b or 0)
+        # Each count is None only where neither side said. (Written out: a
+        # call per count would cost more than the sums; a run adds per step.)
+        x, y = self.input_tokens, other.input_tokens
+        input_tokens = None if x is None and y is None else (x or 0) + (y or 0)
+        x, y = self.output_tokens, other.output_tokens
+        output_tokens = None if x is None and y is None else (x or 0) + (y or 0)
+        x, y = self.total_tokens, other.total_tokens
+        total_tokens = None if x is None and y is None else (x or 0) + (y or 0)
+        x, y = self.reasoning_tokens, other.reasoning_tokens
+        reasoning_tokens = None if x is None and y is None else (x or 0) + (y or 0)
+        x, y = self.cached_input_tokens, other.cached_input_tokens
+        cached_input_tokens = None if x is None and y is None else (x or 0) + (y or 0)
+        x, y = self.cache_creation_input_tokens, other.cache_creation_input_tokens
+        cache_creation = None if x is None and y is None else (x or 0) + (y or 0)
+        return Usage(input_tokens, output_tokens, total_tokens, reasoning_tokens, cached_input_tokens, cache_creation)
 
 
 @dataclass(slots=True)
