@@ -106,7 +106,7 @@ class ModelCall:
         from a cache, by tool call id (empty otherwise): those tools do not run."""
         runner = self._runner
         model = self.model(step_input.model)
-        tried: set[str] = set()  # fallback models tried for this step
+        tried: set[str] | None = None  # fallback models tried for this step (once one is)
         started = False
         placeholder_retry = False  # the one last retry for attachments nothing could recover
         while True:  # once, plus once per retry an error processor asks for
@@ -129,7 +129,9 @@ class ModelCall:
             settings = step_input.model_settings
             request = ModelRequest(  # (positional: a keyword call into a dataclass __init__ costs more)
                 prompt,
-                _tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
+                _tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice)
+                if step_input.tools
+                else [],
                 step_input.tool_choice,
                 settings if settings is not None else _DEFAULT_SETTINGS,
                 step_input.provider_options,
@@ -153,8 +155,9 @@ class ModelCall:
             reasoning: list[str] = []
             by_block: dict[str, str] = {}  # reasoning text per block id, until its end carries the signature
             streaming: dict[str, str] = {}  # tool name per tool call id, while its arguments stream
-            step.reasoning_parts = []
-            step.tool_calls = []
+            if started:  # a retry: what the failed attempt streamed is not this one's (else `step` is new)
+                step.reasoning_parts = []
+                step.tool_calls = []
             finish: ModelFinish | None = None
             try:
                 if not attachments_ok:
@@ -242,6 +245,8 @@ class ModelCall:
                 if await self._recover(error, step, message_id):
                     self._trace.event("agentd.retry", cause="api_error", reason=error.message)
                     continue
+                if tried is None:
+                    tried = set()
                 fallback = self._next_fallback(model.spec, tried)
                 if fallback is None:
                     if error.provider_code == DOWNLOAD_ASSETS_FAILED and not placeholder_retry:
