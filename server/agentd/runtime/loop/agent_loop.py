@@ -659,14 +659,25 @@ class AgentLoop:
 
     def _totals(self) -> None:
         result = self.result
-        result.text = self._final_text()
-        result.reasoning_text = "".join([s.reasoning_text for s in result.steps if s.tripwire is None])
-        result.usage = self._last_usage()
+        steps = result.steps
+        # One pass (what _final_text and _last_usage say, without their calls and lists).
+        text: list[str] = []
+        reasoning: list[str] = []
         total = self.structuring_usage
-        for step in result.steps:
+        for step in steps:
+            if step.tripwire is None:
+                text.append(step.text)
+                reasoning.append(step.reasoning_text)
             total = total + step.usage
+        result.text = "".join(text)
+        result.reasoning_text = "".join(reasoning)
         result.total_usage = total
-        result.model = result.steps[-1].model if result.steps else ""
+        if steps:
+            result.usage = steps[-1].usage
+            result.model = steps[-1].model
+        else:
+            result.usage = Usage()
+            result.model = ""
         result.response_messages = self.ml.get_response()
 
     def _finish(self, options: ExecutionOptions) -> None:
