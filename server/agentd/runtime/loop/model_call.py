@@ -182,14 +182,13 @@ class ModelCall:
                 async for event in events:
                     if keep_raw:  # a copy: output processors may change payloads in place
                         raw.append(clone(event))
-                    kind = type(event)
                     if emit is not None:
-                        if kind is TextDelta:  # the event that comes by the thousand
+                        if type(event) is TextDelta:  # the event that comes by the thousand
                             emit(event)
                             text.append(event.text)
                             continue
-                        if kind in _EMITTED_ONLY:  # nothing to keep of it: no checks below
-                            emit(event)
+                        if type(event) in _EMITTED_ONLY:  # nothing to keep of it: no checks below
+                            emit(event)  # type: ignore[arg-type]  # (a payload: the set holds no ModelFinish)
                             continue
                     if isinstance(event, ModelFinish):
                         finish = event
