@@ -9,7 +9,7 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 from agentd.runtime import workflows as tool_workflows  # (each name loads with an agent that has workflows)
@@ -272,10 +272,10 @@ class AgentLoop:
         self.context = context
         # A field given as a value is read as it is (a function of the request
         # context is awaited): most fields of most agents cost no coroutine.
-        defaults = agent.default_options
+        defaults: Any = agent.default_options  # (Any, not a cast: typing.cast is a call)
         if callable(defaults) and is_dynamic(defaults):  # (callable first: a C call answers for most agents)
             defaults = await resolve_dynamic(defaults, context)
-        self.options = options = self.call_options.merged_over(cast(ExecutionOptions | None, defaults))
+        self.options = options = self.call_options.merged_over(defaults)
         memory = options.memory
         self.result.thread_id = memory.thread.id if memory and memory.thread else None
         self.result.resource_id = memory.resource if memory else None
@@ -308,9 +308,8 @@ class AgentLoop:
         for message in self.input:
             self.ml.add(message, "input")
         own_tools = own if not agent.tool_sources else merge_tools(own, agent.source_tools())
-        tools: dict[str, Tool] = {
-            t.name: t for t in own_tools
-        }  # (what merge_tools keeps of a list: the last of a name)
+        # (What merge_tools keeps of a list: the last of a name. None: no comprehension's call.)
+        tools: dict[str, Tool] = {t.name: t for t in own_tools} if own_tools else {}
         for name, sub in agents.items():
             tools[name] = self._sub_agent_tool(name, sub, context)
         if callable(agent.workflows):  # static lists were checked when the host was built
@@ -322,8 +321,9 @@ class AgentLoop:
             rules = functools.partial(payload_rules, agent.tool_transform)
             lent = tool_workflows.WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
             tools.update({w.id: tool_workflows.workflow_tool(w, lent, self.state.run_id) for w in workflows})
-        client_names = {t.name for t in options.client_tools or ()}
-        for client_tool in options.client_tools or ():
+        client_tools = options.client_tools
+        client_names = {t.name for t in client_tools} if client_tools else set()
+        for client_tool in client_tools or ():
 
             async def ask_client(args: Any, ctx: ToolContext) -> Any:
                 return await self.state.await_client_tool(ctx.tool_call_id)  # answered through Connect
