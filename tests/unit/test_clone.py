@@ -48,3 +48,25 @@ def test_frozen_dataclasses_tuples_and_unknown_objects_are_copied_deeply() -> No
     assert copy.items == frozen.items and copy.items[0] is not frozen.items[0]
     opaque = copy.extra["o"]
     assert isinstance(opaque, Opaque) and opaque is not frozen.extra["o"] and opaque.inner == [1]
+
+
+@dataclass(frozen=True)
+class FrozenNamed:
+    name: str
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unresolvable:
+    name: str
+    later: NotDefinedAnywhere | None = None  # type: ignore[name-defined]  # noqa: F821
+
+
+def test_immutable_fields_are_shared_and_the_rest_copied_whatever_the_annotations() -> None:
+    named = FrozenNamed("n", ["a"])
+    copy = clone(named)
+    assert copy == named and copy.tags is not named.tags
+    # Annotations that cannot be resolved: every field is looked at, as before.
+    odd = Unresolvable("x", [1])  # type: ignore[arg-type]
+    odd_copy = clone(odd)
+    assert odd_copy == odd and odd_copy.later is not odd.later

@@ -4,17 +4,21 @@
 the hot spot of a cache-hit run; this copies dataclass fields directly and
 shares immutable leaves. Each dataclass gets a copier of its own the first
 time one is cloned, written out field by field (as `dataclasses` writes
-`__init__`), so a copy costs no loop over names and no call per field.
+`__init__`), so a copy costs no loop over names and no call per field; a
+field annotated with immutable types only (`str`, `int | None`, a `Literal`,
+`datetime`...) is shared as it is, without a look at its value's type (the
+annotations are the contract: mypy holds the runtime's own code to them).
 Anything it does not know falls back to deepcopy.
 """
 
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 T = TypeVar("T")
 _IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime)
@@ -45,12 +49,33 @@ def clone(value: T) -> T:
     if isinstance(value, tuple):
         return tuple(clone(v) for v in value)  # type: ignore[return-value]
     if is_dataclass(value):
-        copier = _COPIERS[cls] = _copier(cls, tuple(f.name for f in fields(value)))
+        copier = _COPIERS[cls] = _copier(cls, tuple(f.name for f in fields(value)), _leaf_fields(cls))
         return copier(value)  # type: ignore[no-any-return]
     return copy.deepcopy(value)
 
 
-def _copier(cls: type, names: tuple[str, ...]) -> Callable[[Any], Any]:
+def _leaf_fields(cls: type) -> frozenset[str]:
+    """The fields of `cls` annotated with immutable types only (none when its
+    annotations cannot be resolved: then every field's value is looked at)."""
+    try:
+        hints = get_type_hints(cls)
+    except Exception:
+        return frozenset()
+    return frozenset(name for name, hint in hints.items() if _immutable_type(hint))
+
+
+def _immutable_type(hint: Any) -> bool:
+    if hint is None or hint in _LEAVES:
+        return True
+    origin = get_origin(hint)
+    if origin is Literal:
+        return all(type(arg) in _LEAVES for arg in get_args(hint))
+    if origin is Union or origin is types.UnionType:
+        return all(_immutable_type(arg) for arg in get_args(hint))
+    return False
+
+
+def _copier(cls: type, names: tuple[str, ...], shared: frozenset[str] = frozenset()) -> Callable[[Any], Any]:
     """`cls`'s copier: a new instance (no __init__ runs) with each field cloned.
     A class that guards its attributes (a frozen dataclass) is set through
     object.__setattr__, the others by plain assignment. A field's list or
@@ -59,13 +84,22 @@ def _copier(cls: type, names: tuple[str, ...]) -> Callable[[Any], Any]:
     plain = cls.__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
     lines = ["def copy(value):", "    new = new_(cls)"]
     for name in names:
+        if name in shared:  # an immutable field: shared as it is
+            lines.append(f"    new.{name} = value.{name}" if plain else f"    set_(new, {name!r}, value.{name})")
+            continue
         lines += [
             f"    v = value.{name}",
             "    t = type(v)",
             "    if t in leaves:",
             "        pass",
             "    elif t is list:",
-            "        v = [x if type(x) in leaves else clone(x) for x in v] if v else []",
+            "        if v:",
+            "            items = v",
+            "            v = []",
+            "            for x in items:",
+            "                v.append(x if type(x) in leaves else clone(x))",
+            "        else:",
+            "            v = []",
             "    elif t is dict:",
             "        v = {k: x if type(x) in leaves else clone(x) for k, x in v.items()} if v else {}",
             "    else:",
