@@ -161,6 +161,17 @@ async def test_a_run_aborted_before_its_first_step_still_ends_aborted() -> None:
     assert not any(isinstance(c.payload, TextDelta) for c in handle.buffer.snapshot())
 
 
+async def test_a_runs_own_chunks_are_what_the_chunk_class_builds() -> None:
+    """The loop sets its chunks' fields one by one (no __init__ call): a field
+    added to Chunk, or a default changed, must be set there too."""
+    handle = Agent(id="a").stream("one two")
+    await handle.result()
+    chunks = handle.buffer.snapshot()
+    assert [c.type for c in chunks][:2] == ["start", "step-start"] and chunks[-1].type == "finish"
+    for c in chunks:
+        assert c == Chunk(c.payload, c.run_id, c.seq, c.parent_run_id)
+
+
 async def test_chunk_buffer_batches_what_is_ready_for_each_reader() -> None:
     buffer = ChunkBuffer()
     for i in range(5):
