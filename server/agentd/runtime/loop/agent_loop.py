@@ -352,13 +352,13 @@ class AgentLoop:
         run = LoopContext(
             self.state, runner, self.ml, self.result.steps, self.trace, self.emit_processed, self.emit_unprocessed
         )
-        model_call = ModelCall(
+        model_call = ModelCall(  # fallbacks, retry cap, client tools, payload rules, models
             run,
-            fallback_models=agent.fallback_models,
-            error_retry_cap=self._error_retry_cap(options),
-            client_tools=client_names,
-            tool_transform=agent.tool_transform,
-            models={model_spec: model},
+            agent.fallback_models,
+            self._error_retry_cap(options),
+            client_names,
+            agent.tool_transform,
+            {model_spec: model},
         )
 
         self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))

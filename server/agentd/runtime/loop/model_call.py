@@ -62,17 +62,33 @@ class ModelCall:
     """Makes the model calls of one run. It keeps one model instance per model
     (scripted models count their calls) and the run's attachment bookkeeping."""
 
+    __slots__ = (
+        "_attachments",
+        "_client_tools",
+        "_emit_processed",
+        "_emit_unprocessed",
+        "_error_retry_cap",
+        "_fallback_models",
+        "_ml",
+        "_models",
+        "_runner",
+        "_state",
+        "_steps",
+        "_tool_transform",
+        "_trace",
+    )
+
     def __init__(
         self,
         run: LoopContext,
-        *,
         fallback_models: Sequence[str],
         error_retry_cap: int,
         client_tools: set[str],
-        tool_transform: ToolPayloadTransformPolicy | None = None,
-        models: dict[str, LanguageModel] | None = None,
+        tool_transform: ToolPayloadTransformPolicy | None,
+        models: dict[str, LanguageModel],
     ) -> None:
-        """`models`: instances set-up resolved already (by spec)."""
+        """`models`: instances set-up resolved already (by spec), in a dict the
+        call takes as its own. (Positional: one is made per run.)"""
         self._state = run.state
         self._runner = run.runner
         self._ml = run.message_list
@@ -84,7 +100,7 @@ class ModelCall:
         self._error_retry_cap = error_retry_cap
         self._client_tools = client_tools
         self._tool_transform = tool_transform
-        self._models: dict[str, LanguageModel] = dict(models or {})
+        self._models = models
         #: Per-run attachment bookkeeping (attachments.prepare_attachments).
         self._attachments: dict[str, Any] = {}
 
