@@ -122,6 +122,7 @@ class ModelCall:
         from a cache, by tool call id (empty otherwise): those tools do not run."""
         runner = self._runner
         model = self.model(step_input.model)
+        spec = model.spec  # (asked once: a model's spec may be a property that formats it)
         tried: set[str] | None = None  # fallback models tried for this step (once one is)
         started = False
         placeholder_retry = False  # the one last retry for attachments nothing could recover
@@ -133,7 +134,7 @@ class ModelCall:
             if runner.on_llm_request:
                 prompt, cached = await runner.run_llm_request(
                     prompt,
-                    model=model.spec,
+                    model=spec,
                     step_number=step.step_number,
                     steps=self._steps,
                     message_list=self._ml,
@@ -157,7 +158,7 @@ class ModelCall:
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
             # error processors see like any provider failure.
-            chat = self._trace.chat(model.spec, step.step_number, prompt, replayed=cached is not None)
+            chat = self._trace.chat(spec, step.step_number, prompt, replayed=cached is not None)
             attachments_ok = True
             try:
                 if cached is None and has_url_attachments(prompt):  # a cached answer needs no attachment
@@ -189,7 +190,7 @@ class ModelCall:
                 if not started:
                     started = True
                     at = None if cached is not None else datetime.now(UTC)
-                    begin = StepStart(step.step_number, message_id, model.spec, at)
+                    begin = StepStart(step.step_number, message_id, spec, at)
                     if emit is not None:
                         emit(begin)
                     else:
@@ -262,7 +263,7 @@ class ModelCall:
                     continue
                 if tried is None:
                     tried = set()
-                fallback = self._next_fallback(model.spec, tried)
+                fallback = self._next_fallback(spec, tried)
                 if fallback is None:
                     if error.provider_code == DOWNLOAD_ASSETS_FAILED and not placeholder_retry:
                         # The turn does not fail for an attachment: on this retry
@@ -271,10 +272,10 @@ class ModelCall:
                         placeholder_retry = True
                         continue
                     raise
-                self._trace.event("agentd.fallback", failed_model=model.spec, model=fallback, reason=error.message)
-                log.warning("model %s failed (%s); falling back to %s", model.spec, error, fallback)
+                self._trace.event("agentd.fallback", failed_model=spec, model=fallback, reason=error.message)
+                log.warning("model %s failed (%s); falling back to %s", spec, error, fallback)
                 model = self.model(fallback)  # the error processors gave up: the next model's turn
-                step.model = model.spec
+                step.model = spec = model.spec
                 continue
             except BaseException as exc:  # cancelled, or a failure the run reports: the span ends either way
                 chat.end(error=exc)
@@ -302,7 +303,7 @@ class ModelCall:
         if runner.on_llm_response:
             await runner.run_llm_response(
                 raw,
-                model=model.spec,
+                model=spec,
                 step_number=step.step_number,
                 steps=[*self._steps, step],
                 from_cache=cached is not None,
