@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentd.runtime.chunks import Abort, Error, FinishReason, StepFinish, Tripwire, Usage
+from agentd.runtime.chunks import Abort, Error, Finish, FinishReason, StepFinish, Tripwire, Usage
 from agentd.runtime.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 
@@ -84,6 +84,44 @@ class RunResult:
     aborted: Abort | None = None
     #: What processors flagged without blocking (processors.base.ProcessorViolation).
     findings: list[Any] = field(default_factory=list)
+
+    def add_up(self, structuring_usage: Usage, response_messages: list[Message]) -> None:
+        """Sets what the run says from its steps (a tripped step's text is not
+        said) and `response_messages`; `structuring_usage`: a structuring model's,
+        part of the total. (One pass over the steps.)"""
+        steps = self.steps
+        text: list[str] = []
+        reasoning: list[str] = []
+        total = structuring_usage
+        for step in steps:
+            if step.tripwire is None:
+                text.append(step.text)
+                reasoning.append(step.reasoning_text)
+            total = total + step.usage
+        self.text = "".join(text)
+        self.reasoning_text = "".join(reasoning)
+        self.total_usage = total
+        if steps:
+            self.usage = steps[-1].usage
+            self.model = steps[-1].model
+        else:
+            self.usage = Usage()
+            self.model = ""
+        self.response_messages = response_messages
+
+    def finish_chunk(self) -> Finish:
+        """The run's finish chunk (its response messages: a list of its own)."""
+        return Finish(  # (positional: a keyword call into a dataclass __init__ costs more)
+            self.finish_reason,
+            self.usage,
+            self.total_usage,
+            list(self.response_messages),
+            self.raw_finish_reason,
+            None,
+            self.model,
+            self.object,
+            self.tripwire,
+        )
 
     @property
     def tool_calls(self) -> list[ToolCallPart]:

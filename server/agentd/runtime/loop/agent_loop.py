@@ -30,7 +30,6 @@ from agentd.runtime.chunks import (
     Abort,
     Chunk,
     Error,
-    Finish,
     FinishReason,
     Payload,
     SignalEcho,
@@ -669,59 +668,20 @@ class AgentLoop:
     def _last_reason(self) -> FinishReason:
         return self.result.steps[-1].finish_reason if self.result.steps else "unknown"
 
-    def _totals(self) -> None:
-        result = self.result
-        steps = result.steps
-        # One pass (what _final_text and _last_usage say, without their calls and lists).
-        text: list[str] = []
-        reasoning: list[str] = []
-        total = self.structuring_usage
-        for step in steps:
-            if step.tripwire is None:
-                text.append(step.text)
-                reasoning.append(step.reasoning_text)
-            total = total + step.usage
-        result.text = "".join(text)
-        result.reasoning_text = "".join(reasoning)
-        result.total_usage = total
-        if steps:
-            result.usage = steps[-1].usage
-            result.model = steps[-1].model
-        else:
-            result.usage = Usage()
-            result.model = ""
-        result.response_messages = self.ml.get_response()
-
     def _finish(self, options: ExecutionOptions) -> None:
         result = self.result
-        self._totals()
+        result.add_up(self.structuring_usage, self.ml.get_response())
         last = result.steps[-1]
         result.finish_reason = last.finish_reason
         result.raw_finish_reason = last.raw_finish_reason
-        self._emit_finish()
+        self.emit_unprocessed(result.finish_chunk())
 
     def _end_tripwire(self, tripwire: TripWire) -> None:
         """A tripwire is not an error: a tripwire chunk, then finish with reason other."""
         self.state.set_ready()
-        self.result.tripwire = tripwire_record(tripwire)
-        self._totals()
-        self.result.finish_reason = "other"
-        self.emit_unprocessed(TripwireChunk(self.result.tripwire))
-        self._emit_finish()
-
-    def _emit_finish(self) -> None:
-        r = self.result  # (positional: a keyword call into a dataclass __init__ costs more)
-        messages = list(r.response_messages)
-        self.emit_unprocessed(
-            Finish(
-                r.finish_reason,
-                r.usage,
-                r.total_usage,
-                messages,
-                r.raw_finish_reason,
-                None,
-                r.model,
-                r.object,
-                r.tripwire,
-            )
-        )
+        result = self.result
+        result.tripwire = tripwire_record(tripwire)
+        result.add_up(self.structuring_usage, self.ml.get_response())
+        result.finish_reason = "other"
+        self.emit_unprocessed(TripwireChunk(result.tripwire))
+        self.emit_unprocessed(result.finish_chunk())
