@@ -32,6 +32,7 @@ from agentd.runtime.processors.base import (
     StepOverrides,
 )
 from agentd.runtime.processors.factory import from_options
+from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd.runtime.processors.workflow import MapStep, ParallelStep, ProcessorWorkflow
 from agentd.runtime.run import RunHandle, RunResult
@@ -1012,3 +1013,18 @@ async def test_a_process_method_that_is_no_hook_is_refused() -> None:
     _refused(info, "process_inptu")
     result = await Agent(id="a", output_processors=[DataAware()]).generate("fine")
     assert result.error is None and result.text == "fine"
+
+
+def test_a_message_added_again_replaces_its_listed_copy_in_place_after_any_change_to_the_list() -> None:
+    ml = MessageList()
+    first, second = Message.user("one"), Message.user("two")
+    ml.add(first)
+    ml.add(second)
+    ml.prepend([Message("assistant", [TextPart("recalled")], "old")])
+    ml.remove_by_ids(["old"])
+    again = Message("user", [TextPart("one, edited")], first.id)
+    ml.add(again, "context")
+    assert [m.text for m in ml.get_all()] == ["one, edited", "two"]
+    assert again.created_at == first.created_at and ml.source_of(first.id) == "context"
+    ml.add(Message("assistant", [TextPart("old, back")], "old"), "response")  # removed: added anew, last
+    assert [m.id for m in ml.get_all()] == [first.id, second.id, "old"]

@@ -84,17 +84,19 @@ class MessageList:
         if message.role == "system":
             self.add_system(message)
             return
-        for i, existing in enumerate(self._messages):
-            if existing.id == message.id:
-                message.created_at = existing.created_at
-                self._messages[i] = message
-                self._sources[message.id] = source
-                return
-        if source != "memory" and self._messages:
-            latest = max([aware(m.created_at) for m in self._messages])
+        messages = self._messages
+        if message.id in self._sources:  # listed (every listed id has a source): no scan for a new one
+            for i, existing in enumerate(messages):
+                if existing.id == message.id:
+                    message.created_at = existing.created_at
+                    messages[i] = message
+                    self._sources[message.id] = source
+                    return
+        if source != "memory" and messages:
+            latest = max([aware(m.created_at) for m in messages])
             if aware(message.created_at) <= latest:
                 message.created_at = latest + _TICK
-        self._messages.append(message)
+        messages.append(message)
         self._sources[message.id] = source
 
     def prepend(self, messages: Iterable[Message], source: Source = "memory") -> None:
