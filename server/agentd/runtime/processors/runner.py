@@ -230,9 +230,11 @@ class ProcessorRunner:
         base = self._common.get(key)
         if base is None:
             ctx = self.ctx
+            # (What _abort_for and `state` give, without their calls for an abort built already.)
+            abort = self.hooks.aborts.get(key) or self._abort_for(key, processor)
             base = self._common[key] = {
-                "abort": self._abort_for(key, processor),
-                "state": self.state(processor),
+                "abort": abort,
+                "state": self.states.setdefault(state_key_of(processor), {}),
                 "request_context": ctx.request_context,
                 "writer": ctx.writer,
                 "run_id": ctx.run_id,
