@@ -481,7 +481,10 @@ class AgentLoop:
                     continue
                 raise
             self.last_step_input = step_input
-            step = StepResult(step_number, "", "", "unknown", None, Usage(), [], [], step_input.model)  # (positional)
+            # (Every field positional: a default factory is a call in __init__.)
+            step = StepResult(
+                step_number, "", "", "unknown", None, Usage(), [], [], step_input.model, None, [], False, []
+            )
             self._in_flight = (step, message_id)
             replayed = await model_call.call(step, step_input, message_id)
 
