@@ -14,6 +14,7 @@ from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, has_url_attachmen
 from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import (
     Chunk,
+    Payload,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -54,6 +55,8 @@ log = logging.getLogger("agentd.run")
 #: block): without output-stream processors they are only emitted. Exact
 #: types: a subclass goes the general way.
 _EMITTED_ONLY = frozenset({TextStart, TextEnd, ReasoningStart, ToolCallEnd})
+#: The events that come by the thousand, with no tool call or finish to see to.
+_DELTAS = frozenset({TextDelta, ReasoningDelta})
 #: The provider's defaults (ModelSettings is frozen: one instance serves every call).
 _DEFAULT_SETTINGS = ModelSettings()
 
@@ -209,10 +212,12 @@ class ModelCall:
                         if type(event) in _EMITTED_ONLY:  # nothing to keep of it: no checks below
                             emit(event)  # type: ignore[arg-type]  # (a payload: the set holds no ModelFinish)
                             continue
-                    if isinstance(event, ModelFinish):
+                    if type(event) in _DELTAS:  # none of the checks below is a delta's
+                        pass
+                    elif isinstance(event, ModelFinish):
                         finish = event
                         continue
-                    if isinstance(event, ToolCall):  # tools run on what the model asked for
+                    elif isinstance(event, ToolCall):  # tools run on what the model asked for
                         if event.call.tool_name in self._client_tools:
                             event.call.client_tool = True  # the caller answers it
                             self._state.expect_client_tool(event.call.tool_call_id)
@@ -227,8 +232,9 @@ class ModelCall:
                     try:
                         # Text is what the caller sees: after output processors
                         # (a redacted or dropped delta is redacted or dropped here too).
+                        payload: Payload = event  # type: ignore[assignment]  # (a ModelFinish went on above)
                         outs: Sequence[Chunk] = (
-                            (emit(event),) if emit is not None else await self._emit_processed(event)
+                            (emit(payload),) if emit is not None else await self._emit_processed(payload)
                         )
                         for out in outs:
                             if isinstance(out.payload, TextDelta):
