@@ -34,6 +34,7 @@ from agentd.runtime.chunks import (
     Payload,
     SignalEcho,
     Start,
+    StepFinish,
     TripwireChunk,
     Usage,
 )
@@ -118,13 +119,6 @@ class AgentLoop:
 
     # ------------------------------------------------------------ emitting
 
-    def _append(self, chunk: Chunk) -> None:
-        self.seq += 1
-        chunk.seq = self.seq
-        chunk.run_id = self.state.run_id
-        chunk.parent_run_id = self.parent_run_id
-        self.state.buffer.append(chunk)
-
     def emit_unprocessed(self, payload: Payload) -> Chunk:
         """Emits past the output processors (the run's own chunks: start, the
         opening signals, tripwire, error, abort, finish); returns the chunk."""
@@ -148,11 +142,21 @@ class AgentLoop:
         """Emits through the output processors and returns what was emitted; a
         TripWire there propagates."""
         runner = self.runner
-        if runner is None or not runner.on_output_stream or is_intermediate_step_finish(payload):
+        if (
+            runner is None
+            or not runner.on_output_stream
+            or (isinstance(payload, StepFinish) and is_intermediate_step_finish(payload))  # (no call per delta)
+        ):
             return [self.emit_unprocessed(payload)]
-        emitted = await runner.run_output_stream(Chunk(payload, self.state.run_id, 0), self.ml)
-        for out in emitted:
-            self._append(out)
+        state = self.state
+        emitted = await runner.run_output_stream(Chunk(payload, state.run_id, 0), self.ml)
+        append = state.buffer.append
+        for out in emitted:  # numbered as they go out (in place: no call per chunk)
+            self.seq = seq = self.seq + 1
+            out.seq = seq
+            out.run_id = state.run_id
+            out.parent_run_id = self.parent_run_id
+            append(out)
         return emitted
 
     def keep_data_part(self, part: DataPart) -> None:
