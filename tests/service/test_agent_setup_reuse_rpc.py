@@ -17,12 +17,11 @@ import pytest
 from google.protobuf import field_mask_pb2
 
 from agentd.runtime import Agent, register_provider
-from agentd.runtime.chunks import Chunk, TextDelta
-from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
 from agentd.runtime.tools import Tool
 from agentd_proto.v1 import agent_overrides_pb2 as ovpb
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
+from support.processors import Shout
 from support.server import Running, serving
 from support_models import PROMPT, prompt_model
 
@@ -34,18 +33,6 @@ def _tool(name: str, description: str) -> Tool:
 
 
 SEARCH, LOOKUP, WEATHER = _tool("search", "Search"), _tool("lookup", "Look up"), _tool("weather", "Sky")
-
-
-class Shout(Processor):
-    """Upper-cases the reply as it streams."""
-
-    id = "shout"
-
-    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk | None:
-        payload = args.part.payload
-        if isinstance(payload, TextDelta):
-            payload.text = payload.text.upper()
-        return args.part
 
 
 def by_context(context: dict[str, Any]) -> str:
