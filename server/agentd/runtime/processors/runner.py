@@ -331,7 +331,6 @@ class ProcessorRunner:
         self, prompt: list[Message], *, message_list: MessageList, model: str, step_number: int, steps: list[Any]
     ) -> tuple[list[Message], CachedLLMResponse | None]:
         response: CachedLLMResponse | None = None
-        untimed = self.ctx.trace is None
         for processor in self.on_llm_request:
             values = self._base(processor, False).copy()  # the args take the copy as theirs
             values["retry_count"] = self.retry_count
@@ -341,18 +340,7 @@ class ProcessorRunner:
             values["prompt"] = prompt
             values["message_list"] = message_list
             args = args_from(ProcessLLMRequestArgs, values)
-            if untimed:  # `call`'s rules inline: no coroutine per processor and step
-                try:
-                    result = processor.process_llm_request(args)
-                    if result is not None and inspect.isawaitable(result):
-                        result = await result
-                    if self._reported:
-                        await self._tell_reported()
-                except TripWire as tripwire:
-                    await self._tripped(processor, tripwire)
-                    raise
-            else:
-                result = await self.call(processor, "process_llm_request", args)
+            result = await self.call(processor, "process_llm_request", args)
             if result is None:
                 continue
             if isinstance(result, dict):
