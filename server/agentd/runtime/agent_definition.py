@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import operator
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Union
@@ -88,6 +89,15 @@ def input_to_messages(run_input: RunInput) -> list[Message]:
 
 #: Stamps for AgentDefinition.stamp: each write of a field takes the next one.
 _next_stamp = itertools.count(1).__next__
+
+
+def holds_same(entries: Any, held: Sequence[Any]) -> bool:
+    """Whether a field's list still holds the entries `held` took from it: the
+    same objects, by identity (an entry's __eq__ is never asked). What a stamp
+    cannot tell: a list changed in place keeps its agent's stamp. (`entries`
+    is Any: a caller may pass a field typed list-or-function that its stamp
+    says is a list, without a cast's call.)"""
+    return len(entries) == len(held) and (not held or all(map(operator.is_, entries, held)))
 
 
 def merge_tools(first: Sequence[Tool], then: Sequence[Tool]) -> list[Tool]:

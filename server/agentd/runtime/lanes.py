@@ -35,12 +35,11 @@ a plugin.
 from __future__ import annotations
 
 import logging
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from agentd.runtime.agent_definition import AgentDefinition, is_dynamic, maybe_await, resolve_dynamic
+from agentd.runtime.agent_definition import AgentDefinition, holds_same, is_dynamic, maybe_await, resolve_dynamic
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
 from agentd.runtime.processors.runner import HookTables
@@ -205,13 +204,7 @@ class _Resolved:
         the same objects, by identity (an entry's __eq__ is never asked)."""
         if enabled != self.enabled:
             return False
-        return all(map(_holds, lists, self.held))  # (as many: the same lanes)
-
-
-def _holds(entries: Any, held: tuple[Any, ...]) -> bool:
-    """Whether a list holds the entries it held (the same objects, by identity;
-    `entries` is a processor list of an agent known to be static)."""
-    return len(entries) == len(held) and (not held or all(map(operator.is_, entries, held)))
+        return all(map(holds_same, lists, self.held))  # (as many: the same lanes)
 
 
 def _error_lane(agent: AgentDefinition, errors: Sequence[Any], enabled: bool) -> list[Any]:
@@ -268,9 +261,9 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
             return cached.lanes
         held_in, held_out, held_err = cached.held
         if (
-            _holds(agent.input_processors, held_in)
-            and _holds(agent.output_processors, held_out)
-            and _holds(agent.error_processors, held_err)
+            holds_same(agent.input_processors, held_in)
+            and holds_same(agent.output_processors, held_out)
+            and holds_same(agent.error_processors, held_err)
         ):
             return cached.lanes
     if agent.memory is not None:

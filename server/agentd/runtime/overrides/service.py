@@ -16,7 +16,6 @@ at start-up); with none read, UNAVAILABLE.
 from __future__ import annotations
 
 import logging
-import operator
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from agentd.runtime.agent_definition import RequestContext, instructions_to_messages, resolve_dynamic
+from agentd.runtime.agent_definition import RequestContext, holds_same, instructions_to_messages, resolve_dynamic
 from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.editor import FIELDS, EditorPolicy
 from agentd.runtime.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, storage_unavailable
@@ -290,7 +289,7 @@ class Overrides:
             and kept.head is head
             and kept.agent is agent
             and kept.stamp == agent.stamp
-            and (held is None or (len(held) == len(kept.tools) and all(map(operator.is_, held, kept.tools))))
+            and (held is None or holds_same(held, kept.tools))
         ):
             return kept.copy
         values = effective_fields(head.values, agent.policy)
