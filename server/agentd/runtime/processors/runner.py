@@ -208,9 +208,6 @@ class ProcessorRunner:
 
     # ------------------------------------------------------------ plumbing
 
-    def state(self, processor: Any) -> dict[str, Any]:
-        return self.states.setdefault(state_key_of(processor), {})
-
     def _abort_for(self, key: tuple[int, bool], processor: Any) -> Callable[..., NoReturn]:
         abort = self.hooks.aborts.get(key)
         if abort is None:
@@ -230,11 +227,9 @@ class ProcessorRunner:
         base = self._common.get(key)
         if base is None:
             ctx = self.ctx
-            # (What _abort_for and `state` give, without their calls for an abort built already.)
-            abort = self.hooks.aborts.get(key) or self._abort_for(key, processor)
             base = self._common[key] = {
-                "abort": abort,
-                "state": self.states.setdefault(state_key_of(processor), {}),
+                "abort": self._abort_for(key, processor),
+                "state": self.states.setdefault(state_key_of(processor), {}),  # the processor's, across the run
                 "request_context": ctx.request_context,
                 "writer": ctx.writer,
                 "run_id": ctx.run_id,
