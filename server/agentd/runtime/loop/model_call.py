@@ -129,7 +129,6 @@ class ModelCall:
         tried: set[str] | None = None  # fallback models tried for this step (once one is)
         started = False
         placeholder_retry = False  # the one last retry for attachments nothing could recover
-        recording = self._trace.recording  # no span and no metrics: a model call's trace records nothing
         while True:  # once, plus once per retry an error processor asks for
             self._state.raise_if_cancelled()  # no retry or fallback once aborted
             # The prompt is rebuilt on a retry: error processors repair the list.
@@ -162,8 +161,7 @@ class ModelCall:
             # Attachments the model cannot fetch itself are downloaded first; a
             # failed download is a ModelAPIError (DOWNLOAD_ASSETS_FAILED) the
             # error processors see like any provider failure.
-            # (None when the run records nothing: then the span's calls are skipped.)
-            chat = self._trace.chat(spec, step.step_number, prompt, replayed=cached is not None) if recording else None
+            chat = self._trace.chat(spec, step.step_number, prompt, replayed=cached is not None)
             attachments_ok = True
             try:
                 if cached is None and has_url_attachments(prompt):  # a cached answer needs no attachment
@@ -256,14 +254,12 @@ class ModelCall:
                         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
                         step.tripwire = tripwire_record(tripwire)
                         self._steps.append(step)
-                        if chat is not None:
-                            chat.end(tripwire=tripwire.message)
+                        chat.end(tripwire=tripwire.message)
                         raise
                 if finish is None:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
-                if chat is not None:
-                    chat.end(error=error)
+                chat.end(error=error)
                 # A provider's SDK may turn the run's cancellation into an error
                 # of its own: that is no failure to retry or fall back on.
                 step.text, step.reasoning_text = "".join(text), "".join(reasoning)  # what went out, for an abort
@@ -288,8 +284,7 @@ class ModelCall:
                 step.model = spec = model.spec
                 continue
             except BaseException as exc:  # cancelled, or a failure the run reports: the span ends either way
-                if chat is not None:
-                    chat.end(error=exc)
+                chat.end(error=exc)
                 step.text, step.reasoning_text = "".join(text), "".join(reasoning)  # what went out, for an abort
                 raise
             finally:
@@ -298,14 +293,13 @@ class ModelCall:
                     reader = None
             break
         step.text, step.reasoning_text = "".join(text), "".join(reasoning)
-        if chat is not None:
-            chat.end(
-                finish_reason=finish.finish_reason,
-                input_tokens=finish.usage.input_tokens,
-                output_tokens=finish.usage.output_tokens,
-                from_cache=cached is not None,
-                text=step.text,
-            )
+        chat.end(
+            finish_reason=finish.finish_reason,
+            input_tokens=finish.usage.input_tokens,
+            output_tokens=finish.usage.output_tokens,
+            from_cache=cached is not None,
+            text=step.text,
+        )
         step.finish_reason = finish.finish_reason
         step.raw_finish_reason = finish.raw_finish_reason
         step.usage = finish.usage
