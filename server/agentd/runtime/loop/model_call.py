@@ -149,9 +149,7 @@ class ModelCall:
             settings = step_input.model_settings
             request = ModelRequest(  # (positional: a keyword call into a dataclass __init__ costs more)
                 prompt,
-                _tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice)
-                if step_input.tools
-                else [],
+                _tool_definitions(step_input.tools, step_input.active_tools, direct, step_input.tool_choice),
                 step_input.tool_choice,
                 settings if settings is not None else _DEFAULT_SETTINGS,
                 step_input.provider_options,
