@@ -148,6 +148,29 @@ def test_a_notification_sent_loads_the_notifications() -> None:
     assert lines[0] == "loaded:" and lines[-1] == "module", lines
 
 
+def test_the_dispatchers_passes_load_no_notification_module_while_none_is_due() -> None:
+    # (Its first pass, five seconds after start, built the notification
+    # service: the modules loaded on the event loop, mid-traffic.)
+    serve = """    server = AgentdServer(host)
+    await server.start("127.0.0.1:0")
+    await server.stop(0)
+"""
+    passes = """    asked = []
+    list_due = host.notification_store.list_due
+    async def counted(now, **filters):
+        asked.append(now)
+        return await list_due(now, **filters)
+    host.notification_store.list_due = counted
+    server = AgentdServer(host, dispatch_interval=0.002)
+    await server.start("127.0.0.1:0")
+    while len(asked) < 3:
+        await asyncio.sleep(0.002)
+    await server.stop(0)
+"""
+    assert serve in PROBE
+    assert run_probe(PROBE.replace(serve, passes)) == "loaded:"
+
+
 def test_a_deferred_library_loads_on_first_use() -> None:
     code = PROBE + textwrap.dedent(
         """

@@ -202,7 +202,7 @@ class AgentdServer:
         while True:
             await asyncio.sleep(self.dispatch_interval)
             try:
-                await self.host.dispatch_notifications()
+                await self.host.dispatch_notifications_if_due()
             except Exception as exc:
                 raise_if_cancelling(exc)  # stopped: a store that turned that into its error must not keep it going
                 log.exception("notification dispatch failed; retrying at the next interval")

@@ -19,7 +19,7 @@ from agentd.runtime.coordination import Coordination, LocalCoordination
 from agentd.runtime.identity import tenant_of
 from agentd.runtime.lazy import lazy
 from agentd.runtime.mcp_tools import McpServers
-from agentd.runtime.messages import Signal
+from agentd.runtime.messages import Signal, utcnow
 from agentd.runtime.metrics import Metrics
 from agentd.runtime.notifications.store import InMemoryNotificationStore, NotificationStore
 from agentd.runtime.overrides import InMemoryOverrideStore, Overrides, OverrideStore
@@ -352,3 +352,12 @@ class Host:
     async def dispatch_notifications(self, now: Any = None) -> DispatchResult:
         """Delivers what fell due (the server runs this periodically; tests step it)."""
         return await self.notifications.dispatch_due(now, route=self.route_notification, thread_state=self.thread_state)
+
+    async def dispatch_notifications_if_due(self) -> None:
+        """The server's periodic pass. Until this host has built its notification
+        service (a notification sent, listed or dispatched here), the store alone
+        is asked whether any is due: loading the service's modules holds the
+        event loop for tens of milliseconds, which a server under load that
+        never sees a notification should not pay five seconds after it starts."""
+        if "notifications" in self.__dict__ or await self.notification_store.list_due(utcnow(), limit=1):
+            await self.dispatch_notifications()

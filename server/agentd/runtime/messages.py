@@ -87,6 +87,11 @@ def aware(when: datetime) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
+def as_of(now: datetime | None) -> datetime:
+    """A store method's `now`: the given time made aware, or the current time."""
+    return aware(now) if now is not None else utcnow()
+
+
 @dataclass(slots=True)
 class TextPart:
     """Text in a message."""

@@ -136,11 +136,6 @@ _PATCH_TIMES = frozenset(
 _PATCH_FIELDS = tuple(NotificationPatch.__dataclass_fields__)
 
 
-def as_of(now: datetime | None) -> datetime:
-    """A store method's `now`: the given time made aware, or the current time."""
-    return aware(now) if now is not None else utcnow()
-
-
 def _opt(value: str | None) -> str | None:
     return value or None
 

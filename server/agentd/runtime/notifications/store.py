@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from agentd.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
 from agentd.runtime.lazy import lazy
+from agentd.runtime.messages import as_of
 
 if TYPE_CHECKING:
     from agentd.runtime.notifications import query as _query
@@ -102,7 +103,7 @@ class NotificationStore(ABC):
         checked = _record.validate_input(value)
         if not thread_id:
             raise InvalidArgument.field("thread_id", "required")
-        when = _record.as_of(now)
+        when = as_of(now)
         fresh = _record.new_record(
             checked,
             id=id or str(uuid.uuid4()),
@@ -138,7 +139,7 @@ class NotificationStore(ABC):
         """Pending records with min(deliver_at, summary_at) <= now, by that
         time, then `updated_at`, then insertion."""
         limit = max(limit, 0)
-        return await self.select_due(_record.as_of(now), limit, agent_id, resource_id) if limit else []
+        return await self.select_due(as_of(now), limit, agent_id, resource_id) if limit else []
 
     @abstractmethod
     async def select_due(
@@ -150,7 +151,7 @@ class NotificationStore(ABC):
         self, thread_id: str, id: str, patch: NotificationPatch, *, now: datetime | None = None
     ) -> NotificationRecord:
         """NotificationNotFound for an unknown id."""
-        when = _record.as_of(now)
+        when = as_of(now)
         (record,) = await self.rewrite("update", thread_id, [id], lambda old: _record.apply_patch(old, patch, when))
         if record is None:
             raise NotificationNotFound(thread_id, id)
@@ -162,7 +163,7 @@ class NotificationStore(ABC):
         """Sets one status on many records (ids deduped, missing ones skipped);
         returns the updated records."""
         _record.check_status(status)
-        when = _record.as_of(now)
+        when = as_of(now)
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
@@ -175,7 +176,7 @@ class NotificationStore(ABC):
     ) -> NotificationRecord | None:
         """Records the signal id and attempt time; becomes delivered (with
         delivered_at) only if still pending. None for an unknown id."""
-        when = _record.as_of(attempted_at)
+        when = as_of(attempted_at)
         (record,) = await self.rewrite(
             "mark_delivered", thread_id, [id], lambda old: _record.apply_delivered(old, delivered_signal_id, when)
         )
