@@ -63,20 +63,20 @@ class RunHandle(RunState):
     for is its caller's: the run ends CALLER_CANCELLED, as if the caller had
     aborted it, and `run_to_end()` raises the cancellation again once it has."""
 
-    def __init__(self, run_id: str, agent: Agent) -> None:
-        super().__init__(run_id)
-        self.agent = agent
-        #: The run's own task; for a run in its caller's task, that task once it runs there.
-        self._task: asyncio.Task[RunResult] | None = None
-        #: A run in its caller's task: its body until `run_to_end` runs it.
-        self._body: Coroutine[Any, Any, RunResult] | None = None
-        self._in_caller = False
-        #: A run in its caller's task: how it ended (its result, or what ended it
-        #: otherwise), once it has; and the callbacks `when_ended` was given.
-        self._outcome: RunResult | BaseException | None = None
-        self._on_end: list[Callable[[object], None]] = []
-        #: The cancellations `abort` asked of the caller's task (taken back once the run ended).
-        self._asked = 0
+    # Built by `start_run` (the agent set there): RunState's __init__ alone,
+    # the rest read from the class until written (no call nor store per field).
+    agent: Agent
+    #: The run's own task; for a run in its caller's task, that task once it runs there.
+    _task: asyncio.Task[RunResult] | None = None
+    #: A run in its caller's task: its body until `run_to_end` runs it.
+    _body: Coroutine[Any, Any, RunResult] | None = None
+    _in_caller = False
+    #: A run in its caller's task: how it ended (its result, or what ended it
+    #: otherwise), once it has; and the callbacks `when_ended` was given (None: none yet).
+    _outcome: RunResult | BaseException | None = None
+    _on_end: list[Callable[[object], None]] | None = None
+    #: The cancellations `abort` asked of the caller's task (taken back once the run ended).
+    _asked = 0
 
     def deliver(self, signal: Signal) -> bool:
         """Hands a signal to the run; False when it can no longer take one."""
@@ -93,16 +93,22 @@ class RunHandle(RunState):
             if outcome is not None:
                 raise outcome
             waiter: asyncio.Future[RunResult] = self.loop.create_future()
-            self._result_waiters.append(waiter)  # settled as the run returns, or by `_run_here`
+            # settled as the run returns, or by `_run_here`
+            if self._result_waiters is None:
+                self._result_waiters = [waiter]
+            else:
+                self._result_waiters.append(waiter)
             return await waiter
         task = self._task
         assert task is not None
         if task.done():
             return task.result()
         waiter = self.loop.create_future()
-        if not self._result_waiters:  # a run that ends otherwise than by returning settles its waiters here
+        if self._result_waiters is None:  # a run that ends otherwise than by returning settles its waiters here
             task.add_done_callback(self._settle_from_task)
-        self._result_waiters.append(waiter)
+            self._result_waiters = [waiter]
+        else:
+            self._result_waiters.append(waiter)
         return await waiter
 
     async def run_to_end(self) -> RunResult:
@@ -127,22 +133,29 @@ class RunHandle(RunState):
             self.settle(exc)
             raise
         self._ended(result)
-        for _ in range(self._asked):  # the run's aborts cancelled this task: they are spent
-            task.uncancel()
+        if self._asked:  # the run's aborts cancelled this task: they are spent
+            for _ in range(self._asked):
+                task.uncancel()
         if task.cancelling() > cancelling:  # the caller's cancellation, which ended the run
             raise asyncio.CancelledError
         return result
 
     def _ended(self, outcome: RunResult | BaseException) -> None:
         self._outcome = outcome
-        callbacks, self._on_end = self._on_end, []
+        callbacks = self._on_end
+        if callbacks is None:
+            return
+        self._on_end = None
         for callback in callbacks:
             callback(self)
 
     def when_ended(self, callback: Callable[[object], None]) -> None:
         """Calls `callback` once the run has ended, however it ended."""
         if self._in_caller:
-            self._on_end.append(callback)
+            if self._on_end is None:
+                self._on_end = [callback]
+            else:
+                self._on_end.append(callback)
         else:
             assert self._task is not None
             self._task.add_done_callback(callback)
@@ -202,8 +215,10 @@ def start_run(
 ) -> RunHandle:
     """Starts a run in a task of its own; `in_caller`: for its caller to run in
     its own task (`RunHandle.run_to_end`), saving the loop turns a task takes."""
-    handle = RunHandle(run_id or new_id(), agent)
-    telemetry = telemetry or Telemetry()
+    handle = RunHandle(run_id or new_id())
+    handle.agent = agent
+    if telemetry is None:
+        telemetry = Telemetry()
     if in_caller:
         handle._in_caller = True
         handle._body = AgentLoop(handle, agent, messages, options, parent_run_id, telemetry).execute()

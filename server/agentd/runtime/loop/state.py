@@ -23,37 +23,42 @@ class RunState:
     the next model call and client tool calls waiting for their answer. The
     loop writes it; its caller reads it through agent.RunHandle."""
 
+    # What a run starts with and most runs keep, read from the class until
+    # written (a store per field per run saved); containers that most runs
+    # never fill are made on first use.
+    #: Set-up's outcome once recorded (set_ready): passed, or the caller's mistake.
+    _ready_done = False
+    _ready_error: BaseException | None = None
+    #: Why the run was aborted, once it was (the run ends with this chunk).
+    abort_reason: Abort | None = None
+    #: Set by the run's first step: a task cancelled before it never runs
+    #: its body, so an abort before then is left for that first step.
+    started = False
+    #: Set once the run will call the model no more: later signals need a new run.
+    closed_to_signals = False
+    #: Client tool calls waiting for the caller's answer, by tool call id (None: none yet).
+    _client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] | None = None
+    #: How long a client tool call waits for its answer.
+    client_tool_timeout = 120.0
+    #: Where its background tool calls run (the host's; None: in the foreground).
+    background: BackgroundWork | None = None
+    # Each caller waiting for set-up or the result waits on a future of its
+    # own (its cancellation cancels that alone, as a shield would), set
+    # directly when the outcome is known: a shield takes a loop turn more.
+    # (None: no caller waits; a Generate run in its caller's task has none.)
+    _ready_waiters: list[asyncio.Future[None]] | None = None
+    _result_waiters: list[asyncio.Future[Any]] | None = None
+
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.buffer = ChunkBuffer()
         self.cancelled = asyncio.Event()
         #: The loop the run runs on (asked once: each get_running_loop is a getpid call).
         self.loop = asyncio.get_running_loop()
-        #: Set-up's outcome once recorded (set_ready): passed, or the caller's mistake.
-        self._ready_done = False
-        self._ready_error: BaseException | None = None
-        #: Why the run was aborted, once it was (the run ends with this chunk).
-        self.abort_reason: Abort | None = None
-        #: Set by the run's first step: a task cancelled before it never runs
-        #: its body, so an abort before then is left for that first step.
-        self.started = False
         #: Signals delivered into this run; it takes them at its next model boundary.
         self.pending_signals: list[Signal] = []
-        #: Set once the run will call the model no more: later signals need a new run.
-        self.closed_to_signals = False
         #: Signals to echo as the run starts (the signal that woke it).
         self.opening_signals: list[Signal] = []
-        #: Client tool calls waiting for the caller's answer, by tool call id.
-        self._client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] = {}
-        #: How long a client tool call waits for its answer.
-        self.client_tool_timeout = 120.0
-        #: Where its background tool calls run (the host's; None: in the foreground).
-        self.background: BackgroundWork | None = None
-        # Each caller waiting for set-up or the result waits on a future of its
-        # own (its cancellation cancels that alone, as a shield would), set
-        # directly when the outcome is known: a shield takes a loop turn more.
-        self._ready_waiters: list[asyncio.Future[None]] = []
-        self._result_waiters: list[asyncio.Future[Any]] = []
 
     def unasked_abort(self) -> Abort:
         """How a run ends that was cancelled without an `abort`: its task was
@@ -69,7 +74,7 @@ class RunState:
 
     def answer_tool(self, tool_call_id: str, result: Any, is_error: bool = False) -> bool:
         """Answers a client tool call; False when no such call is waiting."""
-        waiting = self._client_calls.get(tool_call_id)
+        waiting = None if self._client_calls is None else self._client_calls.get(tool_call_id)
         if waiting is None or waiting.done():
             return False
         waiting.set_result((result, is_error))
@@ -78,17 +83,22 @@ class RunState:
     def expect_client_tool(self, tool_call_id: str) -> None:
         """Registers a client tool call before its chunk goes out, so an answer
         that arrives before the run starts waiting is kept."""
-        self._client_calls.setdefault(tool_call_id, asyncio.get_running_loop().create_future())
+        calls = self._client_calls
+        if calls is None:
+            calls = self._client_calls = {}
+        calls.setdefault(tool_call_id, asyncio.get_running_loop().create_future())
 
     async def await_client_tool(self, tool_call_id: str) -> Any:
         self.expect_client_tool(tool_call_id)
-        waiting = self._client_calls[tool_call_id]
+        calls = self._client_calls
+        assert calls is not None
+        waiting = calls[tool_call_id]
         try:
             result, is_error = await asyncio.wait_for(waiting, self.client_tool_timeout)
         except TimeoutError:
             raise RuntimeError(f"the client did not answer within {self.client_tool_timeout:g}s") from None
         finally:
-            self._client_calls.pop(tool_call_id, None)
+            calls.pop(tool_call_id, None)
         if is_error:
             raise RuntimeError(str(result))
         return result
@@ -99,8 +109,12 @@ class RunState:
         if self._ready_done:
             return False
         self._ready_done = True
-        self._ready_error = error
-        waiters, self._ready_waiters = self._ready_waiters, []
+        if error is not None:
+            self._ready_error = error
+        waiters = self._ready_waiters
+        if waiters is None:
+            return True
+        self._ready_waiters = None
         for waiter in waiters:
             if waiter.done():  # its caller was cancelled
                 continue
@@ -121,14 +135,20 @@ class RunState:
         if self._ready_done:
             return self.ready_outcome()
         waiter: asyncio.Future[None] = self.loop.create_future()
-        self._ready_waiters.append(waiter)
+        if self._ready_waiters is None:
+            self._ready_waiters = [waiter]
+        else:
+            self._ready_waiters.append(waiter)
         await waiter
 
     def settle(self, outcome: Any) -> None:
         """Hands how the run ended to the callers waiting for its result: its
         result as the run returns it (the task's own done callbacks come a loop
         turn later), or the exception or cancellation that ended it otherwise."""
-        waiters, self._result_waiters = self._result_waiters, []
+        waiters = self._result_waiters
+        if waiters is None:
+            return
+        self._result_waiters = None
         for waiter in waiters:
             if waiter.done():  # its caller was cancelled
                 continue
