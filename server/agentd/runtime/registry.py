@@ -54,7 +54,8 @@ class AgentRegistry:
     def resolve_now(self, agent_id: str, tenant: str) -> Agent | None:
         """`resolve` without a coroutine while the overrides are cached; None
         when they must be read (NOT_FOUND for an unknown id)."""
-        return self.overrides.effective_now(self.get(agent_id), tenant)
+        agent = self._agents.get(agent_id)  # (no call into `get` for a known id)
+        return self.overrides.effective_now(agent if agent is not None else self.get(agent_id), tenant)
 
     async def refresh(self, agent: Agent, tenant: str) -> Agent:
         """`agent` (resolved earlier, e.g. for a queued run) with the overrides as of now."""
@@ -120,26 +121,30 @@ class RunRegistry:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle = start_run(
             agent,
-            input_to_messages(run_input),
+            list(run_input) if type(run_input) is tuple else input_to_messages(run_input),
             options or ExecutionOptions(),
             run_id=run_id,
             telemetry=self.telemetry,
             in_caller=in_caller,
         )
         handle.background = self.background  # before the run's task first runs
-        self._runs[handle.run_id] = handle
+        key = handle.run_id
+        self._runs[key] = handle
         if owner is not None:
-            self._owners[handle.run_id] = owner
+            self._owners[key] = owner
 
         def finished(_: Any) -> None:
-            self._runs.pop(handle.run_id, None)
-            self._owners.pop(handle.run_id, None)
-            self._ended[handle.run_id] = None
-            while len(self._ended) > _ENDED_KEPT:
-                self._ended.popitem(last=False)
-            waiting = self._waiting.pop(handle.run_id, None)
-            if waiting is not None:
-                waiting.set()
+            self._runs.pop(key, None)
+            if owner is not None:
+                self._owners.pop(key, None)
+            ended = self._ended
+            ended[key] = None
+            if len(ended) > _ENDED_KEPT:  # (one in, at most one out)
+                ended.popitem(last=False)
+            if self._waiting:
+                waiting = self._waiting.pop(key, None)
+                if waiting is not None:
+                    waiting.set()
 
         handle.when_ended(finished)
         return handle
