@@ -91,9 +91,13 @@ class Telemetry:
         return ToolTrace(span, self.capture_content)
 
     def run(self, *, agent_id: str, agent_name: str, run_id: str) -> RunTrace:
-        self.metrics.run_started(agent_id)
+        metrics = self.metrics
         if self.tracer is None:
-            return RunTrace(None, None, False, metrics=self.metrics, agent_id=agent_id)
+            if not metrics.enabled:
+                return _QUIET_RUN
+            metrics.run_started(agent_id)
+            return RunTrace(None, None, False, metrics=metrics, agent_id=agent_id)
+        metrics.run_started(agent_id)
         link = LINK_TO.get()
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
@@ -438,3 +442,8 @@ def _completion(text: str) -> str:
 
 #: The trace of a model call nothing records (no span, no metrics): shared, as its `end` changes nothing.
 _UNRECORDED: Final = ChatTrace(None, False)
+
+#: The trace of a run nothing records (no tracer, metrics off): shared, as
+#: nothing changes it (each span method returns at its first line; `recording`
+#: is False, so the loop never ends it; a Metrics that is off stays off).
+_QUIET_RUN: Final = RunTrace(None, None, False, metrics=OFF)
