@@ -54,7 +54,8 @@ class StepResult:
             parts.append(ReasoningPart(self.reasoning_text))
         if self.text:
             parts.append(TextPart(self.text))
-        parts.extend(self.tool_calls)
+        if self.tool_calls:
+            parts.extend(self.tool_calls)
         return Message("assistant", parts, message_id)
 
 
@@ -85,10 +86,38 @@ class RunResult:
     #: What processors flagged without blocking (processors.base.ProcessorViolation).
     findings: list[Any] = field(default_factory=list)
 
-    def add_up(self, structuring_usage: Usage, response_messages: list[Message]) -> None:
+    @classmethod
+    def starting(cls, run_id: str, agent_id: str) -> RunResult:
+        """A run's result as the run starts. (Every field positional: a default
+        factory is a call in __init__; one zero Usage for both, as no Usage changes in place.)"""
+        zero = Usage()
+        return cls(
+            run_id,
+            agent_id,
+            "",
+            "",
+            "unknown",
+            None,
+            zero,
+            zero,
+            [],
+            [],
+            None,
+            None,
+            "",
+            [],
+            None,
+            None,
+            None,
+            None,
+            [],
+        )
+
+    def add_up(self, structuring_usage: Usage | None, response_messages: list[Message]) -> None:
         """Sets what the run says from its steps (a tripped step's text is not
         said) and `response_messages`; `structuring_usage`: a structuring model's,
-        part of the total. (One pass over the steps.)"""
+        part of the total (None: none ran). (One pass over the steps; a lone
+        usage is the total as it is, no sum made: none changes a Usage in place.)"""
         steps = self.steps
         text: list[str] = []
         reasoning: list[str] = []
@@ -97,16 +126,17 @@ class RunResult:
             if step.tripwire is None:
                 text.append(step.text)
                 reasoning.append(step.reasoning_text)
-            total = total + step.usage
+            total = step.usage if total is None else total + step.usage
         self.text = "".join(text)
         self.reasoning_text = "".join(reasoning)
-        self.total_usage = total
         if steps:
-            self.usage = steps[-1].usage
-            self.model = steps[-1].model
+            last = steps[-1]
+            self.usage = last.usage
+            self.model = last.model
         else:
             self.usage = Usage()
             self.model = ""
+        self.total_usage = self.usage if total is None else total
         self.response_messages = response_messages
 
     def finish_chunk(self) -> Finish:

@@ -92,30 +92,31 @@ class AgentLoop:
     ) -> None:
         self.state = state
         self.telemetry = telemetry
-        #: The run's spans, started as the run starts (execute).
-        self.trace: RunTrace
         self.agent = agent
         self.input = messages
         self.call_options = options
         self.parent_run_id = parent_run_id
-        self.seq = 0
-        self.result = RunResult(state.run_id, agent.id)
+        self.result = RunResult.starting(state.run_id, agent.id)
         self.ml = MessageList()
-        self.runner: ProcessorRunner | None = None
-        self.current_message_id = ""
         self._on_success: list[Any] = []
         #: Callbacks processors registered to run when the run ends, however it ends.
         self._on_finish: list[Any] = []
-        #: The last step's input after the input processors: its structured
-        #: output (processors may change it) is what the run answers with.
-        self.last_step_input: StepInput | None = None
-        #: The structuring model's usage, part of the run's total (the result's zero Usage: none changes in place).
-        self.structuring_usage = self.result.total_usage
         #: The merged options and the request context, once set up.
         self.options = options
         self.context: dict[str, Any] = {}
-        #: The step whose model call is going (its message not added yet).
-        self._in_flight: tuple[StepResult, str] | None = None
+
+    # What every run starts with, read from the class until written (a store per field per run saved).
+    #: The run's spans, started as the run starts (execute).
+    trace: RunTrace
+    seq = 0
+    runner: ProcessorRunner | None = None
+    current_message_id = ""
+    #: The last step's input after the input processors: its structured output is what the run answers with.
+    last_step_input: StepInput | None = None
+    #: The structuring model's usage, part of the run's total (None: no structuring model ran).
+    structuring_usage: Usage | None = None
+    #: The step whose model call is going (its message not added yet).
+    _in_flight: tuple[StepResult, str] | None = None
 
     # ------------------------------------------------------------ emitting
 
@@ -169,17 +170,19 @@ class AgentLoop:
     # ------------------------------------------------------------ the run
 
     async def execute(self) -> RunResult:
+        state = self.state
+        agent = self.agent
         # Started inside the run's task: its parent is the span current where the run began (the RPC's).
-        self.trace = self.telemetry.run(agent_id=self.agent.id, agent_name=self.agent.name, run_id=self.state.run_id)
-        self.state.started = True
+        self.trace = trace = self.telemetry.run(agent_id=agent.id, agent_name=agent.name, run_id=state.run_id)
+        state.started = True
         try:
-            if self.state.abort_reason is not None:
+            if state.abort_reason is not None:
                 raise asyncio.CancelledError  # aborted before it began: it ends as any aborted run
             await self._run()
         except asyncio.CancelledError:
             await self._end_aborted()
         except Exception as exc:
-            if self.state.cancelled.is_set() or cancelling():
+            if state.cancelled.is_set() or cancelling():
                 # Aborted while failing (an error processor's retry wait the abort
                 # cut short gives up on the error), or cancelled and a hook turned
                 # that into its error: the cancellation is how the run ends.
@@ -189,19 +192,19 @@ class AgentLoop:
         finally:
             if self._on_finish:
                 await self._finished()
-            self.state.set_ready()
-            self.state.buffer.close()
+            state.set_ready()
+            state.buffer.close()
             result = self.result
             scoring = self.telemetry.scoring
             held = (
                 scoring is not None
-                and bool(self.agent.scorers)  # a list, or a function choosing them: else nothing to score
+                and bool(agent.scorers)  # a list, or a function choosing them: else nothing to score
                 and scoring.submit(
-                    EndedRun(self.agent, result, tuple(self.input), self.context, self.options.scorers, self.trace)
+                    EndedRun(agent, result, tuple(self.input), self.context, self.options.scorers, trace)
                 )
             )
-            if self.trace.recording:  # (else `end` changes nothing: no keyword call for it)
-                self.trace.end(
+            if trace.recording:  # (else `end` changes nothing: no keyword call for it)
+                trace.end(
                     thread_id=result.thread_id,
                     finish_reason=result.finish_reason,
                     input_tokens=result.total_usage.input_tokens,
@@ -216,8 +219,8 @@ class AgentLoop:
             # The runner's context points back here (writer, signals): without
             # that cycle the run is freed when its last reader lets go, not by the collector.
             self.runner = None
-        self.state.settle(self.result)
-        return self.result
+        state.settle(result)
+        return result
 
     async def _finished(self) -> None:
         for callback in self._on_finish:
