@@ -93,7 +93,7 @@ class RunHandle(RunState):
             if outcome is not None:
                 raise outcome
             waiter: asyncio.Future[RunResult] = self.loop.create_future()
-            # settled as the run returns, or by `_run_here`
+            # settled as the run returns, or by `run_to_end`
             if self._result_waiters is None:
                 self._result_waiters = [waiter]
             else:
@@ -114,14 +114,11 @@ class RunHandle(RunState):
     async def run_to_end(self) -> RunResult:
         """The run's result once it ended; set-up's error (the caller's mistake)
         raised instead. A run started `in_caller` runs now, in this task."""
-        if self._body is None:
+        body = self._body
+        if body is None:
             await self.ready()
             return await self.result()
-        result = await self._run_here(self._body)
-        self.ready_outcome()  # set-up's error, if any
-        return result
-
-    async def _run_here(self, body: Coroutine[Any, Any, RunResult]) -> RunResult:
+        # It runs here, in this task (no coroutine of its own between).
         self._body = None
         task = self._task = asyncio.current_task(self.loop)  # the loop named: no getpid to find it
         assert task is not None
@@ -138,6 +135,7 @@ class RunHandle(RunState):
                 task.uncancel()
         if task.cancelling() > cancelling:  # the caller's cancellation, which ended the run
             raise asyncio.CancelledError
+        self.ready_outcome()  # set-up's error, if any
         return result
 
     def _ended(self, outcome: RunResult | BaseException) -> None:
