@@ -35,7 +35,8 @@ class ChunkBuffer:
         #: wakes only those waiting for it (a lingering reader is not woken per chunk).
         #: A linger that timed out leaves its future to a later append or the
         #: close: they are all within `max_batch` of the log's end, so bounded.
-        self._waiters: dict[int, asyncio.Future[None]] = {}
+        #: (None until a reader first waits: a Generate's run has none.)
+        self._waiters: dict[int, asyncio.Future[None]] | None = None
 
     def append(self, chunk: Chunk) -> None:
         if self._closed:
@@ -49,7 +50,10 @@ class ChunkBuffer:
 
     def close(self) -> None:
         self._closed = True
-        waiters, self._waiters = self._waiters, {}
+        waiters = self._waiters
+        if not waiters:
+            return
+        self._waiters = None
         for waiter in waiters.values():
             if not waiter.done():
                 waiter.set_result(None)
@@ -67,9 +71,12 @@ class ChunkBuffer:
     async def _until_length(self, length: int) -> None:
         """Returns once the log holds `length` chunks or is closed."""
         while len(self._chunks) < length and not self._closed:
-            waiter = self._waiters.get(length)
+            waiters = self._waiters
+            if waiters is None:
+                waiters = self._waiters = {}
+            waiter = waiters.get(length)
             if waiter is None:
-                waiter = self._waiters[length] = asyncio.get_running_loop().create_future()
+                waiter = waiters[length] = asyncio.get_running_loop().create_future()
             # Shared by every reader waiting for this length: one reader's cancellation is not theirs.
             await asyncio.shield(waiter)
 
