@@ -198,6 +198,8 @@ class _Resolved:
     #: same lists, and tuples have nothing to compare (nothing changes them in place).
     stamp: int = 0
     frozen: bool = False
+    #: `held`'s entries in one tuple (input, output, error): one identity check for the three lists.
+    entries: tuple[Any, ...] = ()
 
     def resolved_from(self, enabled: bool, *lists: Sequence[Any]) -> bool:
         """Whether `lists` (and the flag) are what these lanes were resolved from:
@@ -236,7 +238,7 @@ def _agent_lanes(
         lanes = cached.lanes  # the same entries, read under another stamp (an override's copy, or a write)
     held = (tuple(inputs), tuple(outputs), tuple(errors))
     frozen = type(inputs) is tuple and type(outputs) is tuple and type(errors) is tuple
-    agent.lane_cache["all"] = _Resolved(enabled, held, lanes, agent.stamp, frozen)
+    agent.lane_cache["all"] = _Resolved(enabled, held, lanes, agent.stamp, frozen, held[0] + held[1] + held[2])
     return lanes
 
 
@@ -259,12 +261,12 @@ def reused_lanes(agent: AgentDefinition, options: ExecutionOptions) -> Lanes | N
         # No field written since: no memory, the same static lists; as tuples, unchanged.
         if cached.frozen:
             return cached.lanes
-        held_in, held_out, held_err = cached.held
-        if (
-            holds_same(agent.input_processors, held_in)
-            and holds_same(agent.output_processors, held_out)
-            and holds_same(agent.error_processors, held_err)
-        ):
+        held_in, held_out, _ = cached.held
+        ins: Any = agent.input_processors  # (lists: the stamp says so; Any, not a cast's call)
+        outs: Any = agent.output_processors
+        errs: Any = agent.error_processors
+        # Each list as long as it was, and all their entries the same objects: one check, not three.
+        if len(ins) == len(held_in) and len(outs) == len(held_out) and holds_same((*ins, *outs, *errs), cached.entries):
             return cached.lanes
     if agent.memory is not None:
         return None
