@@ -135,7 +135,8 @@ class RunHandle(RunState):
                 task.uncancel()
         if task.cancelling() > cancelling:  # the caller's cancellation, which ended the run
             raise asyncio.CancelledError
-        self.ready_outcome()  # set-up's error, if any
+        if self._ready_error is not None:  # set-up's error (ready_outcome, without its call)
+            raise self._ready_error
         return result
 
     def _ended(self, outcome: RunResult | BaseException) -> None:
@@ -167,6 +168,8 @@ class RunHandle(RunState):
         return self.abort_reason
 
     def _settle_from_task(self, task: asyncio.Task[RunResult]) -> None:
+        if self._result_waiters is None:  # the run settled them as it returned
+            return
         if task.cancelled():
             self.settle(asyncio.CancelledError())
         elif (error := task.exception()) is not None:
