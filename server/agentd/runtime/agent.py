@@ -17,7 +17,7 @@ from agentd.runtime.agent_definition import AgentDefinition, RunInput, input_to_
 from agentd.runtime.chunks import Abort, Chunk
 from agentd.runtime.loop.agent_loop import AgentLoop, launch
 from agentd.runtime.loop.state import RunState
-from agentd.runtime.messages import Message, Signal, new_id
+from agentd.runtime.messages import Message, Signal, next_uuid
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.results import RunResult
 from agentd.runtime.telemetry import Telemetry
@@ -216,7 +216,7 @@ def start_run(
 ) -> RunHandle:
     """Starts a run in a task of its own; `in_caller`: for its caller to run in
     its own task (`RunHandle.run_to_end`), saving the loop turns a task takes."""
-    handle = RunHandle(run_id or new_id())
+    handle = RunHandle(run_id or next_uuid())  # (new_id(), without its frame)
     handle.agent = agent
     if telemetry is None:
         telemetry = Telemetry()
