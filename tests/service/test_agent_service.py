@@ -234,6 +234,29 @@ async def test_scripted_provider_error_reaches_stream_and_generate(server: Runni
     )
 
 
+@pytest.mark.parametrize(
+    ("step", "streamed"),
+    [
+        (
+            {"text": "one two three", "error": {"message": "refused", "status": 400, "afterDeltas": 2}},
+            ["text_start", "text_delta", "text_delta"],
+        ),
+        ({"text": "one two", "finishReason": "no-such-reason"}, ["text_start", "text_delta", "text_delta", "text_end"]),
+    ],
+    ids=["error-after-two-deltas", "bad-finish-reason"],
+)
+async def test_what_the_model_streamed_before_it_failed_reaches_the_caller_first(
+    server: Running, step: dict[str, object], streamed: list[str]
+) -> None:
+    # The local model hands its events over in batches: a failure still comes after what was ready before it.
+    options = opb.ExecutionOptions()
+    options.provider_options.update({"local": {"script": [step]}})
+    _, chunks = await collect(server.agents.Stream(apb.StreamRequest(agent_id="scripted", text="x", options=options)))
+    kinds = [c.WhichOneof("payload") for c in chunks]
+    assert kinds == ["start", "step_start", *streamed, "error"], kinds
+    assert "".join(c.text_delta.text for c in chunks if c.HasField("text_delta")).split() == ["one", "two"]
+
+
 async def test_scripted_model_without_script_is_invalid_argument(server: Running) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await server.agents.Generate(apb.GenerateRequest(agent_id="scripted", text="x"))

@@ -20,6 +20,9 @@ from agentd.runtime import (
     register_provider,
 )
 from agentd.runtime.chunks import TextDelta, TextEnd, TextStart
+from agentd.runtime.messages import Message
+from agentd.runtime.models.base import ModelAPIError
+from agentd.runtime.models.local import LocalModel
 from agentd.runtime.models.router import check_model_spec
 from support.polling import until
 from support.runs import script
@@ -68,6 +71,21 @@ async def test_a_long_reply_without_a_delay_lets_its_readers_in_while_it_streams
     assert handle.abort("TEST", "mid-reply")
     result = await handle.result()
     assert result.aborted is not None and result.aborted.reason == "TEST"
+
+
+@pytest.mark.parametrize("delay_ms", [0, 1])
+async def test_read_one_by_one_the_local_model_streams_what_it_batches_then_its_failure(delay_ms: int) -> None:
+    # What a structuring or judge model call reads: the events one by one, the pauses waited for.
+    step = {"text": "a b c", "delayMs": delay_ms, "error": {"message": "cut", "afterDeltas": 2}}
+    stream = LocalModel("scripted").stream(
+        ModelRequest([Message.user("x")], provider_options=script(step).provider_options)
+    )
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelAPIError, match="cut"):
+        async for event in stream:
+            seen.append(event)
+    assert [type(e) for e in seen] == [TextStart, TextDelta, TextDelta]
+    assert [e.text for e in seen if isinstance(e, TextDelta)] == ["a ", "b "]
 
 
 async def test_a_registered_provider_resolves_to_a_fresh_model_per_run() -> None:

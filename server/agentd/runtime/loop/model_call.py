@@ -6,7 +6,7 @@ fallback models."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,12 +34,15 @@ from agentd.runtime.loop.readahead import ReadAhead
 from agentd.runtime.loop.state import LoopContext
 from agentd.runtime.messages import Message, ReasoningPart, ToolResultPart
 from agentd.runtime.models.base import (
+    BatchedEvents,
+    EventBatch,
     LanguageModel,
     ModelAPIError,
     ModelEvent,
     ModelFinish,
     ModelRequest,
     ToolDefinition,
+    batches_of,
 )
 from agentd.runtime.models.router import resolve_model
 from agentd.runtime.options import ModelSettings, StructuredOutput, ToolChoice
@@ -197,63 +200,72 @@ class ModelCall:
                     else:
                         await self._emit_processed(begin)
                 keep_raw = bool(runner.on_llm_response)  # only response hooks read the raw events
-                async for event in events:
-                    if keep_raw:  # a copy: output processors may change payloads in place
-                        raw.append(clone(event))
-                    if emit is not None:
-                        if type(event) is TextDelta:  # the event that comes by the thousand
-                            emit(event)
-                            text.append(event.text)
+                # What the stream has ready is taken in one go (BatchedEvents); another stream's one event at a time.
+                for batch in batches_of(events):
+                    if not isinstance(batch, list):  # a pause, or the next batch to wait for
+                        got = await batch
+                        if got is None:
                             continue
-                        if type(event) in _EMITTED_ONLY:  # nothing to keep of it: no checks below
-                            emit(event)  # type: ignore[arg-type]  # (a payload: the set holds no ModelFinish)
+                        batch = got
+                    for event in batch:
+                        if keep_raw:  # a copy: output processors may change payloads in place
+                            raw.append(clone(event))
+                        if emit is not None:
+                            if type(event) is TextDelta:  # the event that comes by the thousand
+                                emit(event)
+                                text.append(event.text)
+                                continue
+                            if type(event) in _EMITTED_ONLY:  # nothing to keep of it: no checks below
+                                emit(event)  # type: ignore[arg-type]  # (a payload: the set holds no ModelFinish)
+                                continue
+                        if type(event) in _DELTAS:  # none of the checks below is a delta's
+                            pass
+                        elif isinstance(event, ModelFinish):
+                            finish = event
                             continue
-                    if type(event) in _DELTAS:  # none of the checks below is a delta's
-                        pass
-                    elif isinstance(event, ModelFinish):
-                        finish = event
-                        continue
-                    elif isinstance(event, ToolCall):  # tools run on what the model asked for
-                        if event.call.tool_name in self._client_tools:
-                            event.call.client_tool = True  # the caller answers it
-                            self._state.expect_client_tool(event.call.tool_call_id)
-                        step.tool_calls.append(event.call)
-                        show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
-                    elif isinstance(event, ToolCallStart):
-                        streaming[event.tool_call_id] = event.tool_name
-                    elif isinstance(event, ToolCallDelta):
-                        rules = self._transform(event.tool_name or streaming.get(event.tool_call_id), step_input.tools)
-                        if rules is not None and rules.args is not None:
-                            event.args_text_delta = ""  # withheld: the tool-call chunk shows the transformed arguments
-                    try:
-                        # Text is what the caller sees: after output processors
-                        # (a redacted or dropped delta is redacted or dropped here too).
-                        payload: Payload = event  # type: ignore[assignment]  # (a ModelFinish went on above)
-                        outs: Sequence[Chunk] = (
-                            (emit(payload),) if emit is not None else await self._emit_processed(payload)
-                        )
-                        for out in outs:
-                            if isinstance(out.payload, TextDelta):
-                                text.append(out.payload.text)
-                            elif isinstance(out.payload, ReasoningDelta):
-                                reasoning.append(out.payload.text)
-                                by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
-                            elif isinstance(out.payload, ReasoningEnd):
-                                end = out.payload
-                                step.reasoning_parts.append(
-                                    ReasoningPart(
-                                        by_block.pop(end.id, ""),
-                                        end.signature,
-                                        end.redacted_data,
-                                        end.provider_metadata,
+                        elif isinstance(event, ToolCall):  # tools run on what the model asked for
+                            if event.call.tool_name in self._client_tools:
+                                event.call.client_tool = True  # the caller answers it
+                                self._state.expect_client_tool(event.call.tool_call_id)
+                            step.tool_calls.append(event.call)
+                            show_call(event.call, self._transform(event.call.tool_name, step_input.tools))
+                        elif isinstance(event, ToolCallStart):
+                            streaming[event.tool_call_id] = event.tool_name
+                        elif isinstance(event, ToolCallDelta):
+                            name = event.tool_name or streaming.get(event.tool_call_id)
+                            rules = self._transform(name, step_input.tools)
+                            if rules is not None and rules.args is not None:
+                                # Withheld: the tool-call chunk shows the transformed arguments.
+                                event.args_text_delta = ""
+                        try:
+                            # Text is what the caller sees: after output processors
+                            # (a redacted or dropped delta is redacted or dropped here too).
+                            payload: Payload = event  # type: ignore[assignment]  # (a ModelFinish went on above)
+                            outs: Sequence[Chunk] = (
+                                (emit(payload),) if emit is not None else await self._emit_processed(payload)
+                            )
+                            for out in outs:
+                                if isinstance(out.payload, TextDelta):
+                                    text.append(out.payload.text)
+                                elif isinstance(out.payload, ReasoningDelta):
+                                    reasoning.append(out.payload.text)
+                                    by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
+                                elif isinstance(out.payload, ReasoningEnd):
+                                    end = out.payload
+                                    step.reasoning_parts.append(
+                                        ReasoningPart(
+                                            by_block.pop(end.id, ""),
+                                            end.signature,
+                                            end.redacted_data,
+                                            end.provider_metadata,
+                                        )
                                     )
-                                )
-                    except TripWire as tripwire:  # the stream is blocked
-                        step.text, step.reasoning_text = "".join(text), "".join(reasoning)
-                        step.tripwire = tripwire_record(tripwire)
-                        self._steps.append(step)
-                        chat.end(tripwire=tripwire.message)
-                        raise
+                        except TripWire as tripwire:  # the stream is blocked
+                            step.text, step.reasoning_text = "".join(text), "".join(reasoning)
+                            step.tripwire = tripwire_record(tripwire)
+                            self._steps.append(step)
+                            chat.end(tripwire=tripwire.message)
+                            raise
                 if finish is None:
                     raise ModelAPIError("the model stream ended without a finish event", retryable=True)
             except ModelAPIError as error:
@@ -365,7 +377,10 @@ def _with_schema_note(prompt: list[Message], schema: dict[str, Any]) -> list[Mes
     return [*prompt[:at], Message.system(schema_note(schema)), *prompt[at:]]
 
 
-async def _replay(cached: CachedLLMResponse) -> AsyncIterator[ModelEvent]:
+def _replay(cached: CachedLLMResponse) -> BatchedEvents:
+    return BatchedEvents(_replayed(cached))
+
+
+def _replayed(cached: CachedLLMResponse) -> Iterator[EventBatch]:
     # Copies: a processor's cached response is never changed by the run replaying it.
-    for event in cached.chunks:
-        yield clone(event)
+    yield [clone(event) for event in cached.chunks]

@@ -37,7 +37,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any, cast
 
 from agentd.runtime.chunks import (
@@ -52,7 +52,7 @@ from agentd.runtime.chunks import (
 )
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import Message, SignalPart, TextPart, new_id
-from agentd.runtime.models.base import ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+from agentd.runtime.models.base import BatchedEvents, EventBatch, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
 from agentd.runtime.models.common import ModelIdentity, whole_tool_call
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
@@ -91,7 +91,7 @@ class LocalModel(ModelIdentity):
         super().__init__(model_id)
         self._calls = 0  # one instance per run: the script step is the call index
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> BatchedEvents:
         options = request.provider_options.get("local") or {}
         if not isinstance(options, dict):
             raise InvalidArgument.field("options.provider_options.local", "must be an object")
@@ -117,71 +117,85 @@ class LocalModel(ModelIdentity):
         else:
             step = {"text": _last_user_text(request.prompt)}
         delay = float(step.get("delayMs", options.get("delayMs")) or 0) / 1000.0
-        return self._run_step(step, request, delay)
+        return BatchedEvents(self._run_step(step, request, delay))
 
-    async def _run_step(self, step: dict[str, Any], request: ModelRequest, delay: float) -> AsyncIterator[ModelEvent]:
-        error = step.get("error")
-        failing = isinstance(error, dict)  # a scripted error: checked before each delta
-        fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
-        emitted = 0
-        pacer = _Pacer(delay)
-        if failing:
-            _check_error(error, emitted, fail_after)
-        reasoning = step.get("reasoning")
-        if reasoning:
-            rid = new_id("rs_")
-            yield ReasoningStart(rid)
-            for piece in split_words(str(reasoning)):
-                pacer.left -= 1
-                if pacer.left <= 0 and pacer.pause_due():
-                    await pacer.pause()
-                yield ReasoningDelta(rid, piece)
-                emitted += 1
-            yield ReasoningEnd(rid)
+    def _run_step(self, step: dict[str, Any], request: ModelRequest, delay: float) -> Iterator[EventBatch]:
+        """The step's events as BatchedEvents reads them: what is ready before
+        a pause in one list, then the pause."""
+        batch: list[ModelEvent] = []
+        try:
+            error = step.get("error")
+            failing = isinstance(error, dict)  # a scripted error: checked before each delta
+            fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
+            emitted = 0
+            pacer = _Pacer(delay)
+            if failing:
+                _check_error(error, emitted, fail_after)
+            reasoning = step.get("reasoning")
+            if reasoning:
+                rid = new_id("rs_")
+                batch.append(ReasoningStart(rid))
+                for piece in split_words(str(reasoning)):
+                    pacer.left -= 1
+                    if pacer.left <= 0 and pacer.pause_due():
+                        if batch:
+                            yield batch
+                            batch = []
+                        yield pacer.pause()
+                    batch.append(ReasoningDelta(rid, piece))
+                    emitted += 1
+                batch.append(ReasoningEnd(rid))
 
-        text = step.get("text")
-        if "object" in step:
-            text = json.dumps(step["object"], separators=(",", ":"))
-        deltas = step.get("deltas")
-        pieces = [str(d) for d in deltas] if isinstance(deltas, list) else split_words(str(text or ""))
-        if pieces:
-            tid = new_id("txt_")
-            yield TextStart(tid)
-            for piece in pieces:
-                pacer.left -= 1
-                if pacer.left <= 0 and pacer.pause_due():
-                    await pacer.pause()
-                if failing:
-                    _check_error(error, emitted, fail_after)
-                yield TextDelta(tid, piece)
-                emitted += 1
-            yield TextEnd(tid)
-        if failing:
-            _check_error(error, emitted, fail_after)
+            text = step.get("text")
+            if "object" in step:
+                text = json.dumps(step["object"], separators=(",", ":"))
+            deltas = step.get("deltas")
+            pieces = [str(d) for d in deltas] if isinstance(deltas, list) else split_words(str(text or ""))
+            if pieces:
+                tid = new_id("txt_")
+                batch.append(TextStart(tid))
+                for piece in pieces:
+                    pacer.left -= 1
+                    if pacer.left <= 0 and pacer.pause_due():
+                        if batch:
+                            yield batch
+                            batch = []
+                        yield pacer.pause()
+                    if failing:
+                        _check_error(error, emitted, fail_after)
+                    batch.append(TextDelta(tid, piece))
+                    emitted += 1
+                batch.append(TextEnd(tid))
+            if failing:
+                _check_error(error, emitted, fail_after)
 
-        calls = step.get("toolCalls") or []
-        for i, raw in enumerate(calls):
-            call_id = str(raw.get("id") or f"call_{i}")
-            name = str(raw["name"])
-            for event in whole_tool_call(call_id, name, raw.get("args", {})):
-                yield event
+            calls = step.get("toolCalls") or []
+            for i, raw in enumerate(calls):
+                call_id = str(raw.get("id") or f"call_{i}")
+                name = str(raw["name"])
+                batch.extend(whole_tool_call(call_id, name, raw.get("args", {})))
 
-        reason = str(step.get("finishReason") or ("tool-calls" if calls else "stop"))
-        if reason not in _FINISH_REASONS:
-            raise InvalidArgument.field(
-                "options.provider_options.local.script.finishReason", f"unknown finish reason {reason!r}"
+            reason = str(step.get("finishReason") or ("tool-calls" if calls else "stop"))
+            if reason not in _FINISH_REASONS:
+                raise InvalidArgument.field(
+                    "options.provider_options.local.script.finishReason", f"unknown finish reason {reason!r}"
+                )
+            raw_usage = step.get("usage") or {}
+            input_tokens = int(raw_usage.get("inputTokens", _word_count(request.prompt)))
+            output_tokens = int(raw_usage.get("outputTokens", max(emitted, len(calls))))
+            usage = Usage(  # input, output, total, reasoning, cached input
+                input_tokens,
+                output_tokens,
+                int(raw_usage.get("totalTokens", input_tokens + output_tokens)),
+                raw_usage.get("reasoningTokens"),
+                raw_usage.get("cachedInputTokens"),
             )
-        raw_usage = step.get("usage") or {}
-        input_tokens = int(raw_usage.get("inputTokens", _word_count(request.prompt)))
-        output_tokens = int(raw_usage.get("outputTokens", max(emitted, len(calls))))
-        usage = Usage(  # input, output, total, reasoning, cached input
-            input_tokens,
-            output_tokens,
-            int(raw_usage.get("totalTokens", input_tokens + output_tokens)),
-            raw_usage.get("reasoningTokens"),
-            raw_usage.get("cachedInputTokens"),
-        )
-        yield ModelFinish(cast(FinishReason, reason), usage, reason)
+            batch.append(ModelFinish(cast(FinishReason, reason), usage, reason))
+        except Exception:  # what was ready goes out before the failure, as it would one by one
+            if batch:
+                yield batch
+            raise
+        yield batch
 
 
 class _Pacer:
