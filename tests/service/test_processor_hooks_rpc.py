@@ -1,16 +1,27 @@
-"""Hooks' reach over gRPC: `send_signal` in process_output_result, and the one
-warning an agent gets when the implicit error-lane retry cap applies to it."""
+"""Hooks' reach over gRPC: `send_signal` in process_output_result, the one
+warning an agent gets when the implicit error-lane retry cap applies to it,
+and a process_llm_request that `wants_llm_request` says has no work, never called."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import pytest
 
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
-from agentd.runtime.processors.base import APIErrorResult, ProcessAPIErrorArgs, Processor, ProcessOutputResultArgs
+from agentd.runtime.messages import Message
+from agentd.runtime.processors.base import (
+    APIErrorResult,
+    LLMRequestResult,
+    ProcessAPIErrorArgs,
+    ProcessInputArgs,
+    ProcessLLMRequestArgs,
+    Processor,
+    ProcessOutputResultArgs,
+)
 from agentd.runtime.storage import InMemoryStorage, MessageQuery
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
@@ -34,13 +45,39 @@ class NeverRetries(Processor):
         return None
 
 
+class Shouts(Processor):
+    """Upper-cases the prompt's user text, for a run whose input asked for it
+    (its state says so): its hook has work only then."""
+
+    id = "shouts"
+
+    def __init__(self) -> None:
+        self.called: list[str] = []  # the model strings its process_llm_request was called for
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        args.state["shout"] = any("shout" in m.text for m in args.messages)
+
+    def wants_llm_request(self, state: Mapping[str, Any], model: str) -> bool:
+        return bool(state.get("shout"))
+
+    def process_llm_request(self, args: ProcessLLMRequestArgs) -> LLMRequestResult:
+        self.called.append(args.model)
+        return LLMRequestResult(prompt=[Message.user(m.text.upper()) if m.role == "user" else m for m in args.prompt])
+
+
 @pytest.fixture
-async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
+def shouts() -> Shouts:
+    return Shouts()
+
+
+@pytest.fixture
+async def running(storage: InMemoryStorage, shouts: Shouts) -> AsyncIterator[Running]:
     agents = [
         Agent(id="noted", memory=Memory(storage), output_processors=[Summary()]),
         Agent(id="own-errors", error_processors=[NeverRetries()]),
         Agent(id="own-errors-capped", error_processors=[NeverRetries()], max_processor_retries=1),
         Agent(id="defaults-only"),
+        Agent(id="shouting", input_processors=[shouts]),
     ]
     async with serving(agents, storage=storage) as running:
         yield running
@@ -75,3 +112,10 @@ async def test_the_implicit_retry_cap_is_logged_once_per_agent(
     for agent_id in ("own-errors-capped", "defaults-only"):  # a cap of its own, or no processors of its own
         await running.agents.Generate(apb.GenerateRequest(agent_id=agent_id, text="hi"))
     assert len(cap_warnings(caplog)) == 1
+
+
+async def test_a_process_llm_request_with_no_work_for_the_call_is_not_called(running: Running, shouts: Shouts) -> None:
+    quiet = await running.agents.Generate(apb.GenerateRequest(agent_id="shouting", text="hello there"))
+    assert (quiet.text, shouts.called) == ("hello there", [])  # wants_llm_request said no: no call
+    loud = await running.agents.Generate(apb.GenerateRequest(agent_id="shouting", text="shout this"))
+    assert (loud.text, shouts.called) == ("SHOUT THIS", ["local/echo"])

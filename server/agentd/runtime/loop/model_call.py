@@ -135,9 +135,9 @@ class ModelCall:
         while True:  # once, plus once per retry an error processor asks for
             self._state.raise_if_cancelled()  # no retry or fallback once aborted
             # The prompt is rebuilt on a retry: error processors repair the list.
-            # (A hook no processor implements costs no coroutine: its call is skipped.)
+            # (A hook no processor implements, or has work for, costs no coroutine: its call is skipped.)
             prompt, cached = build_prompt(self._ml), None
-            if runner.on_llm_request:
+            if runner.on_llm_request and runner.wants_llm_request(spec):
                 prompt, cached = await runner.run_llm_request(
                     prompt,
                     model=spec,

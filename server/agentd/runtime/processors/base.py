@@ -344,6 +344,10 @@ class Processor:
 
     Keep per-request data in `args.state`, never on the instance: instances
     are shared by concurrent requests.
+
+    Optional, beside process_llm_request: `wants_llm_request(state, model) ->
+    bool` (the processor's state, read only, and the model string); False when
+    the hook would change nothing for this model call: it is not called then.
     """
 
     id: str = ""

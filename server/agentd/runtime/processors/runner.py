@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import Any, NoReturn, TypedDict, TypeVar, Unpack
 
 from agentd.runtime.cancellation import raise_if_cancelling
@@ -66,6 +67,9 @@ MAX_REPROCESS = 1000
 #: The model events a batching stream processor is offered ahead: the ones that
 #: come by the thousand (a step's start, finish and tool calls go one by one).
 PREFETCHED = (TextDelta, ReasoningDelta, ToolCallDelta)
+
+#: The state `wants_llm_request` is shown for a processor that has none yet.
+_NO_STATE: Mapping[str, Any] = MappingProxyType({})
 
 Entry = Any  # a Processor or a ProcessorWorkflow
 A = TypeVar("A", bound=HookArgs)
@@ -140,6 +144,9 @@ class HookTables:
     on_output_result: tuple[Entry, ...]
     on_tool_result: tuple[Any, ...]
     on_api_error: tuple[Any, ...]
+    #: Per entry of on_llm_request: its processor's `wants_llm_request` and
+    #: state key, when it has one (None: its hook is always called).
+    llm_request_wanted: tuple[tuple[Callable[[Mapping[str, Any], str], bool], Hashable] | None, ...]
     #: Each processor's `abort` (HookArgs.abort), by its id and lane kind: it
     #: depends on the processor alone, so runs of these lanes share it.
     aborts: dict[tuple[int, bool], Callable[..., NoReturn]] = field(default_factory=dict, compare=False)
@@ -152,23 +159,30 @@ class HookTables:
         # The provider boundary: plain input processors, then error-lane processors
         # that rewrite prompts; an object in both lanes runs once, at its input position.
         plain_in = [p for p in lane_in if not _is_workflow(p)]
+        on_llm_request = tuple(
+            [p for p in plain_in if implements(p, "process_llm_request")]
+            + [p for p in lane_err if implements(p, "process_llm_request") and not any(p is q for q in lane_in)]
+        )
         return cls(
             input=lane_in,
             output=lane_out,
             error=lane_err,
             on_input=tuple(p for p in lane_in if _implements(p, "process_input")),
             on_input_step=tuple(p for p in lane_in if _implements(p, "process_input_step")),
-            on_llm_request=tuple(
-                [p for p in plain_in if implements(p, "process_llm_request")]
-                + [p for p in lane_err if implements(p, "process_llm_request") and not any(p is q for q in lane_in)]
-            ),
+            on_llm_request=on_llm_request,
             on_llm_response=tuple(p for p in plain_in if implements(p, "process_llm_response")),
             on_output_stream=tuple(p for p in lane_out if _implements(p, "process_output_stream")),
             on_output_step=tuple(p for p in lane_out if _implements(p, "process_output_step")),
             on_output_result=tuple(p for p in lane_out if _implements(p, "process_output_result")),
             on_tool_result=tuple(p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)),
             on_api_error=tuple(p for p in lane_err if implements(p, "process_api_error")),
+            llm_request_wanted=tuple(_wanted(p) for p in on_llm_request),
         )
+
+
+def _wanted(processor: Any) -> tuple[Callable[[Mapping[str, Any], str], bool], Hashable] | None:
+    wanted = getattr(processor, "wants_llm_request", None)
+    return (wanted, state_key_of(processor)) if callable(wanted) else None
 
 
 class ProcessorRunner:
@@ -322,11 +336,24 @@ class ProcessorRunner:
 
     # ------------------------------------------------------------ provider boundary
 
+    def wants_llm_request(self, model: str) -> bool:
+        """Whether a process_llm_request has work for this model call: a
+        processor's without `wants_llm_request` always may; one with it, when
+        that says so (asked with the processor's state, read only)."""
+        states = self.states
+        for guard in self.hooks.llm_request_wanted:
+            if guard is None or guard[0](states.get(guard[1]) or _NO_STATE, model):
+                return True
+        return False
+
     async def run_llm_request(
         self, prompt: list[Message], *, message_list: MessageList, model: str, step_number: int, steps: list[Any]
     ) -> tuple[list[Message], CachedLLMResponse | None]:
         response: CachedLLMResponse | None = None
-        for processor in self.on_llm_request:
+        states = self.states
+        for processor, guard in zip(self.on_llm_request, self.hooks.llm_request_wanted, strict=True):
+            if guard is not None and not guard[0](states.get(guard[1]) or _NO_STATE, model):
+                continue  # its hook would change nothing: not called
             values = self._base(processor, False).copy()  # the args take the copy as theirs
             values["retry_count"] = self.retry_count
             values["model"] = model

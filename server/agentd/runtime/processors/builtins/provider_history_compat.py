@@ -397,8 +397,13 @@ class ProviderHistoryCompat(Processor):
             observational = bool(args.request_context.get(OBSERVATIONAL_MEMORY_CONTEXT_KEY))
         return RuleContext(args.model, args.request_context, observational)
 
+    def wants_llm_request(self, state: Mapping[str, Any], model: str) -> bool:
+        """False when process_llm_request would change nothing (the runner then
+        does not call it): no rule is recovering and none rewrites for `model`."""
+        return bool(state.get(RECOVERING_RULES_STATE_KEY)) or self._may_rewrite(model)
+
     def process_llm_request(self, args: ProcessLLMRequestArgs) -> LLMRequestResult | None:
-        if not args.state.get(RECOVERING_RULES_STATE_KEY) and not self._may_rewrite(args.model):
+        if not self.wants_llm_request(args.state, args.model):
             return None  # what the loop below finds, without a context and a check per rule
         context = self._context(args)
         recovering = set(args.state.get(RECOVERING_RULES_STATE_KEY, ()))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -165,6 +165,10 @@ class UnsupportedFileHandler(Processor):
             return None
         args.state[REJECTED_MEDIA_TYPES_STATE_KEY] = [*known, candidate]
         return APIErrorResult(retry=True)
+
+    def wants_llm_request(self, state: Mapping[str, Any], model: str) -> bool:
+        """False until a model rejected a file type (the runner then does not call process_llm_request)."""
+        return bool(state.get(REJECTED_MEDIA_TYPES_STATE_KEY))
 
     def process_llm_request(self, args: ProcessLLMRequestArgs) -> LLMRequestResult | None:
         rejected = args.state.get(REJECTED_MEDIA_TYPES_STATE_KEY)
