@@ -86,10 +86,9 @@ def _word_count(messages: list[Message]) -> int:
 
 class LocalModel(ModelIdentity):
     PROVIDER = "local"
-
-    def __init__(self, model_id: str) -> None:
-        super().__init__(model_id)
-        self._calls = 0  # one instance per run: the script step is the call index
+    #: Calls so far (one instance per run: the script step is the call index);
+    #: the class's 0 until the first call sets the instance's own.
+    _calls = 0
 
     def stream(self, request: ModelRequest) -> BatchedEvents:
         options = request.provider_options.get("local") or {}
@@ -128,7 +127,11 @@ class LocalModel(ModelIdentity):
             failing = isinstance(error, dict)  # a scripted error: checked before each delta
             fail_after = int(error.get("afterDeltas", 0)) if isinstance(error, dict) else -1
             emitted = 0
-            pacer = _Pacer(delay)
+            # Deltas left before the pacer is asked (see _Pacer); it is made on
+            # that first question, so a short reply without a delay makes none.
+            every = left = 1 if delay > 0 else _CHECK_EVERY
+            pacer: _Pacer | None = None
+            began = time.monotonic()
             if failing:
                 _check_error(error, emitted, fail_after)
             reasoning = step.get("reasoning")
@@ -136,12 +139,16 @@ class LocalModel(ModelIdentity):
                 rid = new_id("rs_")
                 batch.append(ReasoningStart(rid))
                 for piece in split_words(str(reasoning)):
-                    pacer.left -= 1
-                    if pacer.left <= 0 and pacer.pause_due():
-                        if batch:
-                            yield batch
-                            batch = []
-                        yield pacer.pause()
+                    left -= 1
+                    if left <= 0:
+                        left = every
+                        if pacer is None:
+                            pacer = _Pacer(delay, began)
+                        if pacer.pause_due():
+                            if batch:
+                                yield batch
+                                batch = []
+                            yield pacer.pause()
                     batch.append(ReasoningDelta(rid, piece))
                     emitted += 1
                 batch.append(ReasoningEnd(rid))
@@ -155,12 +162,16 @@ class LocalModel(ModelIdentity):
                 tid = new_id("txt_")
                 batch.append(TextStart(tid))
                 for piece in pieces:
-                    pacer.left -= 1
-                    if pacer.left <= 0 and pacer.pause_due():
-                        if batch:
-                            yield batch
-                            batch = []
-                        yield pacer.pause()
+                    left -= 1
+                    if left <= 0:
+                        left = every
+                        if pacer is None:
+                            pacer = _Pacer(delay, began)
+                        if pacer.pause_due():
+                            if batch:
+                                yield batch
+                                batch = []
+                            yield pacer.pause()
                     if failing:
                         _check_error(error, emitted, fail_after)
                     batch.append(TextDelta(tid, piece))
@@ -181,7 +192,7 @@ class LocalModel(ModelIdentity):
                     "options.provider_options.local.script.finishReason", f"unknown finish reason {reason!r}"
                 )
             raw_usage = step.get("usage") or {}
-            input_tokens = int(raw_usage.get("inputTokens", _word_count(request.prompt)))
+            input_tokens = int(raw_usage["inputTokens"]) if "inputTokens" in raw_usage else _word_count(request.prompt)
             output_tokens = int(raw_usage.get("outputTokens", max(emitted, len(calls))))
             usage = Usage(  # input, output, total, reasoning, cached input
                 input_tokens,
@@ -200,23 +211,20 @@ class LocalModel(ModelIdentity):
 
 class _Pacer:
     """When the model pauses before a delta (see the module docstring). The
-    model counts `left` down per delta and asks `pause_due` when it reaches 0:
+    model counts deltas down and asks `pause_due` when the count reaches 0:
     before every delta with a delay, every `_CHECK_EVERY` deltas without one
     (so a delta costs no call, and the clock is read now and then)."""
 
-    __slots__ = ("_at", "_delay", "_since", "left")
+    __slots__ = ("_at", "_delay", "_since")
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, began: float) -> None:
         self._delay = delay
-        self.left = 1 if delay > 0 else _CHECK_EVERY
         self._since = 0  # deltas since the last pause, as of the last check
-        self._at = time.monotonic()  # when it last paused (or began)
+        self._at = began  # when it last paused (or the reply began)
 
     def pause_due(self) -> bool:
         if self._delay > 0:
-            self.left = 1
             return True
-        self.left = _CHECK_EVERY
         self._since += _CHECK_EVERY
         return self._since >= YIELD_EVERY or time.monotonic() - self._at >= YIELD_AFTER
 
@@ -253,9 +261,12 @@ def _last_user_text(prompt: list[Message]) -> str:
     """The last user turn the caller wrote: system reminders, though sent as
     user turns, are injected context and never echoed."""
     for message in reversed(prompt):
-        if message.role == "user" and not message.text.startswith("<system-reminder"):
-            return message.text
-        if message.role == "signal":
+        role = message.role
+        if role == "user":
+            text = message.text
+            if not text.startswith("<system-reminder"):
+                return text
+        elif role == "signal":
             for part in message.parts:
                 if isinstance(part, SignalPart):
                     return str(getattr(part.signal, "text", "") or "")
