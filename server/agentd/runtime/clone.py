@@ -97,7 +97,8 @@ def _copier(cls: type, names: tuple[str, ...], shared: frozenset[str] = frozense
             "            items = v",
             "            v = []",
             "            for x in items:",
-            "                v.append(x if type(x) in leaves else clone(x))",
+            "                c = copiers.get(type(x))",  # an item seen before: its copier, without clone's frame
+            "                v.append(c(x) if c is not None else x if type(x) in leaves else clone(x))",
             "        else:",
             "            v = []",
             "    elif t is dict:",
@@ -113,6 +114,7 @@ def _copier(cls: type, names: tuple[str, ...], shared: frozenset[str] = frozense
         "set_": object.__setattr__,
         "leaves": _LEAVES,
         "clone": clone,
+        "copiers": _COPIERS,
     }
     exec("\n".join(lines), namespace)  # field names only, from the class itself
     return namespace["copy"]  # type: ignore[no-any-return]
