@@ -64,6 +64,8 @@ from agentd.runtime.tools import Tool, ToolContext, payload_rules
 
 log = logging.getLogger("agentd.run")
 _new = object.__new__
+#: A step's usage until its model call says (no Usage changes in place: one serves every step).
+_NO_USAGE = Usage()
 
 
 def launch(
@@ -453,6 +455,7 @@ class AgentLoop:
         assert self.runner is not None
         runner = self.runner
         original_system = self.ml.system_messages
+        restore = False
         max_steps = options.effective_max_steps
         tool_calls: ToolCalls | None = None  # set up for the first step that calls a tool
         step_number = 0
@@ -464,13 +467,15 @@ class AgentLoop:
                 await self._take_pending_signals()
             message_id = new_id("msg_")
             self.current_message_id = message_id
-            self.ml.replace_all_system_messages(original_system)  # per-step system changes do not stick
+            if restore:  # per-step system changes do not stick (the first step's are the original ones)
+                self.ml.replace_all_system_messages(original_system)
+            restore, copies = True, bool(runner.on_input_step)  # copies: its processors may change them in place
             step_input = StepInput(  # model, tools, tool choice, active tools, provider options, settings, structured
                 model_spec,
-                dict(tools),
+                dict(tools) if copies else tools,
                 options.tool_choice,
                 options.active_tools,
-                dict(options.provider_options or {}),
+                dict(options.provider_options or {}) if copies else options.provider_options or {},
                 options.model_settings,
                 options.structured_output,
             )
@@ -490,7 +495,7 @@ class AgentLoop:
             self.last_step_input = step_input
             # (Every field positional: a default factory is a call in __init__.)
             step = StepResult(
-                step_number, "", "", "unknown", None, Usage(), [], [], step_input.model, None, [], False, []
+                step_number, "", "", "unknown", None, _NO_USAGE, [], [], step_input.model, None, [], False, []
             )
             self._in_flight = (step, message_id)
             replayed = await model_call.call(step, step_input, message_id)
