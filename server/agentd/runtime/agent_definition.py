@@ -65,6 +65,8 @@ async def maybe_await(value: Any) -> Any:
 
 def instructions_to_messages(instructions: Instructions) -> list[Message]:
     """Instructions as system messages (each keeps its own provider options)."""
+    if not instructions:  # "" or none given: no message (and no list to walk)
+        return []
     items: Sequence[str | Message]
     items = [instructions] if isinstance(instructions, (str, Message)) else instructions
     out: list[Message] = []
