@@ -42,7 +42,14 @@ if TYPE_CHECKING:
         ToolCallPart,
         ToolResultPart,
     )
-    from agentd.runtime.models.base import LanguageModel, ModelAPIError, ModelEvent, ModelFinish, ModelRequest
+    from agentd.runtime.models.base import (
+        BatchedEvents,
+        LanguageModel,
+        ModelAPIError,
+        ModelEvent,
+        ModelFinish,
+        ModelRequest,
+    )
     from agentd.runtime.models.router import register_provider, resolve_model
     from agentd.runtime.options import ExecutionOptions, MemoryOptions, ModelSettings, ThreadRef, ToolChoice
     from agentd.runtime.processors.base import (
@@ -99,6 +106,7 @@ _EXPORTS = {
     "AgentRegistry": "agentd.runtime.registry",
     "AgentdError": "agentd.runtime.errors",
     "App": "agentd.runtime.host",
+    "BatchedEvents": "agentd.runtime.models.base",
     "Branch": "agentd.runtime.workflows",
     "CachedLLMResponse": "agentd.runtime.processors.base",
     "Chunk": "agentd.runtime.chunks",
@@ -219,6 +227,7 @@ __all__ = [
     "AgentRegistry",
     "AgentdError",
     "App",
+    "BatchedEvents",
     "Branch",
     "CachedLLMResponse",
     "Chunk",
