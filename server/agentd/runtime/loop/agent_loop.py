@@ -64,8 +64,7 @@ from agentd.runtime.tools import Tool, ToolContext, payload_rules
 
 log = logging.getLogger("agentd.run")
 _new = object.__new__
-#: A step's usage until its model call says (no Usage changes in place: one serves every step).
-_NO_USAGE = Usage()
+_NO_USAGE = Usage()  # a step's usage until its model call says (no Usage changes in place)
 
 
 def launch(
@@ -454,8 +453,7 @@ class AgentLoop:
     ) -> None:
         assert self.runner is not None
         runner = self.runner
-        original_system = self.ml.system_messages
-        restore = False
+        original_system, restore = self.ml.system_messages, False
         max_steps = options.effective_max_steps
         tool_calls: ToolCalls | None = None  # set up for the first step that calls a tool
         step_number = 0
