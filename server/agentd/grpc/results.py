@@ -10,6 +10,7 @@ from agentd.grpc.parts import tool_call_to_pb, tool_result_to_pb
 from agentd.grpc.values import to_value
 from agentd.runtime.run import RunResult, StepResult
 from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import usage_pb2 as upb
 
 # Fields are set only when they hold something, and one by one: with upb a
 # field named in the constructor (or in add()) costs more than the same field
@@ -17,14 +18,16 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 # set is copied in (encoded and decoded again).
 
 
-def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepResult) -> None:
-    """Adds `step` to a repeated field, built where it goes."""
+def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepResult) -> upb.Usage:
+    """Adds `step` to a repeated field, built where it goes; answers its usage
+    as written (the run's usage is its last step's: copied, not written again)."""
     out = into.add()
     if step.step_number:
         out.step_number = step.step_number
     out.finish_reason = FINISH_REASONS[step.finish_reason]
     out.model = step.model
-    fill_usage(out.usage, step.usage)
+    usage = out.usage
+    fill_usage(usage, step.usage)
     if step.tripwire is None:
         out.text = step.text
     else:
@@ -37,6 +40,7 @@ def add_step(into: RepeatedCompositeFieldContainer[apb.StepResult], step: StepRe
         out.tool_results.extend([tool_result_to_pb(r) for r in step.tool_results])
     if step.warnings:
         out.warnings.extend(step.warnings)
+    return usage
 
 
 def result_to_pb(result: RunResult) -> apb.GenerateResponse:
@@ -45,7 +49,6 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
     out.text = result.text
     out.finish_reason = FINISH_REASONS[result.finish_reason]
     out.model = result.model
-    fill_usage(out.usage, result.usage)
     fill_usage(out.total_usage, result.total_usage)
     if result.tripwire is not None:
         out.tripwire.CopyFrom(tripwire_to_pb(result.tripwire))
@@ -53,10 +56,17 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
     # The run's tool calls and results are its steps' (RunResult lists them
     # afresh each time it is asked): asked only when a step has some.
     tools = False
+    usage = None
     for step in result.steps:
-        add_step(steps, step)
+        usage = add_step(steps, step)
         if step.tool_calls or step.tool_results:
             tools = True
+    # The run's usage is its last step's (RunResult.add_up): a copy in C costs
+    # less than writing each counter again from Python.
+    if usage is not None and result.usage is result.steps[-1].usage:
+        out.usage.CopyFrom(usage)
+    else:
+        fill_usage(out.usage, result.usage)
     messages = out.response_messages
     for message in result.response_messages:
         add_message(messages, message)
