@@ -76,22 +76,22 @@ def message_from_pb(message: mpb.Message) -> rm.Message:
     return out
 
 
-def run_input(messages: Sequence[mpb.Message], text: str, v: Violations) -> list[rm.Message]:
-    """A run's input: `messages` xor `text`."""
+def run_input(messages: Sequence[mpb.Message], text: str, v: Violations) -> tuple[rm.Message, ...]:
+    """A run's input: `messages` xor `text` (a tuple, as RunRequest holds it)."""
     if messages and text:
         v.add("text", "set either text or messages, not both")
-        return []
+        return ()
     if not messages and not text:
         v.add("text", "set text or messages")
-        return []
+        return ()
     if text:
-        return [rm.Message.user(text)]
+        return (rm.Message.user(text),)
     out: list[rm.Message] = []
     for i, message in enumerate(messages):
         out.extend(_input_message(message, f"messages[{i}]", v))
     if out and all(m.role == "system" for m in out):
         v.add("messages", "needs at least one non-system message")
-    return out
+    return tuple(out)
 
 
 def _input_message(message: mpb.Message, path: str, v: Violations) -> list[rm.Message]:

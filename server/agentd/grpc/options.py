@@ -12,7 +12,7 @@ from agentd.grpc.violations import Violations
 from agentd.runtime import options as ro
 from agentd.runtime.errors import InvalidArgument
 from agentd.runtime.host import Host
-from agentd.runtime.identity import SUBJECT_KEY, TENANT_KEY
+from agentd.runtime.identity import SUBJECT_KEY, TENANT_KEY, Identity
 from agentd.runtime.models.router import check_model_spec
 from agentd.runtime.processors.registry import ProcessorRegistry
 from agentd_proto.v1 import options_pb2 as opb
@@ -167,15 +167,17 @@ def execution_options(
     )
 
 
-def unset_options() -> ro.ExecutionOptions:
-    """The options of a request that sets none (the field unset or empty)."""
-    request_context = _with_caller(None)
+def unset_options(who: Identity | None = None) -> ro.ExecutionOptions:
+    """The options of a request that sets none (the field unset or empty),
+    for `who` (the caller unless given)."""
+    request_context = _with_caller(None, who)
     return _UNSET if request_context is None else ro.ExecutionOptions(request_context=request_context)
 
 
-def _with_caller(request_context: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Processors and tools see who is calling, under keys no caller can set."""
-    who = caller()
+def _with_caller(request_context: dict[str, Any] | None, who: Identity | None = None) -> dict[str, Any] | None:
+    """Processors and tools see who is calling (`who`, the caller unless given), under keys no caller can set."""
+    if who is None:
+        who = caller()
     if who.method == "none":
         return request_context
     return {**(request_context or {}), TENANT_KEY: who.tenant, SUBJECT_KEY: who.subject}

@@ -17,13 +17,13 @@ def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) ->
     agent_id = request.agent_id
     v.require(agent_id, "agent_id")
     messages = run_input(request.messages, request.text, v)
-    # Unset (most calls): not even an empty sub-message to look into.
-    options = host_options(host, request.options, "options", v) if request.HasField("options") else unset_options()
-    keep_running = type(request) is apb.StreamRequest and request.keep_running
     who = caller()
+    # Unset (most calls): not even an empty sub-message to look into.
+    options = host_options(host, request.options, "options", v) if request.HasField("options") else unset_options(who)
+    keep_running = type(request) is apb.StreamRequest and request.keep_running
     run = RunRequest(
         agent_id=agent_id,
-        messages=tuple(messages),
+        messages=messages,
         options=options,
         keep_running=keep_running,
         owner=(who.tenant, who.subject),
