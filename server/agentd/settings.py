@@ -9,25 +9,26 @@ AGENTD_SERVER__PORT. A variable wins over the file; `[[agents]]`,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
+    ConfigDict,
     Field,
     ValidationError,
     ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
 
 from agentd.auth_config import AuthTable, TLSTable
 from agentd.grpc.server import DEFAULT_MAX_MESSAGE_BYTES
 from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
+from agentd.runtime.lazy import lazy
 from agentd.runtime.workflows.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
 from agentd.schema import (
     Flag,
@@ -44,6 +45,11 @@ from agentd.schema import (
     merge,
     section,
 )
+
+if TYPE_CHECKING:
+    from agentd import settings_env
+else:
+    settings_env = lazy("agentd.settings_env")  # only when a variable names a table
 
 __all__ = [
     "AgentdSettings",
@@ -198,12 +204,13 @@ class RemoteProcessorSettings(Table):
     allowed_targets: list[str] = Field(default_factory=empty_list)
 
 
-class AgentdSettings(BaseSettings):
-    """Every table of agentd.toml; `agents` and `pricing` are checked where they are built."""
+class AgentdSettings(BaseModel):
+    """Every table of agentd.toml; `agents` and `pricing` are checked where they are built.
+    (A model, not pydantic-settings' BaseSettings: it is validated from the
+    file's tables and the variables `settings_env` read, never from the
+    process's environment at construction.)"""
 
-    model_config = SettingsConfigDict(
-        env_prefix=PREFIX, env_nested_delimiter=NESTING, case_sensitive=False, extra="forbid", defer_build=True
-    )
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     server: ServerSettings = section()
     auth: AuthTable = section()
@@ -253,23 +260,6 @@ class AgentdSettings(BaseSettings):
 
 
 _COORDINATION_URL = "coordination.redis_url: required when coordination.backend is redis"
-
-
-class _Environment(EnvSettingsSource):
-    """The AGENTD_* variables of a given environment (not always the process's: tests pass their own)."""
-
-    def __init__(self, variables: Mapping[str, str]) -> None:
-        self._variables = variables
-        super().__init__(AgentdSettings)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:  # pydantic-settings reads os.environ here
-        return self._variables
-
-    def __call__(self) -> dict[str, Any]:
-        values = super().__call__()
-        for name in FILE_ONLY:
-            values.pop(name, None)
-        return dict(from_env(values))
 
 
 def _variables(environ: Mapping[str, str]) -> dict[str, str]:
@@ -325,16 +315,29 @@ def _source(from_env: Mapping[str, Any], environ: Mapping[str, str]) -> Callable
     return source
 
 
+def _from_variables(variables: Mapping[str, str]) -> dict[str, Any]:
+    """The tables the variables give, marked as the environment's (FromEnv);
+    the file-only lists' variables are read (a bad one is refused) and dropped.
+    Without a variable naming a table there is nothing to read."""
+    prefix = PREFIX.lower()
+    named = [prefix + name for name in AgentdSettings.model_fields]
+    if not any(v == n or v.startswith(n + NESTING) for v in variables for n in named):
+        return {}
+    values = settings_env.read_variables(AgentdSettings, variables, prefix=PREFIX, nesting=NESTING)
+    for name in FILE_ONLY:
+        values.pop(name, None)
+    return dict(from_env(values))
+
+
 def read_settings(data: Mapping[str, Any], environ: Mapping[str, str], *, where: str) -> AgentdSettings:
     """The file's tables (`data`, named `where` in messages) under the
     environment's AGENTD_* variables; ConfigError names the key (and the variable)."""
     variables = _variables(environ)
     _check_tables(variables, environ)
     try:
-        from_env = _Environment(variables)()
-    except SettingsError as exc:  # a value that had to be JSON (a table's, a list's) was not
-        field = re.search(r'field "(\w+)"', str(exc))
-        table = PREFIX.lower() + (field.group(1) if field else "")
+        from_env = _from_variables(variables)
+    except settings_env.NotJSON as exc:  # a value that had to be JSON (a table's, a list's) was not
+        table = PREFIX.lower() + exc.table
         names = [_spelled(n, environ) for n in variables if n == table or n.startswith(table + NESTING)]
         raise ConfigError(
             f"{', '.join(names) or exc}: not JSON; set a table's keys one by one "

@@ -10,7 +10,8 @@ first is sent, listed or dispatched, the scores' records until the first,
 the workflows until a configuration or a run has one,
 the replicas' thread ownership and log for a single replica, the cache
 service's codec and response keys until a call needs them, memory and
-prices until an agent's `memory` or a `[pricing]` table, html until the first escape, and
+prices until an agent's `memory` or a `[pricing]` table, html until the first escape,
+pydantic-settings until an AGENTD_* variable names a table, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -82,6 +83,9 @@ DEFERRED = (
     "agentd.runtime.codec",
     "agentd.runtime.memory",
     "agentd.runtime.pricing",
+    "agentd.settings_env",
+    "pydantic_settings",
+    "dotenv",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
