@@ -11,7 +11,8 @@ the workflows until a configuration or a run has one,
 the replicas' thread ownership and log for a single replica, the cache
 service's codec and response keys until a call needs them, memory and
 prices until an agent's `memory` or a `[pricing]` table, html until the first escape,
-pydantic-settings until an AGENTD_* variable names a table, and
+pydantic-settings until an AGENTD_* variable names a table, the default
+error lane's processors until a run builds its lanes, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
 
@@ -84,8 +85,20 @@ DEFERRED = (
     "agentd.runtime.memory",
     "agentd.runtime.pricing",
     "agentd.settings_env",
+    "agentd.runtime.processors.builtins.provider_history_compat",
+    "agentd.runtime.processors.builtins.prefill_error_handler",
+    "agentd.runtime.processors.builtins.unsupported_file_handler",
+    "agentd.runtime.processors.builtins.stream_error_retry",
     "pydantic_settings",
     "dotenv",
+)
+
+#: The default error lane's processors' modules (a run's lanes hold them).
+DEFAULT_ERROR_LANE = (
+    "provider_history_compat",
+    "prefill_error_handler",
+    "unsupported_file_handler",
+    "stream_error_retry",
 )
 
 # Builds the host and the server `agentd serve` builds from an agentd.toml with
@@ -250,7 +263,22 @@ def test_a_run_with_tracing_and_metrics_off_loads_neither_api() -> None:
         ),
     )
     assert "Generate" in code
-    assert run_probe(code) == "loaded:"
+    # (The run builds its default error lane, whose processors load then.)
+    lane = [m for m in DEFERRED if m.endswith(DEFAULT_ERROR_LANE)]
+    assert len(lane) == len(DEFAULT_ERROR_LANE)
+    assert sorted(run_probe(code).removeprefix("loaded:").split(",")) == sorted(lane)
+
+
+def test_the_default_error_lane_loads_when_a_lane_is_built() -> None:
+    code = PROBE + textwrap.dedent(
+        """
+        from agentd.runtime.lanes import DEFAULT_ERROR_PROCESSOR_IDS, resolve_error_processors
+        lane = resolve_error_processors([])
+        assert [p.id for p in lane] == list(DEFAULT_ERROR_PROCESSOR_IDS), lane
+        print(sorted(type(sys.modules[type(p).__module__]).__name__ for p in lane))
+        """
+    )
+    assert run_probe(code).splitlines() == ["loaded:", str(["module"] * 4)]
 
 
 def test_a_leased_ownership_registers_the_peer_messages_before_its_cluster_carries_one() -> None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from agentd.runtime.agent_definition import AgentDefinition, holds_same, is_dynamic, maybe_await, resolve_dynamic
+from agentd.runtime.lazy import resolve
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import ProcessInputStepArgs, Processor
 from agentd.runtime.processors.runner import HookTables
@@ -60,12 +61,15 @@ DEFAULT_MAX_PROCESSOR_RETRIES = 3
 #: Builds a fresh default error processor from its id.
 DefaultFactory = Callable[[str], Any]
 
-# Filled by the plugins that implement the defaults, by id.
-_default_classes: dict[str, Callable[[], Any]] = {}
+# Filled by the plugins that implement the defaults, by id: a class, or the
+# "module:name" of one, imported when the first lane is built (a server loads
+# the four built-ins with its first run, not at start-up).
+_default_classes: dict[str, Callable[[], Any] | str] = {}
 
 
-def register_default_error_processor(default_id: str, cls: Callable[[], Any]) -> None:
-    """Names the processor built (with default options) for a default error id."""
+def register_default_error_processor(default_id: str, cls: Callable[[], Any] | str) -> None:
+    """Names the processor built (with default options) for a default error id:
+    its class, or its "module:name"."""
     if default_id not in DEFAULT_ERROR_PROCESSOR_IDS:
         raise ValueError(f"{default_id!r} is not a default error processor id")
     _default_classes[default_id] = cls
@@ -81,6 +85,8 @@ def build_default_error_processor(default_id: str) -> Any:
             f"no processor is registered for the default error processor {default_id!r} "
             "(agentd.runtime.processors.builtins.error_defaults registers them)"
         )
+    if isinstance(cls, str):
+        cls = _default_classes[default_id] = resolve(cls)
     return cls()
 
 
