@@ -11,7 +11,8 @@ the workflows until a configuration or a run has one,
 the replicas' thread ownership and log for a single replica, the cache
 service's codec and response keys until a call needs them, memory and
 prices until an agent's `memory` or a `[pricing]` table, html until the first escape,
-pydantic-settings until an AGENTD_* variable names a table, the default
+pydantic-settings until an AGENTD_* variable names a table, protobuf's JSON
+module until a call carries a Struct, the default
 error lane's processors until a run builds its lanes, and
 tokenize (pydantic reads the config schema's default factories' signatures:
 a builtin's is parsed through tokenize)."""
@@ -85,6 +86,7 @@ DEFERRED = (
     "agentd.runtime.memory",
     "agentd.runtime.pricing",
     "agentd.settings_env",
+    "google.protobuf.json_format",
     "agentd.runtime.processors.builtins.provider_history_compat",
     "agentd.runtime.processors.builtins.prefill_error_handler",
     "agentd.runtime.processors.builtins.unsupported_file_handler",

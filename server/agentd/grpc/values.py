@@ -8,14 +8,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from google.protobuf import descriptor, duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf import descriptor, duration_pb2, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
 from agentd.grpc.violations import Violations
 from agentd.runtime.errors import FieldViolation
+from agentd.runtime.lazy import lazy
+
+if TYPE_CHECKING:
+    from google.protobuf import json_format
+else:
+    json_format = lazy("google.protobuf.json_format")  # the first Struct or Value read, not at start-up
 
 E = TypeVar("E", bound=int)
 N = TypeVar("N", bound=str)
