@@ -134,34 +134,22 @@ class LocalModel(ModelIdentity):
             began = time.monotonic()
             if failing:
                 _check_error(error, emitted, fail_after)
-            reasoning = step.get("reasoning")
-            if reasoning:
-                rid = new_id("rs_")
-                batch.append(ReasoningStart(rid))
-                for piece in split_words(str(reasoning)):
-                    left -= 1
-                    if left <= 0:
-                        left = every
-                        if pacer is None:
-                            pacer = _Pacer(delay, began)
-                        if pacer.pause_due():
-                            if batch:
-                                yield batch
-                                batch = []
-                            yield pacer.pause()
-                    batch.append(ReasoningDelta(rid, piece))
-                    emitted += 1
-                batch.append(ReasoningEnd(rid))
-
             text = step.get("text")
             if "object" in step:
                 text = json.dumps(step["object"], separators=(",", ":"))
             deltas = step.get("deltas")
             pieces = [str(d) for d in deltas] if isinstance(deltas, list) else split_words(str(text or ""))
+            # The reasoning block, then the text block: (start, delta, end, id, pieces, checked for the error).
+            blocks: list[tuple[Any, Any, Any, str, list[str], bool]] = []
+            reasoning = step.get("reasoning")
+            if reasoning:
+                words = split_words(str(reasoning))
+                blocks.append((ReasoningStart, ReasoningDelta, ReasoningEnd, new_id("rs_"), words, False))
             if pieces:
-                tid = new_id("txt_")
-                batch.append(TextStart(tid))
-                for piece in pieces:
+                blocks.append((TextStart, TextDelta, TextEnd, new_id("txt_"), pieces, failing))
+            for start, delta, end, block_id, block, checked in blocks:
+                batch.append(start(block_id))
+                for piece in block:
                     left -= 1
                     if left <= 0:
                         left = every
@@ -172,11 +160,11 @@ class LocalModel(ModelIdentity):
                                 yield batch
                                 batch = []
                             yield pacer.pause()
-                    if failing:
+                    if checked:
                         _check_error(error, emitted, fail_after)
-                    batch.append(TextDelta(tid, piece))
+                    batch.append(delta(block_id, piece))
                     emitted += 1
-                batch.append(TextEnd(tid))
+                batch.append(end(block_id))
             if failing:
                 _check_error(error, emitted, fail_after)
 
