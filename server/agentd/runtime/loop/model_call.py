@@ -137,8 +137,10 @@ class ModelCall:
             # The prompt is rebuilt on a retry: error processors repair the list.
             # (A hook no processor implements, or has work for, costs no coroutine: its call is skipped.)
             prompt, cached = build_prompt(self._ml), None
-            if runner.on_llm_request and runner.wants_llm_request(spec):
+            wanted = runner.llm_request_work(spec) if runner.on_llm_request else None
+            if wanted is not None:
                 prompt, cached = await runner.run_llm_request(
+                    wanted,
                     prompt,
                     model=spec,
                     step_number=step.step_number,

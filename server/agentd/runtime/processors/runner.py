@@ -144,9 +144,9 @@ class HookTables:
     on_output_result: tuple[Entry, ...]
     on_tool_result: tuple[Any, ...]
     on_api_error: tuple[Any, ...]
-    #: Per entry of on_llm_request: its processor's `wants_llm_request` and
-    #: state key, when it has one (None: its hook is always called).
-    llm_request_wanted: tuple[tuple[Callable[[Mapping[str, Any], str], bool], Hashable] | None, ...]
+    #: Each entry of on_llm_request beside its processor's `wants_llm_request`
+    #: and state key, when it has one (None: its hook is always called).
+    llm_request_wanted: tuple[tuple[Entry, tuple[Callable[[Mapping[str, Any], str], bool], Hashable] | None], ...]
     #: Each processor's `abort` (HookArgs.abort), by its id and lane kind: it
     #: depends on the processor alone, so runs of these lanes share it.
     aborts: dict[tuple[int, bool], Callable[..., NoReturn]] = field(default_factory=dict, compare=False)
@@ -176,7 +176,7 @@ class HookTables:
             on_output_result=tuple(p for p in lane_out if _implements(p, "process_output_result")),
             on_tool_result=tuple(p for p in lane_out if implements(p, "process_tool_result") and not _is_workflow(p)),
             on_api_error=tuple(p for p in lane_err if implements(p, "process_api_error")),
-            llm_request_wanted=tuple(_wanted(p) for p in on_llm_request),
+            llm_request_wanted=tuple((p, _wanted(p)) for p in on_llm_request),
         )
 
 
@@ -336,24 +336,34 @@ class ProcessorRunner:
 
     # ------------------------------------------------------------ provider boundary
 
-    def wants_llm_request(self, model: str) -> bool:
-        """Whether a process_llm_request has work for this model call: a
-        processor's without `wants_llm_request` always may; one with it, when
-        that says so (asked with the processor's state, read only)."""
+    def llm_request_work(self, model: str) -> list[Entry] | None:
+        """The process_llm_request processors with work for this model call, in
+        order (None: none has, and the pass is skipped): a processor without
+        `wants_llm_request` always may; one with it, when that says so (asked
+        once a call, with the processor's state, read only)."""
         states = self.states
-        for guard in self.hooks.llm_request_wanted:
+        wanted: list[Entry] | None = None
+        for processor, guard in self.hooks.llm_request_wanted:
             if guard is None or guard[0](states.get(guard[1]) or _NO_STATE, model):
-                return True
-        return False
+                if wanted is None:
+                    wanted = [processor]
+                else:
+                    wanted.append(processor)
+        return wanted
 
     async def run_llm_request(
-        self, prompt: list[Message], *, message_list: MessageList, model: str, step_number: int, steps: list[Any]
+        self,
+        processors: Sequence[Entry],
+        prompt: list[Message],
+        *,
+        message_list: MessageList,
+        model: str,
+        step_number: int,
+        steps: list[Any],
     ) -> tuple[list[Message], CachedLLMResponse | None]:
+        """The provider boundary's pass over `processors` (`llm_request_work`'s)."""
         response: CachedLLMResponse | None = None
-        states = self.states
-        for processor, guard in zip(self.on_llm_request, self.hooks.llm_request_wanted, strict=True):
-            if guard is not None and not guard[0](states.get(guard[1]) or _NO_STATE, model):
-                continue  # its hook would change nothing: not called
+        for processor in processors:
             values = self._base(processor, False).copy()  # the args take the copy as theirs
             values["retry_count"] = self.retry_count
             values["model"] = model
