@@ -82,6 +82,8 @@ def instructions_to_messages(instructions: Instructions) -> list[Message]:
 
 
 def input_to_messages(run_input: RunInput) -> list[Message]:
+    if type(run_input) is tuple:  # a request's messages (RunRequest's): the common case first
+        return list(run_input)
     if isinstance(run_input, str):
         return [Message(role="user", parts=[TextPart(run_input)])]
     if isinstance(run_input, Message):

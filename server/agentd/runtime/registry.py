@@ -121,7 +121,7 @@ class RunRegistry:
             raise Unavailable("the server is shutting down; no new runs", "SERVER_SHUTDOWN")
         handle = start_run(
             agent,
-            list(run_input) if type(run_input) is tuple else input_to_messages(run_input),
+            input_to_messages(run_input),
             options or ExecutionOptions(),
             run_id=run_id,
             telemetry=self.telemetry,
