@@ -266,14 +266,12 @@ class Overrides:
         """`effective` without a coroutine while the head is cached (most runs);
         None when it must be read from the store."""
         key = scoped(tenant, agent.id)
-        hit = self._cache.get(key)  # (`_cached`, without its call: most runs pass here)
-        if hit is None or hit[1] <= self._clock():  # stale: read it, unless the agent is locked
+        head = self._cached(key)
+        if head is _STALE:  # to be read, unless the agent is locked
             return agent if agent.policy.locked else None
-        self._cache.move_to_end(key)
-        head = hit[0]
         if head is None or agent.policy.locked:  # no overrides, or none apply: the code's agent
             return agent
-        return self._applied(agent, key, head)
+        return self._applied(agent, key, cast(OverrideVersion, head))
 
     def _applied(self, agent: Agent, key: str, head: OverrideVersion | None) -> Agent:
         """`agent` with `head` applied: one copy per head while the agent's
