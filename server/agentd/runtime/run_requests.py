@@ -39,8 +39,7 @@ async def start_run(host: Host, request: RunRequest, *, in_caller: bool = False)
     tenant = request.owner[0] if request.owner is not None else DEFAULT_TENANT
     # The editor overrides as of now (no coroutine while they are cached).
     agent = host.agents.resolve_now(request.agent_id, tenant) or await host.agents.resolve(request.agent_id, tenant)
-    memory = request.options.memory  # (thread_bound, read without its property's call)
-    if memory is not None and memory.thread is not None:
+    if request.thread_bound:
         return await host.threads.start_run(agent, list(request.messages), request.options)
     # (start copies the messages into the run's list)
     return host.runs.start(agent, request.messages, request.options, owner=request.owner, in_caller=in_caller)
