@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from dataclasses import replace
 
-from agentd.runtime import Agent, RunRegistry
+import pytest
+
+from agentd.runtime import Agent, RunRegistry, Tool, Workflow
+from agentd.runtime.chunks import Chunk, TextDelta
+from agentd.runtime.options import ExecutionOptions
+from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
 
 
 async def run_many(registry: RunRegistry, agent: Agent, count: int) -> list[str]:
@@ -42,3 +48,62 @@ async def test_a_wait_for_a_run_returns_before_during_and_after_it() -> None:
     await asyncio.wait_for(asyncio.gather(early, during), 5)
     await asyncio.wait_for(registry.wait_finished(handle.run_id), 5)  # after: returns at once
     assert not registry.active()
+
+
+class Shout(Processor):
+    """Upper-cases the text as it streams: what it changes, the result says."""
+
+    id = "shout"
+
+    def process_output_stream(self, args: ProcessOutputStreamArgs) -> Chunk:
+        part = args.part
+        if isinstance(part.payload, TextDelta):
+            return replace(part, payload=replace(part.payload, text=part.payload.text.upper()))
+        return part
+
+
+async def test_a_run_its_caller_runs_to_the_end_keeps_no_chunks() -> None:
+    """A Generate without a thread has no reader: its chunks would only be
+    garbage. Its output processors still see every payload, and its result
+    is theirs; a run in a task of its own keeps its chunks for its readers."""
+    registry = RunRegistry()
+    agent = Agent(id="loud", model="local/echo", output_processors=[Shout()])
+    in_caller = registry.start(agent, "one two", in_caller=True)
+    result = await in_caller.run_to_end()
+    assert result.text == "ONE TWO"
+    assert len(in_caller.buffer) == 0
+    with pytest.raises(RuntimeError, match="keeps no chunks"):
+        aiter(in_caller)
+
+    own_task = registry.start(agent, "one two")
+    assert (await own_task.result()).text == "ONE TWO"
+    kept = [chunk async for chunk in own_task]
+    assert "".join(c.payload.text for c in kept if isinstance(c.payload, TextDelta)) == "ONE TWO"
+    assert [c.seq for c in kept] == list(range(1, len(kept) + 1))
+
+
+async def test_the_sub_agents_and_workflows_of_a_run_that_keeps_no_chunks_keep_none_either() -> None:
+    calls = [
+        {"id": "c1", "name": "helper", "args": {"prompt": "hi there"}},
+        {"id": "c2", "name": "flow", "args": {}},
+    ]
+    script = [{"toolCalls": calls}, {"text": "done"}]
+    agent = Agent(
+        id="lead",
+        model="local/echo",
+        agents={"helper": Agent(id="helper", model="local/echo")},
+        workflows=[Workflow("flow", [Tool("step", "Says ok", lambda args: "ok")])],
+    )
+    options = ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+    registry = RunRegistry()
+    handle = registry.start(agent, "go", options, in_caller=True)
+    result = await handle.run_to_end()
+    assert result.text == "done"
+    assert result.steps[0].tool_results[0].result == "hi there"
+    assert len(handle.buffer) == 0
+
+    own_task = registry.start(agent, "go", options)
+    await own_task.result()
+    nested = [c async for c in own_task if c.parent_run_id == own_task.run_id]
+    assert "".join(c.payload.text for c in nested if isinstance(c.payload, TextDelta)) == "hi there"
+    assert any(c.source == "workflow" for c in nested)

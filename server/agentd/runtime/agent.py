@@ -196,6 +196,8 @@ class RunHandle(RunState):
         return True
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
+        if not self.keeps_chunks:
+            raise RuntimeError(f"run {self.run_id} keeps no chunks: its caller runs it to the end (run_to_end)")
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Chunk]:
@@ -222,6 +224,7 @@ def start_run(
         telemetry = Telemetry()
     if in_caller:
         handle._in_caller = True
+        handle.keeps_chunks = False  # its caller reads its result alone
         handle._body = AgentLoop(handle, agent, messages, options, parent_run_id, telemetry).execute()
     else:
         handle._task = launch(handle, agent, messages, options, parent_run_id=parent_run_id, telemetry=telemetry)

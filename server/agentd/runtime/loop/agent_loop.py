@@ -30,7 +30,6 @@ from agentd.runtime.chunks import (
     Abort,
     Chunk,
     Error,
-    FinishReason,
     Payload,
     SignalEcho,
     Start,
@@ -121,14 +120,16 @@ class AgentLoop:
 
     # ------------------------------------------------------------ emitting
 
-    def emit_unprocessed(self, payload: Payload) -> Chunk:
+    def emit_unprocessed(self, payload: Payload) -> None:
         """Emits past the output processors (the run's own chunks: start, the
-        opening signals, tripwire, error, abort, finish); returns the chunk."""
+        opening signals, tripwire, error, abort, finish)."""
         # Chunk(payload, run_id, seq, parent_run_id), field by field: a class
         # call into a dataclass __init__ costs a third more (a run emits this
         # way per chunk when no output-stream processor runs).
-        state = self.state
         self.seq = seq = self.seq + 1
+        state = self.state
+        if not state.keeps_chunks:
+            return
         chunk = _new(Chunk)
         chunk.payload = payload
         chunk.run_id = state.run_id
@@ -138,28 +139,32 @@ class AgentLoop:
         chunk.source = "agent"
         chunk.metadata = None
         state.buffer.append(chunk)
-        return chunk
 
-    async def emit_processed(self, payload: Payload) -> list[Chunk]:
-        """Emits through the output processors and returns what was emitted; a
-        TripWire there propagates."""
+    async def emit_processed(self, payload: Payload) -> list[Payload]:
+        """Emits through the output processors and returns the payloads that
+        went out; a TripWire there propagates."""
         runner = self.runner
         if (
             runner is None
             or not runner.on_output_stream
             or (isinstance(payload, StepFinish) and is_intermediate_step_finish(payload))  # (no call per delta)
         ):
-            return [self.emit_unprocessed(payload)]
+            self.emit_unprocessed(payload)
+            return [payload]
         state = self.state
         emitted = await runner.run_output_stream(Chunk(payload, state.run_id, 0), self.ml)
+        if not state.keeps_chunks:
+            return [out.payload for out in emitted]
         append = state.buffer.append
+        payloads = []
         for out in emitted:  # numbered as they go out (in place: no call per chunk)
             self.seq = seq = self.seq + 1
             out.seq = seq
             out.run_id = state.run_id
             out.parent_run_id = self.parent_run_id
             append(out)
-        return emitted
+            payloads.append(out.payload)
+        return payloads
 
     def keep_data_part(self, part: DataPart) -> None:
         message = self.ml.get(self.current_message_id)
@@ -338,7 +343,8 @@ class AgentLoop:
                 raise FailedPrecondition(f"agent {agent.id!r}: {exc}", "WORKFLOW_INVALID") from None
         if workflows:  # (a run without workflows lends nothing)
             rules = functools.partial(payload_rules, agent.tool_transform)
-            lent = tool_workflows.WorkflowHost(self.state.buffer, self._run_nested, self.telemetry, rules)
+            sink = self.state.buffer if self.state.keeps_chunks else None
+            lent = tool_workflows.WorkflowHost(sink, self._run_nested, self.telemetry, rules)
             tools.update({w.id: tool_workflows.workflow_tool(w, lent, self.state.run_id) for w in workflows})
         client_tools = options.client_tools
         client_names = {t.name for t in client_tools} if client_tools else set()
@@ -368,7 +374,11 @@ class AgentLoop:
             {model_spec: model},
         )
 
-        self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
+        # A payload past the processors that no chunk keeps is not made (here and below).
+        if self.state.keeps_chunks:
+            self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
+        else:
+            self.seq = 1  # what went out so far: the start (see _end_failed)
         for signal in self.state.opening_signals:  # the signal that woke this run
             self.emit_unprocessed(SignalEcho(signal))
         # Below, a hook no processor implements costs no coroutine: its call is skipped.
@@ -380,15 +390,7 @@ class AgentLoop:
                 await self._structured_object(model_call, self.last_step_input)
             self.trace.end_phase("result")
             if runner.on_output_result:
-                await runner.run_output_result(
-                    self.ml,
-                    OutputResult(
-                        text=self._final_text(),
-                        usage=self._last_usage(),
-                        finish_reason=self._last_reason(),
-                        steps=self.result.steps,
-                    ),
-                )
+                await runner.run_output_result(self.ml, OutputResult.of(self.result.steps))
         except TripWire as tripwire:
             self._end_tripwire(tripwire)
             return
@@ -540,11 +542,10 @@ class AgentLoop:
                 self.result.steps.append(step)
                 raise
             self.result.steps.append(step)
-            finish = step.finish_chunk(message_id, continues=continues)
             if runner.on_output_stream:
-                await self.emit_processed(finish)
-            else:  # what emit_processed does then, without a coroutine
-                self.emit_unprocessed(finish)
+                await self.emit_processed(step.finish_chunk(message_id, continues=continues))
+            elif self.state.keeps_chunks:  # what emit_processed does then, without a coroutine
+                self.emit_unprocessed(step.finish_chunk(message_id, continues=continues))
             if not continues and not (self.state.pending_signals and step_number + 1 < max_steps):
                 break  # a signal that arrived during the last step earns another turn
             step_number += 1
@@ -585,6 +586,7 @@ class AgentLoop:
         """Runs `sub` nested in this run's stream (a sub-agent's, or a workflow's
         agent step); its text, or RuntimeError with its error."""
         child = RunState(run_id)
+        child.keeps_chunks = self.state.keeps_chunks  # (nested in this run's stream, or in none)
         task = launch(
             child,
             sub,
@@ -672,22 +674,14 @@ class AgentLoop:
         except Exception:  # the abort still goes out; what was said is lost, as without the option
             log.exception("run %s: could not save its partial output", self.state.run_id)
 
-    def _final_text(self) -> str:
-        return "".join([s.text for s in self.result.steps if s.tripwire is None])
-
-    def _last_usage(self) -> Usage:
-        return self.result.steps[-1].usage if self.result.steps else Usage()
-
-    def _last_reason(self) -> FinishReason:
-        return self.result.steps[-1].finish_reason if self.result.steps else "unknown"
-
     def _finish(self, options: ExecutionOptions) -> None:
         result = self.result
         result.add_up(self.structuring_usage, self.ml.get_response())
         last = result.steps[-1]
         result.finish_reason = last.finish_reason
         result.raw_finish_reason = last.raw_finish_reason
-        self.emit_unprocessed(result.finish_chunk())
+        if self.state.keeps_chunks:
+            self.emit_unprocessed(result.finish_chunk())
 
     def _end_tripwire(self, tripwire: TripWire) -> None:
         """A tripwire is not an error: a tripwire chunk, then finish with reason other."""

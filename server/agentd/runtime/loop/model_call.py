@@ -13,7 +13,6 @@ from typing import Any
 from agentd.runtime.attachments import DOWNLOAD_ASSETS_FAILED, has_url_attachments, prepare_attachments
 from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.chunks import (
-    Chunk,
     Payload,
     ReasoningDelta,
     ReasoningEnd,
@@ -195,12 +194,13 @@ class ModelCall:
                 emit = None if runner.on_output_stream else self._emit_unprocessed
                 if not started:
                     started = True
-                    at = None if cached is not None else datetime.now(UTC)
-                    begin = StepStart(step.step_number, message_id, spec, at)
-                    if emit is not None:
-                        emit(begin)
-                    else:
-                        await self._emit_processed(begin)
+                    if emit is None or self._state.keeps_chunks:  # else nothing would see it
+                        at = None if cached is not None else datetime.now(UTC)
+                        begin = StepStart(step.step_number, message_id, spec, at)
+                        if emit is not None:
+                            emit(begin)
+                        else:
+                            await self._emit_processed(begin)
                 keep_raw = bool(runner.on_llm_response)  # only response hooks read the raw events
                 # What the stream has ready is taken in one go (BatchedEvents); another stream's one event at a time.
                 for batch in batches_of(events):
@@ -243,17 +243,20 @@ class ModelCall:
                             # Text is what the caller sees: after output processors
                             # (a redacted or dropped delta is redacted or dropped here too).
                             payload: Payload = event  # type: ignore[assignment]  # (a ModelFinish went on above)
-                            outs: Sequence[Chunk] = (
-                                (emit(payload),) if emit is not None else await self._emit_processed(payload)
-                            )
+                            outs: Sequence[Payload]
+                            if emit is not None:
+                                emit(payload)
+                                outs = (payload,)
+                            else:
+                                outs = await self._emit_processed(payload)
                             for out in outs:
-                                if isinstance(out.payload, TextDelta):
-                                    text.append(out.payload.text)
-                                elif isinstance(out.payload, ReasoningDelta):
-                                    reasoning.append(out.payload.text)
-                                    by_block[out.payload.id] = by_block.get(out.payload.id, "") + out.payload.text
-                                elif isinstance(out.payload, ReasoningEnd):
-                                    end = out.payload
+                                if isinstance(out, TextDelta):
+                                    text.append(out.text)
+                                elif isinstance(out, ReasoningDelta):
+                                    reasoning.append(out.text)
+                                    by_block[out.id] = by_block.get(out.id, "") + out.text
+                                elif isinstance(out, ReasoningEnd):
+                                    end = out
                                     step.reasoning_parts.append(
                                         ReasoningPart(
                                             by_block.pop(end.id, ""),

@@ -10,7 +10,7 @@ from typing import Any
 
 from agentd.runtime.background import BackgroundWork
 from agentd.runtime.buffer import ChunkBuffer
-from agentd.runtime.chunks import Abort, Chunk, Payload
+from agentd.runtime.chunks import Abort, Payload
 from agentd.runtime.messages import Signal
 from agentd.runtime.processors.message_list import MessageList
 from agentd.runtime.processors.runner import ProcessorRunner
@@ -36,6 +36,10 @@ class RunState:
     started = False
     #: Set once the run will call the model no more: later signals need a new run.
     closed_to_signals = False
+    #: Its chunks go into `buffer` for readers to follow. A run its caller runs
+    #: to the end (a Generate without a thread) has no reader: it makes none of
+    #: its own chunks, only the payloads its output processors see.
+    keeps_chunks = True
     #: Client tool calls waiting for the caller's answer, by tool call id (None: none yet).
     _client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] | None = None
     #: How long a client tool call waits for its answer.
@@ -171,7 +175,7 @@ class LoopContext:
     #: The run's finished steps (RunResult.steps): appended to as steps end.
     steps: list[StepResult]
     trace: RunTrace
-    #: Emits a payload through the output processors; returns what was emitted.
-    emit_processed: Callable[[Payload], Awaitable[list[Chunk]]]
+    #: Emits a payload through the output processors; returns the payloads that went out.
+    emit_processed: Callable[[Payload], Awaitable[list[Payload]]]
     #: Emits a payload past them (what emit_processed does when the lane has no stream processor).
-    emit_unprocessed: Callable[[Payload], Chunk]
+    emit_unprocessed: Callable[[Payload], None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentd.runtime.chunks import Chunk, Data, Payload
+from agentd.runtime.chunks import Data, Payload
 from agentd.runtime.messages import DataPart
 
 
@@ -15,7 +15,7 @@ class Writer:
     except a transient chunk (written so, or marked so by a processor) and one
     a processor dropped."""
 
-    def __init__(self, emit: Callable[[Payload], Awaitable[list[Chunk]]], keep: Callable[[DataPart], None]) -> None:
+    def __init__(self, emit: Callable[[Payload], Awaitable[list[Payload]]], keep: Callable[[DataPart], None]) -> None:
         self._emit = emit
         self._keep = keep
 
@@ -29,7 +29,6 @@ class Writer:
             kind = type
         if not kind.startswith("data-"):
             raise ValueError(f"custom chunk types start with 'data-', not {kind!r}")
-        for chunk in await self._emit(Data(kind, data, id, transient)):
-            payload = chunk.payload
+        for payload in await self._emit(Data(kind, data, id, transient)):
             if isinstance(payload, Data) and not payload.transient:
                 self._keep(DataPart(payload.type, payload.data, payload.id))

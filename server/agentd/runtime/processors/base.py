@@ -295,6 +295,18 @@ class OutputResult:
     finish_reason: FinishReason = "unknown"
     steps: list[StepResult] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, steps: list[StepResult]) -> OutputResult:
+        """A run's result as its steps tell it: the text of those no tripwire
+        blocked, the last step's usage and finish reason."""
+        last = steps[-1] if steps else None
+        return cls(
+            text="".join([s.text for s in steps if s.tripwire is None]),
+            usage=last.usage if last is not None else Usage(),
+            finish_reason=last.finish_reason if last is not None else "unknown",
+            steps=steps,
+        )
+
 
 @dataclass(kw_only=True)
 class ProcessOutputResultArgs(HookArgs):

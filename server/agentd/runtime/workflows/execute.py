@@ -61,8 +61,8 @@ class StepFailed(Exception):
 class WorkflowHost:
     """What a calling run lends its workflows."""
 
-    #: The calling run's chunk buffer.
-    sink: ChunkBuffer
+    #: The calling run's chunk buffer (None: the run keeps no chunks).
+    sink: ChunkBuffer | None
     run_agent: RunAgent
     telemetry: Telemetry
     transform_of: TransformOf
@@ -113,6 +113,8 @@ class WorkflowRun:
 
     def emit(self, kind: str, data: dict[str, JSON]) -> None:
         self.seq += 1
+        if self.host.sink is None:
+            return
         self.host.sink.append(
             Chunk(
                 Data(f"data-workflow-{kind}", data),
