@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -177,3 +178,31 @@ async def test_bad_notification_requests_name_their_fields(live: Running, reques
         await method(request_)
     err = rich_error(info.value)
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT and fields <= set(err.violations)
+
+
+async def test_a_send_cancelled_while_it_routes_still_ends_delivered_or_scheduled(live: Running) -> None:
+    # The record exists before it is routed: a caller who gives up mid-route
+    # (a deadline, a cancel) must not leave it pending and scheduled for
+    # nothing, which no dispatcher pass would ever pick up.
+    routing, release = asyncio.Event(), asyncio.Event()
+    route = live.host.route_notification
+
+    async def slow_route(*args: Any, **kwargs: Any) -> Any:
+        routing.set()
+        await release.wait()
+        return await route(*args, **kwargs)
+
+    live.host.route_notification = slow_route  # type: ignore[method-assign]
+    call = asyncio.ensure_future(notify(live, "urgent", summary="CI failed on main"))
+    await asyncio.wait_for(routing.wait(), 10)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    release.set()
+    # The send goes on without its caller: the notification is delivered, its run woken.
+    for _ in range(200):
+        (record,) = await records(live)
+        if record.status == spb.NOTIFICATION_STATUS_DELIVERED:
+            break
+        await asyncio.sleep(0.01)
+    assert record.status == spb.NOTIFICATION_STATUS_DELIVERED

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, overload
 
 from agentd.runtime.cancellation import raise_if_cancelling
+from agentd.runtime.concurrency import to_its_end
 from agentd.runtime.errors import FieldViolation, InvalidArgument
 from agentd.runtime.messages import aware, utcnow
 from agentd.runtime.notifications.policy import DeliveryDecision, DeliveryPolicy, ThreadState, check_state
@@ -190,7 +191,7 @@ class Notifications:
     ) -> SendResult | list[SendResult]:
         """sendNotificationSignal: one result per input (a list in, a list out).
         `stream_options` are the options of a run an immediate delivery wakes."""
-        store = self.require_store()
+        self.require_store()  # (FAILED_PRECONDITION before any check, with no store)
         single = isinstance(notification, NotificationInput)
         inputs = [notification] if isinstance(notification, NotificationInput) else list(notification)
         violations: list[FieldViolation] = []
@@ -205,6 +206,25 @@ class Notifications:
                 violations.extend(exc.violations)
         if violations:
             raise InvalidArgument.fields(violations)
+        # Once its first record is written the send goes to its end though its
+        # caller leaves: else a record could stay pending, never routed and
+        # scheduled for no dispatcher pass.
+        sending = self._send(checked, agent_id, resource_id, thread_id, route, thread_state, now, stream_options)
+        results = await to_its_end(sending, f"a notification to thread {thread_id!r}")
+        return results[0] if single else results
+
+    async def _send(
+        self,
+        checked: list[NotificationInput],
+        agent_id: str,
+        resource_id: str,
+        thread_id: str,
+        route: Route,
+        thread_state: ThreadStateFn,
+        now: datetime | None,
+        stream_options: Any,
+    ) -> list[SendResult]:
+        store = self.require_store()
         when = self.current_time(now)
         records = [
             await store.create(value, thread_id=thread_id, resource_id=resource_id, agent_id=agent_id, now=when)
@@ -216,7 +236,7 @@ class Notifications:
         results = []
         for record, decision in zip(records, decisions, strict=True):
             results.append(await self._apply(record, decision, thread_id, route, when, stream_options))
-        return results[0] if single else results
+        return results
 
     async def _apply(
         self,
