@@ -378,7 +378,7 @@ class AgentLoop:
         if self.state.keeps_chunks:
             self.emit_unprocessed(Start(agent.id, self.result.thread_id, self.result.resource_id))
         else:
-            self.seq = 1  # what went out so far: the start (see _end_failed)
+            self.seq = 1  # counted as though it went out: _end_failed tells later failures by it
         for signal in self.state.opening_signals:  # the signal that woke this run
             self.emit_unprocessed(SignalEcho(signal))
         # Below, a hook no processor implements costs no coroutine: its call is skipped.
