@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -230,3 +231,35 @@ async def test_thread_rpcs_name_bad_fields(chat: Any, call: Any, fields: set[str
         await call(running.threads)
     err = rich_error(info.value)
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT and set(err.violations) == fields
+
+
+class SlowDelete(InMemoryStorage):
+    """Storage whose thread deletion waits until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deleting, self.release = asyncio.Event(), asyncio.Event()
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        self.deleting.set()
+        await self.release.wait()
+        return await super().delete_thread(thread_id)
+
+
+async def test_a_delete_whose_caller_leaves_still_deletes_the_whole_thread() -> None:
+    # Its pending signals go first: a delete cut short after them, the thread
+    # kept, would have lost acknowledged signals and deleted nothing.
+    storage = SlowDelete()
+    async with serving([Agent(id="chat", memory=Memory(storage))], storage=storage) as running:
+        await running.threads.CreateThread(tpb.CreateThreadRequest(thread=tpb.Thread(id="c1", resource_id="r1")))
+        call = asyncio.ensure_future(running.threads.DeleteThread(tpb.DeleteThreadRequest(thread_id="c1")))
+        await asyncio.wait_for(storage.deleting.wait(), 10)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        storage.release.set()
+        for _ in range(200):
+            if await storage.get_thread("c1") is None:
+                break
+            await asyncio.sleep(0.01)
+        assert await storage.get_thread("c1") is None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentd.runtime.chunks import Chunk, Finish, Payload, SignalEcho, Start, Usage
 from agentd.runtime.cluster import RunMarker
+from agentd.runtime.concurrency import to_its_end
 from agentd.runtime.errors import FailedPrecondition, Unavailable, storage_unavailable
 from agentd.runtime.identity import tenant_of
 from agentd.runtime.lazy import lazy
@@ -575,6 +576,11 @@ class ThreadRuntime:
                     await self.settled(aborted)  # its end is logged before the log goes
             finally:
                 state.deleting = False
+        # Its writes go to their end though the caller leaves: its pending
+        # signals dropped while the thread stays would be acknowledged work lost.
+        return await to_its_end(self._delete_stored(thread_id), f"deleting thread {thread_id!r}")
+
+    async def _delete_stored(self, thread_id: str) -> bool:
         try:
             pending = [e.signal.id for e in await self.storage.list_pending() if e.thread_id == thread_id]
             if pending:
