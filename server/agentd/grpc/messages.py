@@ -78,14 +78,14 @@ def message_from_pb(message: mpb.Message) -> rm.Message:
 
 def run_input(messages: Sequence[mpb.Message], text: str, v: Violations) -> tuple[rm.Message, ...]:
     """A run's input: `messages` xor `text` (a tuple, as RunRequest holds it)."""
-    if messages and text:
-        v.add("text", "set either text or messages, not both")
-        return ()
-    if not messages and not text:
+    if text:
+        if messages:
+            v.add("text", "set either text or messages, not both")
+            return ()
+        return (rm.Message("user", [rm.TextPart(text)]),)  # (Message.user, without its frame)
+    if not messages:
         v.add("text", "set text or messages")
         return ()
-    if text:
-        return (rm.Message.user(text),)
     out: list[rm.Message] = []
     for i, message in enumerate(messages):
         out.extend(_input_message(message, f"messages[{i}]", v))

@@ -49,7 +49,6 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
     out.text = result.text
     out.finish_reason = FINISH_REASONS[result.finish_reason]
     out.model = result.model
-    fill_usage(out.total_usage, result.total_usage)
     if result.tripwire is not None:
         out.tripwire.CopyFrom(tripwire_to_pb(result.tripwire))
     steps = out.steps
@@ -61,12 +60,18 @@ def result_to_pb(result: RunResult) -> apb.GenerateResponse:
         usage = add_step(steps, step)
         if step.tool_calls or step.tool_results:
             tools = True
-    # The run's usage is its last step's (RunResult.add_up): a copy in C costs
-    # less than writing each counter again from Python.
+    # The run's usage is its last step's (RunResult.add_up), and its total is
+    # that same Usage when nothing else was summed in (one step, no
+    # structuring model): a copy in C costs less than writing each counter
+    # again from Python.
     if usage is not None and result.usage is result.steps[-1].usage:
         out.usage.CopyFrom(usage)
     else:
         fill_usage(out.usage, result.usage)
+    if result.total_usage is result.usage:
+        out.total_usage.CopyFrom(out.usage)
+    else:
+        fill_usage(out.total_usage, result.total_usage)
     messages = out.response_messages
     for message in result.response_messages:
         add_message(messages, message)

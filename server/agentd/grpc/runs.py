@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentd.grpc.authz import caller
+from agentd.grpc.authz import CALLER
 from agentd.grpc.messages import run_input
 from agentd.grpc.options import host_options, unset_options
 from agentd.grpc.violations import Violations
@@ -15,9 +15,10 @@ def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) ->
     """The validated request, or one INVALID_ARGUMENT listing every problem."""
     v = Violations()
     agent_id = request.agent_id
-    v.require(agent_id, "agent_id")
+    if not agent_id:  # (v.require, asked here: no call when it is set)
+        v.require(agent_id, "agent_id")
     messages = run_input(request.messages, request.text, v)
-    who = caller()
+    who = CALLER.get()  # (caller(), without its frame)
     # Unset (most calls): not even an empty sub-message to look into.
     options = host_options(host, request.options, "options", v) if request.HasField("options") else unset_options(who)
     keep_running = type(request) is apb.StreamRequest and request.keep_running
@@ -34,5 +35,6 @@ def run_request(host: Host, request: apb.GenerateRequest | apb.StreamRequest) ->
             "only a thread-bound run (options.memory with a thread) can outlive its call",
             "KEEP_RUNNING_REQUIRES_THREAD",
         )
-    v.check()
+    if v.items:  # (v.check, asked here: no call for a valid request)
+        v.check()
     return run
