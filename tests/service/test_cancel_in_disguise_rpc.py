@@ -217,14 +217,17 @@ class WaitsForTheCancel(Processor):
             raise asyncio.CancelledError from None  # the cancellation as it came: the run ends on it
 
 
-async def test_work_for_after_a_cancelled_run_that_fails_is_ignored_and_the_rest_still_runs() -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
+async def test_work_for_after_a_cancelled_run_that_fails_is_ignored_and_the_rest_still_runs(stream: bool) -> None:
     # The run's ending still holds the cancellation it ends on: a failure of
     # on_finish there is the callback's own, not a second cancellation.
     disguise, finishes = Disguise(), FinishesTwice()
     agent = Agent(id="finishes", input_processors=[finishes, WaitsForTheCancel(disguise)])
-    result, handle = await cancelled_while_waiting(disguise, [agent])
+    result, handle = await cancelled_while_waiting(disguise, [agent], stream=stream)
     assert_caller_cancelled(result)
     assert finishes.finished == [handle.run_id]
+    # A Stream's run ends on its abort chunk; a Generate's keeps no chunks.
+    assert [c.type for c in handle.buffer.snapshot()][-1:] == (["abort"] if stream else [])
 
 
 class FinishesSlowly(Processor):
@@ -291,7 +294,10 @@ async def test_an_after_tool_call_hook_that_turns_the_cancel_into_an_error_ends_
     assert result.text == ""
 
 
-async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_workflow_was_aborted() -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
+async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_workflow_was_aborted(
+    stream: bool,
+) -> None:
     disguise = Disguise()
     agent = Agent(
         id="flows",
@@ -299,14 +305,15 @@ async def test_a_workflow_step_that_turns_the_cancel_into_its_failure_says_the_w
         workflows=[Workflow("flow", [Tool("slow", "Waits", disguise.wait)])],
         default_options=script({"toolCalls": [{"id": "c1", "name": "flow", "args": {}}]}, {"text": "all done"}),
     )
-    result, handle = await cancelled_while_waiting(disguise, [agent], stream=True)
+    result, handle = await cancelled_while_waiting(disguise, [agent], stream=stream)
     assert_caller_cancelled(result)
     finished = [
         c.payload.data
         for c in handle.buffer.snapshot()
         if isinstance(c.payload, Data) and c.payload.type == "data-workflow-finish"
     ]
-    assert finished == [{"workflowId": "flow", "status": "aborted"}]
+    # Said in a Stream's chunks; a Generate's keeps none.
+    assert finished == ([{"workflowId": "flow", "status": "aborted"}] if stream else [])
 
 
 async def test_a_tool_search_filter_that_turns_the_cancel_into_an_error_does_not_hide_the_tool_and_go_on() -> None:
