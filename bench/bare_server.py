@@ -6,7 +6,10 @@ they can tell what grpc itself costs from what agentd adds:
 - bench.Bare/Stream: the request is a count, answered with that many
   one-chunk StreamResponses (bench/stream.py, bench/peers.py);
 - bench.Bare/Generate: answers with the request's own bytes, so a caller sends
-  the reply it wants, serialised once (bench/cache.py, bench/peers.py).
+  the reply it wants, serialised once (bench/cache.py, bench/peers.py);
+- AgentService.Generate: decodes the GenerateRequest and answers a reply of
+  the echo agent's shape (one step, one message, usage twice), serialised
+  once (bench/load.py: the floor ghz sees under its own command).
 
     python bench/bare_server.py PORT '[["grpc.option", value], ...]' [auto|uvloop|asyncio]
 
@@ -32,7 +35,9 @@ import grpc
 
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
+from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from agentd_proto.v1 import usage_pb2 as upb
 
 BARE_STREAM = "/bench.Bare/Stream"
 BARE_GENERATE = "/bench.Bare/Generate"
@@ -55,6 +60,32 @@ async def generate(request: bytes, context: object) -> bytes:
     return request
 
 
+def _echo_reply(text: str) -> bytes:
+    """What agentd's echo agent answers to a Generate of `text`, field for field."""
+    usage = upb.Usage(input_tokens=2, output_tokens=2, total_tokens=4)
+    reply = apb.GenerateResponse(
+        run_id="00000000-0000-4000-8000-000000000000",
+        text=text,
+        finish_reason=upb.FINISH_REASON_STOP,
+        raw_finish_reason="stop",
+        usage=usage,
+        total_usage=usage,
+        model="local/echo",
+    )
+    reply.steps.add(text=text, finish_reason=upb.FINISH_REASON_STOP, usage=usage, model="local/echo")
+    message = reply.response_messages.add(id="msg_00000000000000000000000000000000", role=mpb.ROLE_ASSISTANT)
+    message.parts.add().text.text = text
+    message.create_time.GetCurrentTime()
+    return reply.SerializeToString()
+
+
+ECHO_REPLY = _echo_reply("hello load")
+
+
+async def agent_generate(request: apb.GenerateRequest, context: object) -> bytes:
+    return ECHO_REPLY
+
+
 def handlers() -> tuple[grpc.GenericRpcHandler, ...]:
     subscribe_handler = grpc.unary_stream_rpc_method_handler(
         subscribe,
@@ -65,8 +96,12 @@ def handlers() -> tuple[grpc.GenericRpcHandler, ...]:
         "Stream": grpc.unary_stream_rpc_method_handler(stream),
         "Generate": grpc.unary_unary_rpc_method_handler(generate),
     }
+    agent_generate_handler = grpc.unary_unary_rpc_method_handler(
+        agent_generate, request_deserializer=apb.GenerateRequest.FromString
+    )
     return (
         grpc.method_handlers_generic_handler("agentd.v1.ThreadService", {"Subscribe": subscribe_handler}),
+        grpc.method_handlers_generic_handler("agentd.v1.AgentService", {"Generate": agent_generate_handler}),
         grpc.method_handlers_generic_handler("bench.Bare", bare),
     )
 

@@ -4,7 +4,10 @@ storage, a temporary agentd.toml) on loopback, driven from outside.
 1. Generate at 50, 200 and 500 concurrent calls, by ghz (--generate-seconds
    each): calls/s, p50, p99, errors, and the server's CPU per call (its
    utime + stime from /proc/<pid>/stat over the phase / calls: the figure
-   that moves least when other work shares the machine).
+   that moves least when other work shares the machine). Then the same
+   levels against a bare grpc.aio server (bench/bare_server.py) answering
+   the echo agent's reply, serialised once: the floor under ghz's command,
+   and agentd's calls/s and CPU per call as ratios to it (--no-floor skips it).
 2. 500 concurrent Streams for 60 s (--stream-seconds), by ghz: errors (keep 0).
 3. 2,000 idle Subscribes (a thread each, opened at once on one channel, from
    grpc.aio here), then 100 concurrent Generates by ghz while they stay open:
@@ -113,7 +116,7 @@ class Server:
     proc: subprocess.Popen[bytes]
     addr: str
     log: Path
-    #: False for the bare grpc.aio server (Subscribe only).
+    #: False for the bare grpc.aio server (bench/bare_server.py).
     agentd: bool = True
 
     @property
@@ -589,6 +592,28 @@ def print_split(memories: list[Memory], heaps: list[dict[str, float]]) -> None:
     print(f"  {'RSS per subscription':<44}" + "".join(f"{m.per_subscription_kb:>12.1f}" for m in memories))
 
 
+async def floor_phase(work: Path, tools: Tools, args: argparse.Namespace) -> list[Result]:
+    """The Generate levels again, against bench/bare_server.py's AgentService.Generate
+    (a fixed reply of the echo agent's shape) on the same loop: what grpc.aio
+    and the shared cores allow before agentd does anything."""
+    bare = start_bare(work, "bare-generate", loop=args.loop)
+    try:
+        await wait_ready(bare)
+        await drive(tools, bare, "warm-up", GENERATE, 10, min(args.generate_seconds, 2))
+        floors = []
+        for level in args.levels:
+            print(
+                f"Generate at {level} concurrent calls on the bare server for {args.generate_seconds:g} s ...",
+                flush=True,
+            )
+            floors.append(
+                await drive(tools, bare, f"bare Generate, {level} concurrent", GENERATE, level, args.generate_seconds)
+            )
+        return floors
+    finally:
+        bare.stop()
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -620,6 +645,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         loaded_kb = server.rss_kb()
     finally:
         server.stop()
+    floors = await floor_phase(work, tools, args) if args.levels and not args.no_floor else []
     memories: list[Memory] = []
     if args.subscriptions:
         print(f"{args.subscriptions} idle Subscribes, then {args.generates} concurrent Generates ...", flush=True)
@@ -642,6 +668,14 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     print_table(results)
     calls = sum(r.calls + r.error_count for r in results[: len(args.levels) + bool(args.streams)])
     print(f"  agentd's RSS: {warm_kb} kB after the warm-up, {loaded_kb} kB after these {calls} calls")
+    if floors:
+        print("\nGenerate beside a bare grpc.aio server answering the echo agent's reply (the same ghz command)")
+        print_table(floors)
+        for level, ours, floor in zip(args.levels, results, floors, strict=False):
+            print(
+                f"  at {level}: agentd's calls/s {ours.rps / floor.rps:.2f}x the bare server's,"
+                f" its CPU per call {ours.per_call_us(ours.server_cpu) / floor.per_call_us(floor.server_cpu):.2f}x"
+            )
     if memories:
         print(f"\n{args.subscriptions} idle Subscribes opened at once on one channel (RSS from /proc/<pid>/status)")
         print_memory(memories)
@@ -651,7 +685,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             await profile_phase(work, tools, args.subscriptions, bare=True),
         ]
         print_split(memories, heaps)
-    errors = sum(r.error_count for r in results) + sum(sum(m.errors.values()) for m in memories)
+    errors = sum(r.error_count for r in results + floors) + sum(sum(m.errors.values()) for m in memories)
     opened = all(m.opened == m.subscriptions for m in memories)
     print(f"\nerrors: {errors}" + ("" if opened else " (not every subscription opened)"))
     return 0 if errors == 0 and opened else 1
@@ -669,6 +703,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="every duration a few seconds: a smoke run")
     parser.add_argument("--profile", action="store_true", help="where the idle subscriptions' Python heap goes")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate and Stream from grpc.aio here")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the Generate levels against the bare grpc.aio server"
+    )
     parser.add_argument("--loop", choices=LOOPS, default="auto", help="agentd serve --loop (default: agentd's own)")
     parser.add_argument(
         "--no-ghz-templates",

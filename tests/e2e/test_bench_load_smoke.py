@@ -22,5 +22,10 @@ def test_the_load_benchmark_runs_and_reports_no_errors() -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "\nerrors: 0\n" in out, out
-    for case in ("Generate, 4 concurrent", "Stream, 4 concurrent", "4 Generates beside them"):
+    for case in (
+        "Generate, 4 concurrent",
+        "bare Generate, 4 concurrent",
+        "Stream, 4 concurrent",
+        "4 Generates beside them",
+    ):
         assert case in out, out
