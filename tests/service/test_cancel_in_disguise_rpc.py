@@ -43,7 +43,7 @@ from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.disguise import Disguise
 from support.runs import script
-from support.server import ended, in_flight, serving
+from support.server import ended, in_flight, serving, start_server
 from support.wire import drain
 from support_models import FunctionModel
 
@@ -248,19 +248,36 @@ class FinishesSlowly(Processor):
         args.on_finish(flush)
 
 
-async def test_a_run_aborted_while_its_work_for_after_it_runs_still_closes_its_stream() -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
+async def test_a_shutdown_while_a_runs_work_for_after_it_runs_cuts_that_short_and_the_result_stands(
+    stream: bool,
+) -> None:
     # (The cancellation used to leave the run's ending undone: its stream
-    # never closed, and its result was lost.)
+    # never closed, and its result was lost.) An abort has nothing to abort
+    # by then (AbortRun says so); shutdown, past its grace, cuts the work short.
     slowly = FinishesSlowly()
-    async with serving([Agent(id="slowly", input_processors=[slowly])]) as running:
-        call = running.agents.Stream(apb.StreamRequest(agent_id="slowly", text="one two"))
-        reading = asyncio.ensure_future(drain(call))
+    running = await start_server([Agent(id="slowly", input_processors=[slowly])])
+    try:
+        if stream:
+            call: Any = running.agents.Stream(apb.StreamRequest(agent_id="slowly", text="one two"))
+            answered = asyncio.ensure_future(drain(call))
+        else:
+            answered = asyncio.ensure_future(
+                running.agents.Generate(apb.GenerateRequest(agent_id="slowly", text="one two"))
+            )
         await asyncio.wait_for(slowly.finishing.wait(), 10)
         handle = await in_flight(running)
-        await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
-        chunks = await asyncio.wait_for(reading, 10)
-        result = await ended(running, handle)
-    assert chunks[-1].WhichOneof("payload") == "finish"  # it had ended before the abort came
+        refused = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
+        assert not refused.aborted
+        await running.server.stop(grace=0)
+        answer = await asyncio.wait_for(answered, 10)
+        result = await asyncio.wait_for(handle.result(), 10)
+    finally:
+        await running.close()
+    if stream:
+        assert answer[-1].WhichOneof("payload") == "finish"  # it had ended before the shutdown came
+    else:
+        assert answer.text == "one two"
     assert (result.text, result.finish_reason, result.aborted) == ("one two", "stop", None)
 
 

@@ -184,8 +184,10 @@ class RunHandle(RunState):
         return self._task is not None and self._task.done()
 
     def abort(self, reason: str = "ABORTED", message: str = "") -> bool:
-        """Aborts the run; it ends with an `abort` chunk. False when already done."""
-        if self.done or self.abort_reason is not None or (self._task is None and not self._in_caller):
+        """Aborts the run; it ends with an `abort` chunk. False once it has its
+        result (its work for after it runs on: see `cut_short`), or was
+        aborted already."""
+        if self.done or self.ended or self.abort_reason is not None or (self._task is None and not self._in_caller):
             return False
         self.abort_reason = Abort(reason, message or f"run aborted ({reason})")
         self.cancelled.set()
@@ -194,6 +196,14 @@ class RunHandle(RunState):
             self._task.cancel()
             self._asked += 1
         return True
+
+    def cut_short(self) -> None:
+        """Cancels the work for after the run (on_finish) of a run that has its
+        result, which stands: the stream still closes (shutdown's last resort,
+        once `abort` has nothing to abort)."""
+        if self.ended and not self.done and self._task is not None:
+            self._task.cancel()
+            self._asked += 1
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
         if not self.keeps_chunks:

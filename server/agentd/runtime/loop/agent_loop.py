@@ -196,6 +196,7 @@ class AgentLoop:
             else:
                 self._end_failed(exc)
         finally:
+            state.ended = True
             if self._on_finish:
                 await self._finished()
             state.set_ready()

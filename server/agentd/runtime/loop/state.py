@@ -36,6 +36,9 @@ class RunState:
     started = False
     #: Set once the run will call the model no more: later signals need a new run.
     closed_to_signals = False
+    #: Set once the run has its result (its work for after it may still run):
+    #: an abort then has nothing to abort.
+    ended = False
     #: Its chunks go into `buffer` for readers to follow. A run its caller runs
     #: to the end (a Generate without a thread) has no reader: it makes none of
     #: its own chunks, only the payloads its output processors see.
