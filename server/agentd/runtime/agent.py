@@ -185,8 +185,8 @@ class RunHandle(RunState):
 
     def abort(self, reason: str = "ABORTED", message: str = "") -> bool:
         """Aborts the run; it ends with an `abort` chunk. False once it has its
-        result (its work for after it runs on: see `cut_short`), or was
-        aborted already."""
+        result (its work for after it runs on: see `stop`), or was aborted
+        already."""
         if self.done or self.ended or self.abort_reason is not None or (self._task is None and not self._in_caller):
             return False
         self.abort_reason = Abort(reason, message or f"run aborted ({reason})")
@@ -197,13 +197,15 @@ class RunHandle(RunState):
             self._asked += 1
         return True
 
-    def cut_short(self) -> None:
-        """Cancels the work for after the run (on_finish) of a run that has its
-        result, which stands: the stream still closes (shutdown's last resort,
-        once `abort` has nothing to abort)."""
-        if self.ended and not self.done and self._task is not None:
-            self._task.cancel()
-            self._asked += 1
+    def stop(self, reason: str, message: str) -> None:
+        """Aborts the run or, once it has its result (which stands: the stream
+        still closes), cuts its work for after it (on_finish) short: for the
+        server's own endings (shutdown, a lost lease, a deleted thread), which
+        leave nothing of the run going."""
+        if self.abort(reason, message) or not self.ended or self.done or self._task is None:
+            return
+        self._task.cancel()
+        self._asked += 1
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
         if not self.keeps_chunks:

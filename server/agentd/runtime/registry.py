@@ -183,7 +183,6 @@ class RunRegistry:
         if still:
             log.info("aborting %d run(s) still going after the %.1fs grace period", len(still), grace)
             for handle in pending:
-                if not handle.abort("SERVER_SHUTDOWN", "the server is shutting down"):
-                    handle.cut_short()  # it has its result: what is left is its work for after it
+                handle.stop("SERVER_SHUTDOWN", "the server is shutting down")
             with contextlib.suppress(Exception):
                 await asyncio.wait(tasks, timeout=5)

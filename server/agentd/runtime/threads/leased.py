@@ -188,7 +188,7 @@ class LeasedOwnership(ThreadOwnership):
         finally:
             lost.cancel()
         if keeper.lost.is_set() and not handle.done:
-            handle.abort("LEASE_LOST", "this replica lost the thread's lease; another replica may take it over")
+            handle.stop("LEASE_LOST", "this replica lost the thread's lease; another replica may take it over")
 
     async def abandon(self, state: LiveThread, run_id: str) -> None:
         with contextlib.suppress(ClusterError):

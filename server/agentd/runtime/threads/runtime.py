@@ -571,7 +571,12 @@ class ThreadRuntime:
             state.deleting = True  # the run's end starts nothing after it
             self._forget_queue(state)
             try:
-                aborted = await self.abort(resource_id, thread_id)
+                here = self.active_run(resource_id, thread_id)
+                if here is not None:  # aborted, or (past its result) its work for after it cut short
+                    here.stop("ABORTED", "aborted by request")
+                    aborted: str | None = here.run_id
+                else:
+                    aborted = await self.abort(resource_id, thread_id)  # on the replica running it
                 if aborted is not None:
                     await self.settled(aborted)  # its end is logged before the log goes
             finally:
