@@ -29,6 +29,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -82,7 +83,17 @@ def _echo_reply(text: str) -> bytes:
 ECHO_REPLY = _echo_reply("hello load")
 
 
+#: $AGENTD_BENCH_BARE_SPIN_US: microseconds AgentService.Generate busy-waits
+#: first, standing for a handler's own work on the event loop (bench/load.py
+#: --floor-spin-us: what each microsecond there costs under load).
+SPIN_SECONDS = float(os.environ.get("AGENTD_BENCH_BARE_SPIN_US", "0")) / 1e6
+
+
 async def agent_generate(request: apb.GenerateRequest, context: object) -> bytes:
+    if SPIN_SECONDS:
+        until = time.perf_counter() + SPIN_SECONDS
+        while time.perf_counter() < until:
+            pass
     return ECHO_REPLY
 
 

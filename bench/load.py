@@ -7,7 +7,9 @@ storage, a temporary agentd.toml) on loopback, driven from outside.
    that moves least when other work shares the machine). Then the same
    levels against a bare grpc.aio server (bench/bare_server.py) answering
    the echo agent's reply, serialised once: the floor under ghz's command,
-   and agentd's calls/s and CPU per call as ratios to it (--no-floor skips it).
+   and agentd's calls/s and CPU per call as ratios to it (--no-floor skips
+   it; --floor-spin-us 30 60 runs it again with the handler busy-waiting 30,
+   then 60 µs: what a handler's time on the loop costs under this load).
 2. 500 concurrent Streams for 60 s (--stream-seconds), by ghz: errors (keep 0).
 3. 2,000 idle Subscribes (a thread each, opened at once on one channel, from
    grpc.aio here), then 100 concurrent Generates by ghz while they stay open:
@@ -592,22 +594,22 @@ def print_split(memories: list[Memory], heaps: list[dict[str, float]]) -> None:
     print(f"  {'RSS per subscription':<44}" + "".join(f"{m.per_subscription_kb:>12.1f}" for m in memories))
 
 
-async def floor_phase(work: Path, tools: Tools, args: argparse.Namespace) -> list[Result]:
+async def floor_phase(work: Path, tools: Tools, args: argparse.Namespace, spin_us: int = 0) -> list[Result]:
     """The Generate levels again, against bench/bare_server.py's AgentService.Generate
     (a fixed reply of the echo agent's shape) on the same loop: what grpc.aio
-    and the shared cores allow before agentd does anything."""
-    bare = start_bare(work, "bare-generate", loop=args.loop)
+    and the shared cores allow before agentd does anything (or, `spin_us`,
+    once a handler busy-waits that long on the loop)."""
+    env = {"AGENTD_BENCH_BARE_SPIN_US": str(spin_us)} if spin_us else None
+    bare = start_bare(work, "bare-generate", env=env, loop=args.loop)
+    name = f"bare+{spin_us}us Generate" if spin_us else "bare Generate"
     try:
         await wait_ready(bare)
         await drive(tools, bare, "warm-up", GENERATE, 10, min(args.generate_seconds, 2))
         floors = []
         for level in args.levels:
-            print(
-                f"Generate at {level} concurrent calls on the bare server for {args.generate_seconds:g} s ...",
-                flush=True,
-            )
+            print(f"{name} at {level} concurrent calls for {args.generate_seconds:g} s ...", flush=True)
             floors.append(
-                await drive(tools, bare, f"bare Generate, {level} concurrent", GENERATE, level, args.generate_seconds)
+                await drive(tools, bare, f"{name}, {level} concurrent", GENERATE, level, args.generate_seconds)
             )
         return floors
     finally:
@@ -646,6 +648,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     finally:
         server.stop()
     floors = await floor_phase(work, tools, args) if args.levels and not args.no_floor else []
+    spun = [r for spin in args.floor_spin_us if args.levels for r in await floor_phase(work, tools, args, spin)]
     memories: list[Memory] = []
     if args.subscriptions:
         print(f"{args.subscriptions} idle Subscribes, then {args.generates} concurrent Generates ...", flush=True)
@@ -676,6 +679,9 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                 f"  at {level}: agentd's calls/s {ours.rps / floor.rps:.2f}x the bare server's,"
                 f" its CPU per call {ours.per_call_us(ours.server_cpu) / floor.per_call_us(floor.server_cpu):.2f}x"
             )
+    if spun:
+        print("\nthe bare server again, its handler busy-waiting on the loop first (--floor-spin-us)")
+        print_table(spun)
     if memories:
         print(f"\n{args.subscriptions} idle Subscribes opened at once on one channel (RSS from /proc/<pid>/status)")
         print_memory(memories)
@@ -685,7 +691,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             await profile_phase(work, tools, args.subscriptions, bare=True),
         ]
         print_split(memories, heaps)
-    errors = sum(r.error_count for r in results + floors) + sum(sum(m.errors.values()) for m in memories)
+    errors = sum(r.error_count for r in results + floors + spun) + sum(sum(m.errors.values()) for m in memories)
     opened = all(m.opened == m.subscriptions for m in memories)
     print(f"\nerrors: {errors}" + ("" if opened else " (not every subscription opened)"))
     return 0 if errors == 0 and opened else 1
@@ -705,6 +711,13 @@ def main() -> None:
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate and Stream from grpc.aio here")
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the Generate levels against the bare grpc.aio server"
+    )
+    parser.add_argument(
+        "--floor-spin-us",
+        type=int,
+        nargs="*",
+        default=[],
+        help="the floor again with its handler busy-waiting this many µs first (each value a run)",
     )
     parser.add_argument("--loop", choices=LOOPS, default="auto", help="agentd serve --loop (default: agentd's own)")
     parser.add_argument(
