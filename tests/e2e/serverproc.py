@@ -42,6 +42,19 @@ SHUTDOWN_TIMEOUT_S = 20.0
 GO_HINT = "the Go toolchain >= 1.26 from https://go.dev/dl/ (Debian's golang-go, 1.19, is too old)"
 
 
+def run_bench(script: str, *args: str, timeout: float = 120) -> tuple[int, str]:
+    """bench/`script` run with this interpreter from the repository's root:
+    its exit code and everything it printed."""
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / script), *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
 def agentd_executable() -> Path:
     """The `agentd` console script of the running interpreter's environment."""
     return Path(sys.prefix) / "bin" / "agentd"

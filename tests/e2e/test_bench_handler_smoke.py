@@ -3,12 +3,9 @@ numbers. A smoke test only: it times nothing and checks no figure."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from .serverproc import REPO_ROOT
+from .serverproc import run_bench
 
 
 @pytest.mark.parametrize(
@@ -17,13 +14,6 @@ from .serverproc import REPO_ROOT
     ids=["timed", "opcodes"],
 )
 def test_the_handler_benchmark_runs(args: list[str], says: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "handler.py"), *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out
+    code, out = run_bench("handler.py", *args)
+    assert code == 0, out
     assert says in out, out

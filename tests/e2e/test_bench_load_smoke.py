@@ -3,24 +3,14 @@ reports no errors. A smoke test only: it times nothing and checks no figure."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from .serverproc import REPO_ROOT
+from .serverproc import run_bench
 
 
 def test_the_load_benchmark_runs_and_reports_no_errors() -> None:
     tiny = ["--levels", "4", "--streams", "4", "--subscriptions", "20", "--generates", "4"]
     seconds = ["--generate-seconds", "1", "--stream-seconds", "1", "--idle-seconds", "1"]
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "load.py"), "--quick", *tiny, *seconds],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out
+    code, out = run_bench("load.py", "--quick", *tiny, *seconds)
+    assert code == 0, out
     assert "\nerrors: 0\n" in out, out
     for case in (
         "Generate, 4 concurrent",

@@ -6,22 +6,12 @@ bench/peers, which `make bench-peers` runs)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from .serverproc import REPO_ROOT
+from .serverproc import run_bench
 
 
 def test_the_peer_benchmark_runs_agentds_side_and_every_check_passes() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "peers.py"), "--no-mastra", "--quick", "--runs", "1"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out
+    code, out = run_bench("peers.py", "--no-mastra", "--quick", "--runs", "1", timeout=300)
+    assert code == 0, out
     for row in (
         "stream, 2000 deltas, 3 pass-through",
         "generate, 5-word reply, p50",
