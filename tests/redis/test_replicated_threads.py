@@ -24,6 +24,7 @@ from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
 from agentd.runtime.options import MemoryOptions, ThreadRef
+from agentd.runtime.processors.base import ProcessInputArgs, Processor
 from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import PendingSignal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
@@ -62,6 +63,31 @@ class SlowOutbox(RedisStorage):
         await asyncio.sleep(self.delay)
 
 
+class AfterRuns(Processor):
+    """Work for after each run (on_finish) that would wait for ever."""
+
+    id = "after-runs"
+
+    def __init__(self) -> None:
+        self.entered: dict[str, asyncio.Event] = {}
+        self.finished: set[str] = set()
+
+    def process_input(self, args: ProcessInputArgs) -> None:
+        assert args.on_finish is not None
+        run_id = args.run_id
+        entered = self.entered.setdefault(run_id, asyncio.Event())
+
+        async def after() -> None:
+            entered.set()
+            await asyncio.Event().wait()
+            self.finished.add(run_id)
+
+        args.on_finish(after)
+
+
+AFTER = AfterRuns()
+
+
 def agents(release: Path) -> list[Agent]:
     register_provider(HELD, held_model)
     held = {
@@ -71,6 +97,7 @@ def agents(release: Path) -> list[Agent]:
     return [
         Agent(id="held", model="held/scripted", default_options=ExecutionOptions(provider_options=held)),
         Agent(id="echo", model="local/echo"),
+        Agent(id="after", model="local/echo", input_processors=[AFTER]),
     ]
 
 
@@ -155,6 +182,25 @@ async def test_a_run_whose_lease_is_taken_away_is_aborted_with_lease_lost(replic
     result = await asyncio.wait_for(handle.result(), 5)
     assert result.aborted is not None and result.aborted.reason == "LEASE_LOST"
     assert await a.coordination.owner("t1") == "someone-else/r9"  # the loser never touches it again
+
+
+async def test_a_thread_deleted_on_another_replica_cuts_its_ended_runs_work_for_after_it_short(
+    replicas: Callable[..., Any],
+) -> None:
+    # The run on a has its result: an abort from b has nothing to abort, but
+    # b's delete, forwarded to a, leaves nothing of that run going.
+    a, b = await replicas(), await replicas()
+    run_id = await wake(a, "t1", agent="after")
+    handle = a.runs.get(run_id)
+    assert handle is not None
+    await asyncio.wait_for(until(lambda: run_id in AFTER.entered, what="its on_finish work"), 5)
+    await asyncio.wait_for(AFTER.entered[run_id].wait(), 5)
+    assert await b.threads.abort("u1", "t1") is None
+    assert not handle.done
+    await asyncio.wait_for(b.threads.delete_thread("u1", "t1"), 5)
+    result = await asyncio.wait_for(handle.result(), 5)
+    assert (result.text, result.aborted) == ("hello", None)
+    assert run_id not in AFTER.finished
 
 
 async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(

@@ -38,6 +38,8 @@ class AbortForward:
     resource_id: str
     thread_id: str
     run_id: str | None
+    #: From a deletion: a run past its result has its on_finish work cut short (RunHandle.stop).
+    stop: bool = False
 
 
 @dataclass(frozen=True)

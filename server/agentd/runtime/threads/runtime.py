@@ -571,12 +571,8 @@ class ThreadRuntime:
             state.deleting = True  # the run's end starts nothing after it
             self._forget_queue(state)
             try:
-                here = self.active_run(resource_id, thread_id)
-                if here is not None:  # aborted, or (past its result) its work for after it cut short
-                    here.stop("ABORTED", "aborted by request")
-                    aborted: str | None = here.run_id
-                else:
-                    aborted = await self.abort(resource_id, thread_id)  # on the replica running it
+                # Aborted, or (past its result) its work for after it cut short, wherever it runs.
+                aborted = await self.abort(resource_id, thread_id, stop=True)
                 if aborted is not None:
                     await self.settled(aborted)  # its end is logged before the log goes
             finally:
@@ -598,20 +594,28 @@ class ThreadRuntime:
 
     # ------------------------------------------------------------ abort and client tools
 
-    async def abort(self, resource_id: str, thread_id: str, run_id: str | None = None) -> str | None:
-        """Aborts the thread's active run, wherever it runs; its id, or None when none was aborted."""
+    async def abort(
+        self, resource_id: str, thread_id: str, run_id: str | None = None, *, stop: bool = False
+    ) -> str | None:
+        """Aborts the thread's active run, wherever it runs; its id, or None when
+        none was aborted (a run past its result has nothing to abort). `stop`
+        (a deletion): such a run's on_finish work is cut short instead."""
         if self.active_run(resource_id, thread_id) is not None:
-            return self._abort_here(resource_id, thread_id, run_id)
+            return self._abort_here(resource_id, thread_id, run_id, stop)
         holder = await self.ownership.holder(thread_id)
         if holder is None or holder.replica == self.ownership.replica_id:
             return None
-        answer = await self.ownership.forward(holder.replica, peers.AbortForward(resource_id, thread_id, run_id))
+        forwarded = peers.AbortForward(resource_id, thread_id, run_id, stop)
+        answer = await self.ownership.forward(holder.replica, forwarded)
         return answer.run_id if isinstance(answer, peers.AbortAnswer) else None
 
-    def _abort_here(self, resource_id: str, thread_id: str, run_id: str | None) -> str | None:
+    def _abort_here(self, resource_id: str, thread_id: str, run_id: str | None, stop: bool = False) -> str | None:
         active = self.active_run(resource_id, thread_id)
         if active is None or (run_id and active.run_id != run_id):
             return None
+        if stop:
+            active.stop("ABORTED", "aborted by request")
+            return active.run_id
         return active.run_id if active.abort("ABORTED", "aborted by request") else None
 
     async def answer_tool(self, run_id: str, tool_call_id: str, result: Any, is_error: bool) -> bool:
@@ -636,7 +640,9 @@ class ThreadRuntime:
                         return peers.RouteAnswer(None)
                     return peers.RouteAnswer(await self._route_here(request))
         if isinstance(request, peers.AbortForward):
-            return peers.AbortAnswer(self._abort_here(request.resource_id, request.thread_id, request.run_id))
+            return peers.AbortAnswer(
+                self._abort_here(request.resource_id, request.thread_id, request.run_id, request.stop)
+            )
         run = self.runs.get(request.run_id)
         return peers.ToolAnswer(
             run is not None and run.answer_tool(request.tool_call_id, request.result, request.is_error)
