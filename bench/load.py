@@ -648,7 +648,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     finally:
         server.stop()
     floors = await floor_phase(work, tools, args) if args.levels and not args.no_floor else []
-    spun = [r for spin in args.floor_spin_us if args.levels for r in await floor_phase(work, tools, args, spin)]
+    spun = [r for spin in args.floor_spin_us for r in await floor_phase(work, tools, args, spin)] if args.levels else []
     memories: list[Memory] = []
     if args.subscriptions:
         print(f"{args.subscriptions} idle Subscribes, then {args.generates} concurrent Generates ...", flush=True)

@@ -24,12 +24,12 @@ from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
 from agentd.runtime.options import MemoryOptions, ThreadRef
-from agentd.runtime.processors.base import ProcessInputArgs, Processor
 from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import PendingSignal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
 from redis_server import RedisServer
 from support.polling import until
+from support.processors import HeldAfterRun
 from support_models import HELD, held_model
 
 TTL_MS = 600
@@ -63,31 +63,6 @@ class SlowOutbox(RedisStorage):
         await asyncio.sleep(self.delay)
 
 
-class AfterRuns(Processor):
-    """Work for after each run (on_finish) that would wait for ever."""
-
-    id = "after-runs"
-
-    def __init__(self) -> None:
-        self.entered: dict[str, asyncio.Event] = {}
-        self.finished: set[str] = set()
-
-    def process_input(self, args: ProcessInputArgs) -> None:
-        assert args.on_finish is not None
-        run_id = args.run_id
-        entered = self.entered.setdefault(run_id, asyncio.Event())
-
-        async def after() -> None:
-            entered.set()
-            await asyncio.Event().wait()
-            self.finished.add(run_id)
-
-        args.on_finish(after)
-
-
-AFTER = AfterRuns()
-
-
 def agents(release: Path) -> list[Agent]:
     register_provider(HELD, held_model)
     held = {
@@ -97,7 +72,7 @@ def agents(release: Path) -> list[Agent]:
     return [
         Agent(id="held", model="held/scripted", default_options=ExecutionOptions(provider_options=held)),
         Agent(id="echo", model="local/echo"),
-        Agent(id="after", model="local/echo", input_processors=[AFTER]),
+        Agent(id="after", model="local/echo", input_processors=[HeldAfterRun()]),
     ]
 
 
@@ -193,14 +168,15 @@ async def test_a_thread_deleted_on_another_replica_cuts_its_ended_runs_work_for_
     run_id = await wake(a, "t1", agent="after")
     handle = a.runs.get(run_id)
     assert handle is not None
-    await asyncio.wait_for(until(lambda: run_id in AFTER.entered, what="its on_finish work"), 5)
-    await asyncio.wait_for(AFTER.entered[run_id].wait(), 5)
+    held = a.agents.get("after").input_processors[0]
+    assert isinstance(held, HeldAfterRun)
+    await held.began()
     assert await b.threads.abort("u1", "t1") is None
     assert not handle.done
     await asyncio.wait_for(b.threads.delete_thread("u1", "t1"), 5)
     result = await asyncio.wait_for(handle.result(), 5)
     assert (result.text, result.aborted) == ("hello", None)
-    assert run_id not in AFTER.finished
+    assert held.entered == [run_id] and held.finished == []
 
 
 async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(

@@ -42,6 +42,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.disguise import Disguise
+from support.processors import HeldAfterRun
 from support.runs import script
 from support.server import ended, in_flight, serving, start_server
 from support.wire import drain
@@ -230,24 +231,6 @@ async def test_work_for_after_a_cancelled_run_that_fails_is_ignored_and_the_rest
     assert [c.type for c in handle.buffer.snapshot()][-1:] == (["abort"] if stream else [])
 
 
-class FinishesSlowly(Processor):
-    """Work for after the run that takes its time (a flush, a remote processor's close)."""
-
-    id = "finishes-slowly"
-
-    def __init__(self) -> None:
-        self.finishing = asyncio.Event()
-
-    def process_input(self, args: ProcessInputArgs) -> None:
-        assert args.on_finish is not None
-
-        async def flush() -> None:
-            self.finishing.set()
-            await asyncio.Event().wait()
-
-        args.on_finish(flush)
-
-
 @pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
 async def test_a_shutdown_while_a_runs_work_for_after_it_runs_cuts_that_short_and_the_result_stands(
     stream: bool,
@@ -255,7 +238,7 @@ async def test_a_shutdown_while_a_runs_work_for_after_it_runs_cuts_that_short_an
     # (The cancellation used to leave the run's ending undone: its stream
     # never closed, and its result was lost.) An abort has nothing to abort
     # by then (AbortRun says so); shutdown, past its grace, cuts the work short.
-    slowly = FinishesSlowly()
+    slowly = HeldAfterRun()
     running = await start_server([Agent(id="slowly", input_processors=[slowly])])
     try:
         if stream:
@@ -265,7 +248,7 @@ async def test_a_shutdown_while_a_runs_work_for_after_it_runs_cuts_that_short_an
             answered = asyncio.ensure_future(
                 running.agents.Generate(apb.GenerateRequest(agent_id="slowly", text="one two"))
             )
-        await asyncio.wait_for(slowly.finishing.wait(), 10)
+        await slowly.began()
         handle = await in_flight(running)
         refused = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
         assert not refused.aborted

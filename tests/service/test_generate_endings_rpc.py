@@ -19,6 +19,7 @@ from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from agentd_proto.v1 import usage_pb2 as upb
 from support.errors import rich_error
+from support.processors import HeldAfterRun
 from support.server import Running, ended, in_flight, serving, start_server
 
 SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 30}})
@@ -163,37 +164,15 @@ async def test_a_cancelled_generate_ends_caller_cancelled_though_a_hook_turns_th
         assert result.error is None
 
 
-class HeldAfter(Processor):
-    """Work for after the run (on_finish) that waits to be let go."""
-
-    id = "held-after"
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-        self.finished: list[str] = []
-
-    def process_input(self, args: ProcessInputArgs) -> None:
-        assert args.on_finish is not None
-        run_id = args.run_id
-
-        async def after() -> None:
-            self.entered.set()
-            await self.release.wait()
-            self.finished.append(run_id)
-
-        args.on_finish(after)
-
-
 async def test_an_abort_once_the_run_ended_is_refused_and_the_result_stands() -> None:
     # The run has its result when its work for after it runs: AbortRun then
     # has nothing to abort, says so, and cuts that work short no more than
     # it changes the reply.
-    held = HeldAfter()
+    held = HeldAfterRun()
     async with serving([Agent(id="held", input_processors=[held])]) as running:
         call = running.agents.Generate(apb.GenerateRequest(agent_id="held", text="one two three"))
         handle = await in_flight(running)
-        await asyncio.wait_for(held.entered.wait(), 10)
+        await held.began()
         refused = await running.threads.AbortRun(tpb.AbortRunRequest(run_id=handle.run_id))
         assert (refused.aborted, refused.run_id) == (False, "")
         held.release.set()
@@ -205,10 +184,10 @@ async def test_an_abort_once_the_run_ended_is_refused_and_the_result_stands() ->
 
 
 async def test_a_stream_whose_caller_leaves_once_its_run_ended_still_finishes_the_work_after_it() -> None:
-    held = HeldAfter()
+    held = HeldAfterRun()
     async with serving([Agent(id="held", input_processors=[held])]) as running:
         call = running.agents.Stream(apb.StreamRequest(agent_id="held", text="one two"))
-        await asyncio.wait_for(held.entered.wait(), 10)
+        await held.began()
         handle = await in_flight(running)
         call.cancel()
         await asyncio.sleep(0.05)  # the server sees the caller go

@@ -13,13 +13,14 @@ from google.protobuf import field_mask_pb2, struct_pb2, timestamp_pb2
 from agentd.grpc import paging
 from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
-from agentd.runtime.processors.base import ProcessInputArgs, Processor, ProcessOutputResultArgs
+from agentd.runtime.processors.base import Processor, ProcessOutputResultArgs
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
+from support.processors import HeldAfterRun
 from support.server import Running, serving
 from support.wire import drain
 
@@ -266,41 +267,21 @@ async def test_a_delete_whose_caller_leaves_still_deletes_the_whole_thread() -> 
         assert await storage.get_thread("c1") is None
 
 
-class FinishesNever(Processor):
-    """Work for after the run (on_finish) that would wait for ever."""
-
-    id = "finishes-never"
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.finished = False
-
-    def process_input(self, args: ProcessInputArgs) -> None:
-        assert args.on_finish is not None
-
-        async def after() -> None:
-            self.entered.set()
-            await asyncio.Event().wait()
-            self.finished = True
-
-        args.on_finish(after)
-
-
 async def test_a_thread_deleted_while_its_runs_work_for_after_it_runs_cuts_that_short() -> None:
     # The run has its result: AbortRun has nothing to abort and says so, but a
     # delete leaves nothing of the thread's run going.
     storage = InMemoryStorage()
-    never = FinishesNever()
+    never = HeldAfterRun()
     async with serving(
         [Agent(id="chat", memory=Memory(storage), input_processors=[never])], storage=storage
     ) as running:
         call = running.agents.Stream(apb.StreamRequest(agent_id="chat", text="hello", options=memory(thread="d1")))
         reading = asyncio.ensure_future(drain(call))
-        await asyncio.wait_for(never.entered.wait(), 10)
+        await never.began()
         refused = await running.threads.AbortRun(tpb.AbortRunRequest(thread_id="d1", resource_id="u1"))
         assert (refused.aborted, refused.run_id) == (False, "")
         await asyncio.wait_for(running.threads.DeleteThread(tpb.DeleteThreadRequest(thread_id="d1")), 10)
         chunks = await asyncio.wait_for(reading, 10)
         assert chunks[-1].WhichOneof("payload") == "finish"
         assert await storage.get_thread("d1") is None
-        assert not never.finished
+        assert never.finished == []
