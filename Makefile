@@ -13,7 +13,7 @@ GRPCURL_VERSION := v1.9.3
 # The load generator of bench/load.py (v0.93, what @latest resolves to, rejects proto3 optional).
 GHZ_VERSION := v0.120.0
 
-.PHONY: setup setup-run check-system tools run test fuzz gen gen-check lint baseline bench bench-load bench-peers clean
+.PHONY: setup setup-run check-system tools run test fuzz gen gen-check lint baseline bench bench-load bench-against bench-peers clean
 
 # .venv: the server, its stubs and the Python client (setup-run, for `make run`),
 # plus the dev extra (setup: linters, tests, generators). Checks the Python version
@@ -96,6 +96,14 @@ bench: setup tools
 LOAD_ARGS ?=
 bench-load: setup tools
 	$(PY) bench/load.py $(LOAD_ARGS)
+
+# Generate under ghz at 50 concurrent, this tree beside another revision's agentd,
+# interleaved pairs (bench/against.py); 5 pairs of 20 s take about 5 minutes.
+# AGAINST=042941d is the code issue 16's load goal was set against.
+AGAINST ?= 042941d
+AGAINST_ARGS ?=
+bench-against: setup tools
+	$(PY) bench/against.py $(AGAINST) $(AGAINST_ARGS)
 
 # agentd beside Mastra in-process (bench/peers.py): streams, generates, the response
 # cache, cold start and peak RSS, median of 3 fresh processes; under 10 minutes.

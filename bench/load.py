@@ -146,13 +146,24 @@ def start_agentd(
     config_text: str = CONFIG,
     cwd: Path = ROOT,
     serve_args: tuple[str, ...] = (),
+    command: list[str] | None = None,
 ) -> Server:
-    """`agentd serve` with `config_text` as its agentd.toml (and `serve_args`); `app` is imported from `cwd`."""
+    """`agentd serve` with `config_text` as its agentd.toml (and `serve_args`); `app` is imported from `cwd`.
+    `command` starts agentd in place of this environment's console script (bench/against.py's other tree)."""
     config = work / f"{name}.toml"
     config.write_text(config_text)
     port = free_port()
     log = work / f"{name}-{port}.log"
-    args = [str(BIN / "agentd"), "serve", "--config", str(config), "--port", str(port), "--log-level", "WARNING"]
+    args = [
+        *(command or [str(BIN / "agentd")]),
+        "serve",
+        "--config",
+        str(config),
+        "--port",
+        str(port),
+        "--log-level",
+        "WARNING",
+    ]
     if app:
         args += ["--app", app]
     args += serve_args
