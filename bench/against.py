@@ -21,14 +21,13 @@ any call failed. Issue 16's goal for this figure: at least 2x the calls/s of
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import load
+import servers
 
 #: How a tree older than `agentd.entry` is started: its `agentd.cli` main, as the console script would.
 _CLI = 'import sys; from agentd.cli import main; sys.argv[0] = "agentd"; sys.exit(main())'
@@ -38,16 +37,16 @@ _ENTRY = 'import sys; from agentd.entry import main; sys.argv[0] = "agentd"; sys
 def checkout(rev: str, into: Path) -> Path:
     """`rev` in a detached worktree at `into` (the revision named in the error when git knows none)."""
     known = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=load.ROOT, capture_output=True
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=servers.ROOT, capture_output=True
     )
     if known.returncode != 0:
-        raise SystemExit(f"bench/against.py: git knows no commit {rev!r} in {load.ROOT}")
-    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(into), rev], cwd=load.ROOT, check=True)
+        raise SystemExit(f"bench/against.py: git knows no commit {rev!r} in {servers.ROOT}")
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(into), rev], cwd=servers.ROOT, check=True)
     return into
 
 
 def remove(tree: Path) -> None:
-    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=load.ROOT, check=False)
+    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=servers.ROOT, check=False)
 
 
 def launcher(tree: Path) -> tuple[list[str], dict[str, str]]:
@@ -59,11 +58,11 @@ def launcher(tree: Path) -> tuple[list[str], dict[str, str]]:
 
 async def one_run(work: Path, tools: load.Tools, name: str, tree: Path | None, args: argparse.Namespace) -> load.Result:
     command, env = launcher(tree) if tree is not None else (None, None)
-    server = load.start_agentd(
-        work, name, env=env, cwd=tree or load.ROOT, serve_args=load.serve_loop_args(args.loop), command=command
+    server = servers.start_agentd(
+        work, name, env=env, cwd=tree or servers.ROOT, serve_args=servers.serve_loop_args(args.loop), command=command
     )
     try:
-        await load.wait_ready(server)
+        await servers.wait_ready(server)
         await load.drive(tools, server, "warm-up", load.GENERATE, 10, min(args.seconds, 2))
         print(f"{name}: Generate at {args.level} concurrent calls for {args.seconds:g} s ...", flush=True)
         return await load.drive(
@@ -112,15 +111,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--level", type=int, default=50, help="concurrent Generates")
     parser.add_argument("--seconds", type=float, default=20, help="each run's duration")
-    parser.add_argument("--loop", choices=load.LOOPS, default="auto", help="agentd serve --loop, both trees")
+    parser.add_argument("--loop", choices=servers.LOOPS, default="auto", help="agentd serve --loop, both trees")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate from grpc.aio here")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="agentd-bench-against-"))
-    try:
-        code = asyncio.run(run(args, work))
-    finally:
-        print(f"(server logs in {work})")
-    sys.exit(code)
+    load.run_in_work_dir("agentd-bench-against-", run, args)
 
 
 if __name__ == "__main__":

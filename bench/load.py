@@ -46,169 +46,40 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import bare_server
 import grpc
 from google.protobuf import json_format
+from servers import (
+    BARE_SERVER,
+    BIN,
+    LOOPS,
+    ROOT,
+    Server,
+    cpu_seconds,
+    serve_loop_args,
+    start_agentd,
+    start_bare,
+    wait_ready,
+)
 
-from agentd.grpc.server import SERVER_OPTIONS
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import agent_service_pb2_grpc, thread_service_pb2_grpc
 from agentd_proto.v1 import thread_service_pb2 as tpb
 
-ROOT = Path(__file__).resolve().parent.parent
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-BARE_SERVER = ROOT / "bench" / "bare_server.py"
-BIN = Path(sys.executable).parent
 GENERATE = "agentd.v1.AgentService/Generate"
 STREAM = "agentd.v1.AgentService/Stream"
 GENERATE_REQUEST = apb.GenerateRequest(agent_id="echo", text="hello load")
 STREAM_REQUEST = apb.StreamRequest(agent_id="echo", text="one two three four five six seven eight")
-
-CONFIG = """
-[server]
-host = "127.0.0.1"
-
-[storage]
-backend = "memory"
-
-[cache]
-backend = "memory"
-
-[[agents]]
-id = "echo"
-model = "local/echo"
-"""
-
-
-# ---------------------------------------------------------------- processes
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU time so far, every thread's, user and system."""
-    # Fields after the command's ")" (which may hold spaces): utime and stime are the 12th and 13th.
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-@dataclass
-class Server:
-    name: str
-    proc: subprocess.Popen[bytes]
-    addr: str
-    log: Path
-    #: False for the bare grpc.aio server (bench/bare_server.py).
-    agentd: bool = True
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def rss_kb(self) -> int:
-        return rss_kb(self.pid)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def start_agentd(
-    work: Path,
-    name: str,
-    app: str | None = None,
-    env: dict[str, str] | None = None,
-    config_text: str = CONFIG,
-    cwd: Path = ROOT,
-    serve_args: tuple[str, ...] = (),
-    command: list[str] | None = None,
-) -> Server:
-    """`agentd serve` with `config_text` as its agentd.toml (and `serve_args`); `app` is imported from `cwd`.
-    `command` starts agentd in place of this environment's console script (bench/against.py's other tree)."""
-    config = work / f"{name}.toml"
-    config.write_text(config_text)
-    port = free_port()
-    log = work / f"{name}-{port}.log"
-    args = [
-        *(command or [str(BIN / "agentd")]),
-        "serve",
-        "--config",
-        str(config),
-        "--port",
-        str(port),
-        "--log-level",
-        "WARNING",
-    ]
-    if app:
-        args += ["--app", app]
-    args += serve_args
-    proc = subprocess.Popen(
-        args, cwd=cwd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-    )
-    return Server(name, proc, f"127.0.0.1:{port}", log)
-
-
-#: `--loop`'s choices, as `agentd serve --loop` has them.
-LOOPS = ("auto", "uvloop", "asyncio")
-
-
-def serve_loop_args(loop: str) -> tuple[str, ...]:
-    """`agentd serve`'s arguments for `loop` (none for auto: an older agentd has no such choice)."""
-    return () if loop == "auto" else ("--loop", loop)
-
-
-def start_bare(work: Path, name: str = "bare", env: dict[str, str] | None = None, loop: str = "auto") -> Server:
-    """bench/bare_server.py, with the options agentd's server has, on event loop `loop`."""
-    port = free_port()
-    log = work / f"{name}-{port}.log"
-    options = json.dumps([("grpc.so_reuseport", 0), *SERVER_OPTIONS])
-    proc = subprocess.Popen(
-        [sys.executable, str(BARE_SERVER), str(port), options, loop],
-        cwd=ROOT,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
-    )
-    return Server(name, proc, f"127.0.0.1:{port}", log, agentd=False)
-
-
-async def wait_ready(server: Server) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        if server.proc.poll() is not None:
-            raise RuntimeError(f"{server.name} exited ({server.proc.returncode}); see {server.log}")
-        try:
-            async with grpc.aio.insecure_channel(server.addr) as channel:
-                await asyncio.wait_for(channel.channel_ready(), 1)
-                return
-        except (TimeoutError, grpc.aio.AioRpcError):
-            if time.monotonic() > deadline:
-                raise
 
 
 #: The bare server's handler: what it allocates is the handler's, not grpc's.
@@ -741,7 +612,14 @@ def main() -> None:
         args.generate_seconds = min(args.generate_seconds, 3)
         args.stream_seconds = min(args.stream_seconds, 5)
         args.idle_seconds = min(args.idle_seconds, 3)
-    work = Path(tempfile.mkdtemp(prefix="agentd-bench-load-"))
+    run_in_work_dir("agentd-bench-load-", run, args)
+
+
+def run_in_work_dir(
+    prefix: str, run: Callable[[argparse.Namespace, Path], Awaitable[int]], args: argparse.Namespace
+) -> NoReturn:
+    """Runs `run` in a fresh work directory (named at the end: the server logs are there) and exits with its code."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         code = asyncio.run(run(args, work))
     finally:

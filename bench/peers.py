@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import load
+import servers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,20 +57,10 @@ PEERS = ROOT / "bench" / "peers"
 MASTRA = PEERS / "mastra.mjs"
 CLIENT = ROOT / "bench" / "peers_client.py"
 
-CONFIG = """
-[server]
-host = "127.0.0.1"
-
-[storage]
-backend = "memory"
-
-[cache]
-backend = "memory"
-
-[[agents]]
-id = "echo"
-model = "local/echo"
-
+#: bench/load.py's agentd.toml (the echo agent), and the agents of the processor and cache workloads.
+CONFIG = (
+    servers.CONFIG
+    + """
 [[agents]]
 id = "pass3"
 model = "local/echo"
@@ -85,12 +75,13 @@ id = "cached"
 model = "local/echo"
 input_processors = [ { name = "response-cache", options = { backend = "memory", agentId = "cached" } } ]
 """
+)
 
 #: `agentd serve --loop` (--loop here).
 LOOP = ["auto"]
 
 #: What cold start measures on agentd's side: `agentd serve` with one echo agent, no --app.
-COLD_CONFIG = load.CONFIG
+COLD_CONFIG = servers.CONFIG
 
 FULL = {
     "stream0": {"deltas": 2000, "warmup": 3, "timed": 10},
@@ -165,7 +156,7 @@ def run_client(workload: str, addr: str, params: dict[str, Any], spy: list[str] 
     return last_json(proc.stdout, f"client {workload}")
 
 
-async def until_serving(server: load.Server) -> None:
+async def until_serving(server: servers.Server) -> None:
     """Polls health from the moment of exec until the server answers SERVING."""
     deadline = time.monotonic() + 60
     # Reconnect at once: grpc's default backoff after the first refused connect
@@ -198,11 +189,11 @@ def py_spy(out: Path) -> list[str]:
 
 def run_agentd(work: Path, workload: str, params: dict[str, Any], profile: Path | None = None) -> dict[str, Any]:
     start = time.perf_counter()
-    serve_args = load.serve_loop_args(LOOP[0])
+    serve_args = servers.serve_loop_args(LOOP[0])
     if workload == "cold":
-        server = load.start_agentd(work, "cold", config_text=COLD_CONFIG, serve_args=serve_args)
+        server = servers.start_agentd(work, "cold", config_text=COLD_CONFIG, serve_args=serve_args)
     else:
-        server = load.start_agentd(
+        server = servers.start_agentd(
             work, "agentd", app="agentd_app", config_text=CONFIG, cwd=PEERS, serve_args=serve_args
         )
     spy: subprocess.Popen[bytes] | None = None
@@ -256,9 +247,9 @@ def top_frames(path: Path, count: int = 20) -> list[str]:
 
 
 def run_bare(work: Path, workload: str, params: dict[str, Any]) -> dict[str, Any]:
-    server = load.start_bare(work, loop=LOOP[0])  # the floor on agentd's loop
+    server = servers.start_bare(work, loop=LOOP[0])  # the floor on agentd's loop
     try:
-        asyncio.run(load.wait_ready(server))
+        asyncio.run(servers.wait_ready(server))
         return run_client(workload, server.addr, {**params, "bare": True})
     finally:
         server.stop()
@@ -328,7 +319,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer calls per run (a smoke run)")
     parser.add_argument("--only", nargs="*", default=None, help="workloads to run (default: all)")
-    parser.add_argument("--loop", choices=load.LOOPS, default="auto", help="agentd serve --loop (default: its own)")
+    parser.add_argument("--loop", choices=servers.LOOPS, default="auto", help="agentd serve --loop (default: its own)")
     parser.add_argument("--no-mastra", action="store_true", help="agentd and the bare server only (while developing)")
     parser.add_argument(
         "--profile",
