@@ -114,6 +114,8 @@ def main() -> None:
     parser.add_argument("--loop", choices=servers.LOOPS, default="auto", help="agentd serve --loop, both trees")
     parser.add_argument("--no-ghz", action="store_true", help="drive Generate from grpc.aio here")
     args = parser.parse_args()
+    if args.pairs < 1 or args.level < 1 or args.seconds <= 0:
+        parser.error("--pairs and --level must be at least 1, --seconds more than 0")
     load.run_in_work_dir("agentd-bench-against-", run, args)
 
 

@@ -29,3 +29,9 @@ def test_a_revision_git_does_not_know_fails_before_anything_starts() -> None:
     assert "git knows no commit 'no-such-revision-anywhere'" in out, out
     assert "Generate at" not in out, out
     assert worktrees() == before
+
+
+def test_no_pairs_is_refused_before_anything_starts() -> None:
+    code, out = run_bench("against.py", "HEAD", "--pairs", "0")
+    assert code == 2, out
+    assert "--pairs and --level must be at least 1" in out, out
