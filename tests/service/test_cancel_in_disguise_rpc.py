@@ -264,6 +264,26 @@ async def test_a_shutdown_while_a_runs_work_for_after_it_runs_cuts_that_short_an
     assert (result.text, result.finish_reason, result.aborted) == ("one two", "stop", None)
 
 
+async def test_a_shutdown_after_a_generates_caller_left_still_cuts_the_work_after_its_run_short() -> None:
+    # Its caller gone, the run waits for that work (it is not the caller's to
+    # cut short); the server's own ending, past its grace, still cuts it.
+    slowly = HeldAfterRun()
+    running = await start_server([Agent(id="slowly", input_processors=[slowly])])
+    try:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="slowly", text="one two"))
+        await slowly.began()
+        handle = await in_flight(running)
+        call.cancel()
+        await asyncio.sleep(0.05)  # the server sees the caller go
+        assert not handle.done
+        await asyncio.wait_for(running.server.stop(grace=0), 10)
+        result = await asyncio.wait_for(handle.result(), 10)
+    finally:
+        await running.close()
+    assert (result.text, result.finish_reason, result.aborted) == ("one two", "stop", None)
+    assert slowly.finished == []
+
+
 # ------------------------------------------------------------ tools
 
 

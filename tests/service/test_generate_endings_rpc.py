@@ -196,3 +196,20 @@ async def test_a_stream_whose_caller_leaves_once_its_run_ended_still_finishes_th
         result = await ended(running, handle)
         assert (result.text, result.aborted) == ("one two", None)
         assert held.finished == [handle.run_id]
+
+
+async def test_a_generate_whose_caller_leaves_once_its_run_ended_still_finishes_the_work_after_it() -> None:
+    # The run runs in its call's task, which grpc cancels as the caller goes:
+    # that cancellation used to cut the work for after the run short.
+    held = HeldAfterRun()
+    async with serving([Agent(id="held", input_processors=[held])]) as running:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id="held", text="one two"))
+        await held.began()
+        handle = await in_flight(running)
+        call.cancel()
+        await asyncio.sleep(0.05)  # the server sees the caller go
+        assert held.finished == [] and not handle.done
+        held.release.set()
+        result = await ended(running, handle)
+        assert (result.text, result.aborted) == ("one two", None)
+        assert held.finished == [handle.run_id]

@@ -204,6 +204,7 @@ class RunHandle(RunState):
         leave nothing of the run going."""
         if self.abort(reason, message) or not self.ended or self.done or self._task is None:
             return
+        self.stopping = True
         self._task.cancel()
         self._asked += 1
 

@@ -39,6 +39,7 @@ from agentd.runtime.chunks import (
 )
 from agentd.runtime.errors import AgentdError, FailedPrecondition, InvalidArgument, storage_unavailable
 from agentd.runtime.lanes import Lanes, error_retry_cap, resolve_lanes, reused_lanes
+from agentd.runtime.loop.after_run import run_after
 from agentd.runtime.loop.model_call import ModelCall, tripwire_record
 from agentd.runtime.loop.request_context import context_violations
 from agentd.runtime.loop.state import LoopContext, RunState
@@ -198,7 +199,7 @@ class AgentLoop:
         finally:
             state.ended = True
             if self._on_finish:
-                await self._finished()
+                await run_after(self._on_finish, state)
             state.set_ready()
             state.buffer.close()
             result = self.result
@@ -228,20 +229,6 @@ class AgentLoop:
             self.runner = None
         state.settle(result)
         return result
-
-    async def _finished(self) -> None:
-        for callback in self._on_finish:
-            try:
-                await maybe_await(callback())
-            except asyncio.CancelledError:
-                # Cancelled once the run had ended (aborted then, its caller gone,
-                # shutdown): the rest of this work is cut short, not the ending
-                # (the stream still closes, the result stands; a caller's task
-                # still sees its cancellation, run_to_end raises it).
-                log.warning("the on_finish callbacks of run %s were cancelled; the rest are skipped", self.state.run_id)
-                return
-            except Exception:
-                log.exception("an on_finish callback of run %s failed; ignored", self.state.run_id)
 
     async def _end_aborted(self) -> None:
         abort = self.state.abort_reason or self.state.unasked_abort()

@@ -39,6 +39,10 @@ class RunState:
     #: Set once the run has its result (its work for after it may still run):
     #: an abort then has nothing to abort.
     ended = False
+    #: Set when the server ends the run itself (RunHandle.stop: shutdown, a
+    #: lost lease, a deleted thread): the one cancellation that cuts the work
+    #: for after the run short. Any other (a Generate's caller gone) lets it finish.
+    stopping = False
     #: Its chunks go into `buffer` for readers to follow. A run its caller runs
     #: to the end (a Generate without a thread) has no reader: it makes none of
     #: its own chunks, only the payloads its output processors see.
