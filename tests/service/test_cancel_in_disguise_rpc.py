@@ -44,7 +44,7 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.disguise import Disguise
 from support.processors import HeldAfterRun
 from support.runs import script
-from support.server import ended, in_flight, serving, start_server
+from support.server import ended, in_flight, left_once_ended, serving, start_server
 from support.wire import drain
 from support_models import FunctionModel
 
@@ -270,12 +270,7 @@ async def test_a_shutdown_after_a_generates_caller_left_still_cuts_the_work_afte
     slowly = HeldAfterRun()
     running = await start_server([Agent(id="slowly", input_processors=[slowly])])
     try:
-        call = running.agents.Generate(apb.GenerateRequest(agent_id="slowly", text="one two"))
-        await slowly.began()
-        handle = await in_flight(running)
-        call.cancel()
-        await asyncio.sleep(0.05)  # the server sees the caller go
-        assert not handle.done
+        handle = await left_once_ended(running, slowly, "slowly")
         await asyncio.wait_for(running.server.stop(grace=0), 10)
         result = await asyncio.wait_for(handle.result(), 10)
     finally:

@@ -20,7 +20,7 @@ from agentd_proto.v1 import thread_service_pb2 as tpb
 from agentd_proto.v1 import usage_pb2 as upb
 from support.errors import rich_error
 from support.processors import HeldAfterRun
-from support.server import Running, ended, in_flight, serving, start_server
+from support.server import Running, ended, in_flight, left_once_ended, serving, start_server
 
 SLOW = ExecutionOptions(provider_options={"local": {"delayMs": 30}})
 LONG = " ".join(["w"] * 200)
@@ -183,32 +183,14 @@ async def test_an_abort_once_the_run_ended_is_refused_and_the_result_stands() ->
         assert held.finished == [handle.run_id]
 
 
-async def test_a_stream_whose_caller_leaves_once_its_run_ended_still_finishes_the_work_after_it() -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
+async def test_a_caller_that_leaves_once_its_run_ended_does_not_cut_the_work_after_it_short(stream: bool) -> None:
+    # A Generate's run runs in its call's task, which grpc cancels as the
+    # caller goes: that cancellation used to cut the work for after the run
+    # short. A Stream's run has a task of its own.
     held = HeldAfterRun()
     async with serving([Agent(id="held", input_processors=[held])]) as running:
-        call = running.agents.Stream(apb.StreamRequest(agent_id="held", text="one two"))
-        await held.began()
-        handle = await in_flight(running)
-        call.cancel()
-        await asyncio.sleep(0.05)  # the server sees the caller go
-        assert held.finished == [] and not handle.done
-        held.release.set()
-        result = await ended(running, handle)
-        assert (result.text, result.aborted) == ("one two", None)
-        assert held.finished == [handle.run_id]
-
-
-async def test_a_generate_whose_caller_leaves_once_its_run_ended_still_finishes_the_work_after_it() -> None:
-    # The run runs in its call's task, which grpc cancels as the caller goes:
-    # that cancellation used to cut the work for after the run short.
-    held = HeldAfterRun()
-    async with serving([Agent(id="held", input_processors=[held])]) as running:
-        call = running.agents.Generate(apb.GenerateRequest(agent_id="held", text="one two"))
-        await held.began()
-        handle = await in_flight(running)
-        call.cancel()
-        await asyncio.sleep(0.05)  # the server sees the caller go
-        assert held.finished == [] and not handle.done
+        handle = await left_once_ended(running, held, "held", stream=stream)
         held.release.set()
         result = await ended(running, handle)
         assert (result.text, result.aborted) == ("one two", None)

@@ -31,6 +31,7 @@ from agentd.runtime.processors.catalogue import default_registry
 from agentd.runtime.run import RunHandle, RunResult
 from agentd.runtime.storage import InMemoryStorage
 from agentd.runtime.threads import ThreadSettings
+from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import (
     agent_service_pb2_grpc,
     cache_service_pb2_grpc,
@@ -38,6 +39,7 @@ from agentd_proto.v1 import (
     thread_service_pb2_grpc,
 )
 from support.polling import until
+from support.processors import HeldAfterRun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,6 +137,22 @@ async def in_flight(running: Running) -> RunHandle:
     nothing until its run ends)."""
     active = await until(running.host.runs.active, step=0.005, what="a run to start")
     return active[0]
+
+
+async def left_once_ended(running: Running, held: HeldAfterRun, agent_id: str, *, stream: bool = False) -> RunHandle:
+    """Calls `agent_id` (Generate, or Stream), whose `held` work for after the
+    run holds, and cancels the call once that work began: the run, which has
+    its result and is still going (checked), of a caller who left."""
+    if stream:
+        call: Any = running.agents.Stream(apb.StreamRequest(agent_id=agent_id, text="one two"))
+    else:
+        call = running.agents.Generate(apb.GenerateRequest(agent_id=agent_id, text="one two"))
+    await held.began()
+    handle = await in_flight(running)
+    call.cancel()
+    await asyncio.sleep(0.05)  # the server sees the caller go
+    assert held.finished == [] and not handle.done
+    return handle
 
 
 async def ended(running: Running, handle: RunHandle) -> RunResult:
