@@ -14,6 +14,8 @@ from agentd.runtime import Agent, RunRegistry, Tool, Workflow
 from agentd.runtime.chunks import Chunk, TextDelta
 from agentd.runtime.options import ExecutionOptions
 from agentd.runtime.processors.base import Processor, ProcessOutputStreamArgs
+from support.polling import until
+from support.processors import HeldAfterRun
 
 
 async def run_many(registry: RunRegistry, agent: Agent, count: int) -> list[str]:
@@ -107,3 +109,31 @@ async def test_the_sub_agents_and_workflows_of_a_run_that_keeps_no_chunks_keep_n
     nested = [c async for c in own_task if c.parent_run_id == own_task.run_id]
     assert "".join(c.payload.text for c in nested if isinstance(c.payload, TextDelta)) == "hi there"
     assert any(c.source == "workflow" for c in nested)
+
+
+async def test_an_aborted_run_stops_the_work_after_its_sub_agents_run_too() -> None:
+    # The sub-agent's run has its result and its work for after it holds, so
+    # the lead still waits on it; the lead's abort ends the sub-agent's run,
+    # that work with it, and leaves no task behind.
+    held = HeldAfterRun()
+    script = [{"toolCalls": [{"id": "c1", "name": "helper", "args": {"prompt": "hi"}}]}, {"text": "done"}]
+    agent = Agent(
+        id="lead",
+        model="local/echo",
+        agents={"helper": Agent(id="helper", model="local/echo", input_processors=[held])},
+    )
+    options = ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+    handle = RunRegistry().start(agent, "go", options)
+    try:
+        await held.began()
+        assert handle.abort()
+        result = await asyncio.wait_for(handle.result(), 10)
+        assert result.aborted is not None and result.aborted.reason == "ABORTED"
+
+        def runs() -> list[asyncio.Task[object]]:
+            return [t for t in asyncio.all_tasks() if t.get_name().startswith("run ")]
+
+        await until(runs, holds=lambda left: not left, what="the sub-agent's run to end")
+        assert held.finished == []
+    finally:
+        held.release.set()

@@ -591,6 +591,7 @@ class AgentLoop:
             # This run was aborted: so is the nested one, which would go on calling its model unseen.
             child.abort_reason = Abort("ABORTED", "the calling run was aborted")
             child.cancelled.set()
+            child.stopping = True  # its work for after it too, once it has its result: none of it goes on
             if child.started:  # else its first step sees abort_reason and ends aborted
                 task.cancel()
             raise
