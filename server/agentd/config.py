@@ -166,6 +166,10 @@ class Config:
         return self.server.stream_linger_ms / 1000
 
     @property
+    def on_finish_timeout(self) -> float:
+        return self.server.on_finish_timeout_seconds
+
+    @property
     def thread_settings(self) -> RuntimeThreadSettings:
         return RuntimeThreadSettings(
             log_retention=self.threads.log_retention,

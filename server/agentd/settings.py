@@ -29,6 +29,7 @@ from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIZE, DEFAULT_TTL_SECONDS
 from agentd.runtime.coordination import DEFAULT_LEASE_TTL_MS
 from agentd.runtime.lazy import lazy
+from agentd.runtime.loop.state import DEFAULT_ON_FINISH_TIMEOUT
 from agentd.runtime.workflows.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PARALLEL
 from agentd.schema import (
     Flag,
@@ -95,6 +96,9 @@ class ServerSettings(Table):
     reflection: Literal["open", "authenticated", "off"] = "open"
     #: The deadline a unary call gets when it carries none.
     default_deadline_seconds: Positive = 300.0
+    #: How long a run's on_finish callbacks may take in all before the rest are
+    #: skipped (a thread's run holds its thread until they end).
+    on_finish_timeout_seconds: Positive = DEFAULT_ON_FINISH_TIMEOUT
     #: TLS (and mutual TLS) for the listening port; None: plaintext.
     tls: TLSTable | None = None
     #: How long a stream (Stream, Subscribe) waits for more of a fast run's

@@ -17,6 +17,7 @@ from agentd.runtime.processors.base import Processor, ProcessOutputResultArgs
 from agentd.runtime.signals import create_signal, to_db_message
 from agentd.runtime.storage import InMemoryStorage
 from agentd_proto.v1 import agent_service_pb2 as apb
+from agentd_proto.v1 import message_pb2 as mpb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
 from support.errors import rich_error
@@ -285,3 +286,35 @@ async def test_a_thread_deleted_while_its_runs_work_for_after_it_runs_cuts_that_
         assert chunks[-1].WhichOneof("payload") == "finish"
         assert await storage.get_thread("d1") is None
         assert never.finished == []
+
+
+async def test_a_runs_work_for_after_it_that_never_ends_frees_its_thread_at_its_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # An on_finish callback that never returns held the thread's run, and the
+    # thread, for ever: no abort reaches a run that has its result.
+    # ([server] on_finish_timeout_seconds, 60 s by default.)
+    storage = InMemoryStorage()
+    never = HeldAfterRun()
+    async with serving(
+        [Agent(id="chat", memory=Memory(storage), input_processors=[never])], storage=storage
+    ) as running:
+        running.host.runs.on_finish_timeout = 0.2
+        first = await asyncio.wait_for(
+            running.agents.Generate(apb.GenerateRequest(agent_id="chat", text="hello", options=memory(thread="h1"))),
+            10,
+        )
+        second = await asyncio.wait_for(
+            running.agents.Generate(apb.GenerateRequest(agent_id="chat", text="again", options=memory(thread="h1"))),
+            10,
+        )
+        assert (first.text, second.text) == ("hello", "again")
+        assert never.entered == [first.run_id, second.run_id] and never.finished == []
+        assert [m.role for m in await messages(running, thread="h1")] == [
+            mpb.ROLE_USER,
+            mpb.ROLE_ASSISTANT,
+            mpb.ROLE_USER,
+            mpb.ROLE_ASSISTANT,
+        ]
+    skipped = [r.getMessage() for r in caplog.records if "on_finish_timeout_seconds" in r.getMessage()]
+    assert len(skipped) == 2 and f"run {first.run_id} took longer than 0.2 s" in skipped[0]

@@ -13,6 +13,7 @@ import pytest
 from agentd import config, settings
 from agentd.runtime.buffer import DEFAULT_LINGER
 from agentd.runtime.host import Host
+from agentd.runtime.loop.state import DEFAULT_ON_FINISH_TIMEOUT
 from agentd.runtime.redact import redact
 
 
@@ -150,6 +151,17 @@ def test_stream_linger_ms_reaches_the_runs_and_zero_turns_it_off(tmp_path: Path)
     with pytest.raises(config.ConfigError) as caught:
         config.load(write(tmp_path, memory + "[server]\nstream_linger_ms = -1\n"), env={})
     assert "server.stream_linger_ms" in str(caught.value)
+
+
+def test_on_finish_timeout_seconds_reaches_the_runs(tmp_path: Path) -> None:
+    memory = '[storage]\nbackend = "memory"\n'
+    default = config.load(write(tmp_path, memory), env={})
+    assert Host.from_config(default).runs.on_finish_timeout == DEFAULT_ON_FINISH_TIMEOUT == 60
+    set_ = config.load(write(tmp_path, memory + "[server]\non_finish_timeout_seconds = 5\n"), env={})
+    assert Host.from_config(set_).runs.on_finish_timeout == 5
+    with pytest.raises(config.ConfigError) as caught:
+        config.load(write(tmp_path, memory + "[server]\non_finish_timeout_seconds = 0\n"), env={})
+    assert "server.on_finish_timeout_seconds" in str(caught.value)
 
 
 def test_only_agentds_variables_are_read() -> None:

@@ -137,3 +137,22 @@ async def test_an_aborted_run_stops_the_work_after_its_sub_agents_run_too() -> N
         assert held.finished == []
     finally:
         held.release.set()
+
+
+async def test_a_sub_agents_run_has_its_callers_limit_on_the_work_after_it() -> None:
+    # The sub-agent's run is the lead's tool call: its work for after it, held
+    # for ever, is cut short at the limit the lead's run has (not the default).
+    held = HeldAfterRun()
+    script = [{"toolCalls": [{"id": "c1", "name": "helper", "args": {"prompt": "hi"}}]}, {"text": "done"}]
+    agent = Agent(
+        id="lead",
+        model="local/echo",
+        agents={"helper": Agent(id="helper", model="local/echo", input_processors=[held])},
+    )
+    options = ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+    registry = RunRegistry()
+    registry.on_finish_timeout = 0.2
+    handle = registry.start(agent, "go", options)
+    result = await asyncio.wait_for(handle.result(), 10)
+    assert result.text == "done" and result.error is None
+    assert len(held.entered) == 1 and held.finished == []

@@ -9,9 +9,11 @@ it, `cancelling`: while its task is being cancelled, the failure is the
 cancellation still, and the run ends as a cancelled run does rather than
 going on (or failing) without its caller.
 
-Not for a run's ending (on_finish, saving an aborted run's partial output):
-by then the task's count still holds the cancellation the run is ending on,
-so a failure there cannot be told from a new cancellation; the ending goes on.
+Not for a run's ending (saving an aborted run's partial output): by then
+the task's count still holds the cancellation the run is ending on, so a
+failure there cannot be told from a new cancellation; the ending goes on.
+(Its on_finish callbacks run in a task of their own, loop/after_run.py, whose
+count holds their own cancellations alone: there it applies.)
 """
 
 from __future__ import annotations

@@ -97,6 +97,9 @@ class HostConfig(Protocol):
     def stream_linger(self) -> float: ...
 
     @property
+    def on_finish_timeout(self) -> float: ...
+
+    @property
     def score_store(self) -> ScoreStore: ...
 
     @property
@@ -222,6 +225,7 @@ class Host:
             override_store=config.override_store or InMemoryOverrideStore(),
         )
         host.runs.linger = config.stream_linger
+        host.runs.on_finish_timeout = config.on_finish_timeout
         for agent in (app.setup(host) if app.setup is not None else None) or ():
             host.add_agent(agent)
         return host

@@ -92,6 +92,8 @@ class RunRegistry:
         #: How long the readers that send a run's chunks on (Stream, the thread
         #: log) linger for more before a small batch (`ChunkBuffer.batches`; 0: never).
         self.linger = DEFAULT_LINGER
+        #: How long each run's work for after it may take (`RunState.on_finish_timeout`).
+        self.on_finish_timeout = RunHandle.on_finish_timeout
         self._accepting = True
         #: What `wait_finished` callers wait on, by run id (only while someone waits).
         self._waiting: dict[str, asyncio.Event] = {}
@@ -128,6 +130,7 @@ class RunRegistry:
             in_caller=in_caller,
         )
         handle.background = self.background  # before the run's task first runs
+        handle.on_finish_timeout = self.on_finish_timeout
         key = handle.run_id
         self._runs[key] = handle
         if owner is not None:

@@ -6,7 +6,9 @@ cancellation of the run's task while it waits (a Generate's caller gone, or
 its deadline: that run runs in its call's task) leaves the work running to
 its end, as a Stream's does when its caller leaves. Only the server's own
 endings (`RunHandle.stop`: shutdown past its grace, a lost lease, a deleted
-thread, which set `RunState.stopping`) cut it short."""
+thread, which set `RunState.stopping`) cut it short, and its time limit
+(`RunState.on_finish_timeout`): a callback that never returns would hold a
+thread's run, and with it the thread, for ever."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentd.runtime.agent_definition import maybe_await
+from agentd.runtime.cancellation import raise_if_cancelling
 from agentd.runtime.loop.state import RunState
 
 log = logging.getLogger("agentd.run")
@@ -24,7 +27,7 @@ log = logging.getLogger("agentd.run")
 
 async def run_after(callbacks: list[Callable[[], Any]], state: RunState) -> None:
     """Runs `callbacks` in order, waiting for them as the run's ending does."""
-    work = asyncio.ensure_future(_each(callbacks, state.run_id))
+    work = asyncio.ensure_future(_each(callbacks, state.run_id, state.on_finish_timeout))
     while True:
         try:
             await asyncio.shield(work)
@@ -38,14 +41,24 @@ async def run_after(callbacks: list[Callable[[], Any]], state: RunState) -> None
             return
 
 
-async def _each(callbacks: list[Callable[[], Any]], run_id: str) -> None:
-    for callback in callbacks:
-        try:
-            await maybe_await(callback())
-        except asyncio.CancelledError:
-            # Stopped by the server: the rest of this work is cut short, not the
-            # ending (the stream still closes, the result stands).
-            log.warning("the on_finish callbacks of run %s were cancelled; the rest are skipped", run_id)
-            return
-        except Exception:
-            log.exception("an on_finish callback of run %s failed; ignored", run_id)
+async def _each(callbacks: list[Callable[[], Any]], run_id: str, limit: float) -> None:
+    try:
+        async with asyncio.timeout(limit):
+            for callback in callbacks:
+                try:
+                    await maybe_await(callback())
+                except Exception as error:
+                    # (This task's own count: a cancellation here is the limit's or the server's stop.)
+                    raise_if_cancelling(error)
+                    log.exception("an on_finish callback of run %s failed; ignored", run_id)
+    except TimeoutError:
+        log.warning(
+            "the on_finish callbacks of run %s took longer than %g s ([server] on_finish_timeout_seconds); "
+            "the rest are skipped",
+            run_id,
+            limit,
+        )
+    except asyncio.CancelledError:
+        # Stopped by the server: the rest of this work is cut short, not the
+        # ending (the stream still closes, the result stands).
+        log.warning("the on_finish callbacks of run %s were cancelled; the rest are skipped", run_id)

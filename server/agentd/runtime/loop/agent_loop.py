@@ -575,6 +575,7 @@ class AgentLoop:
         agent step); its text, or RuntimeError with its error."""
         child = RunState(run_id)
         child.keeps_chunks = self.state.keeps_chunks  # (nested in this run's stream, or in none)
+        child.on_finish_timeout = self.state.on_finish_timeout
         task = launch(
             child,
             sub,

@@ -17,6 +17,9 @@ from agentd.runtime.processors.runner import ProcessorRunner
 from agentd.runtime.results import StepResult
 from agentd.runtime.telemetry import RunTrace
 
+#: Seconds a run's on_finish callbacks may take in all ([server] on_finish_timeout_seconds).
+DEFAULT_ON_FINISH_TIMEOUT = 60.0
+
 
 class RunState:
     """The chunk buffer, the cancel flag, set-up's outcome, signals waiting for
@@ -51,6 +54,10 @@ class RunState:
     _client_calls: dict[str, asyncio.Future[tuple[Any, bool]]] | None = None
     #: How long a client tool call waits for its answer.
     client_tool_timeout = 120.0
+    #: How long the run's work for after it (its on_finish callbacks, all of
+    #: them) may take before the rest is cut short: until it ends, a thread's
+    #: run holds its thread and a Generate's caller waits.
+    on_finish_timeout = DEFAULT_ON_FINISH_TIMEOUT
     #: Where its background tool calls run (the host's; None: in the foreground).
     background: BackgroundWork | None = None
     # Each caller waiting for set-up or the result waits on a future of its
