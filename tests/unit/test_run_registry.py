@@ -111,18 +111,23 @@ async def test_the_sub_agents_and_workflows_of_a_run_that_keeps_no_chunks_keep_n
     assert any(c.source == "workflow" for c in nested)
 
 
-async def test_an_aborted_run_stops_the_work_after_its_sub_agents_run_too() -> None:
-    # The sub-agent's run has its result and its work for after it holds, so
-    # the lead still waits on it; the lead's abort ends the sub-agent's run,
-    # that work with it, and leaves no task behind.
-    held = HeldAfterRun()
+def lead_with_helper(held: HeldAfterRun) -> tuple[Agent, ExecutionOptions]:
+    """A lead agent that calls its sub-agent `helper` once (its work for after its run: `held`), then says "done"."""
     script = [{"toolCalls": [{"id": "c1", "name": "helper", "args": {"prompt": "hi"}}]}, {"text": "done"}]
     agent = Agent(
         id="lead",
         model="local/echo",
         agents={"helper": Agent(id="helper", model="local/echo", input_processors=[held])},
     )
-    options = ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+    return agent, ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+
+
+async def test_an_aborted_run_stops_the_work_after_its_sub_agents_run_too() -> None:
+    # The sub-agent's run has its result and its work for after it holds, so
+    # the lead still waits on it; the lead's abort ends the sub-agent's run,
+    # that work with it, and leaves no task behind.
+    held = HeldAfterRun()
+    agent, options = lead_with_helper(held)
     handle = RunRegistry().start(agent, "go", options)
     try:
         await held.began()
@@ -143,13 +148,7 @@ async def test_a_sub_agents_run_has_its_callers_limit_on_the_work_after_it() -> 
     # The sub-agent's run is the lead's tool call: its work for after it, held
     # for ever, is cut short at the limit the lead's run has (not the default).
     held = HeldAfterRun()
-    script = [{"toolCalls": [{"id": "c1", "name": "helper", "args": {"prompt": "hi"}}]}, {"text": "done"}]
-    agent = Agent(
-        id="lead",
-        model="local/echo",
-        agents={"helper": Agent(id="helper", model="local/echo", input_processors=[held])},
-    )
-    options = ExecutionOptions(provider_options={"local": {"scripts": {"echo": script}}})
+    agent, options = lead_with_helper(held)
     registry = RunRegistry()
     registry.on_finish_timeout = 0.2
     handle = registry.start(agent, "go", options)
