@@ -199,11 +199,13 @@ async def test_a_caller_that_leaves_once_its_run_ended_does_not_cut_the_work_aft
 
 class CleansUpBadly(Processor):
     """Two callbacks for after the run: the first waits for ever and, cut
-    short, raises an error of its own (cleanup that fails); the second notes it ran."""
+    short, raises an error of its own (cleanup that fails) or returns as if
+    nothing happened (`swallows`); the second notes it ran."""
 
     id = "cleans-up-badly"
 
-    def __init__(self) -> None:
+    def __init__(self, swallows: bool) -> None:
+        self.swallows = swallows
         self.ran: list[str] = []
 
     def process_input(self, args: ProcessInputArgs) -> None:
@@ -213,16 +215,20 @@ class CleansUpBadly(Processor):
             try:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
-                raise RuntimeError("cleanup failed") from None
+                if not self.swallows:
+                    raise RuntimeError("cleanup failed") from None
 
         args.on_finish(waits)
         args.on_finish(lambda: self.ran.append(args.run_id))
 
 
-async def test_the_limit_on_a_runs_work_for_after_it_skips_the_rest_though_a_callback_turns_it_into_an_error() -> None:
-    # The limit's cancellation, turned into an error, is still the limit's:
-    # the callbacks after it do not run on past it without one.
-    badly = CleansUpBadly()
+@pytest.mark.parametrize("swallows", [False, True], ids=["turned-into-an-error", "swallowed"])
+async def test_the_limit_on_a_runs_work_for_after_it_skips_the_rest_whatever_a_callback_makes_of_it(
+    swallows: bool,
+) -> None:
+    # The limit's cancellation, turned into an error or swallowed, is still
+    # the limit's: the callbacks after it do not run on past it without one.
+    badly = CleansUpBadly(swallows)
     async with serving([Agent(id="badly", input_processors=[badly])]) as running:
         running.host.runs.on_finish_timeout = 0.2
         reply = await asyncio.wait_for(running.agents.Generate(apb.GenerateRequest(agent_id="badly", text="hi")), 10)

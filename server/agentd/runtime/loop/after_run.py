@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentd.runtime.agent_definition import maybe_await
-from agentd.runtime.cancellation import raise_if_cancelling
+from agentd.runtime.cancellation import cancelling, raise_if_cancelling
 from agentd.runtime.loop.state import RunState
 
 log = logging.getLogger("agentd.run")
@@ -45,6 +45,8 @@ async def _each(callbacks: list[Callable[[], Any]], run_id: str, limit: float) -
     try:
         async with asyncio.timeout(limit):
             for callback in callbacks:
+                if cancelling():  # a callback swallowed the cancellation: the rest is cut short all the same
+                    raise asyncio.CancelledError
                 try:
                     await maybe_await(callback())
                 except Exception as error:
