@@ -29,9 +29,8 @@ from pathlib import Path
 import load
 import servers
 
-#: How a tree older than `agentd.entry` is started: its `agentd.cli` main, as the console script would.
-_CLI = 'import sys; from agentd.cli import main; sys.argv[0] = "agentd"; sys.exit(main())'
-_ENTRY = 'import sys; from agentd.entry import main; sys.argv[0] = "agentd"; sys.exit(main())'
+#: A tree's agentd started as the console script would: `agentd.entry`'s main (`agentd.cli`'s in an older tree).
+_START = 'import sys; from agentd.{} import main; sys.argv[0] = "agentd"; sys.exit(main())'
 
 
 def checkout(rev: str, into: Path) -> Path:
@@ -51,7 +50,7 @@ def remove(tree: Path) -> None:
 
 def launcher(tree: Path) -> tuple[list[str], dict[str, str]]:
     """The command and environment that serve `tree`'s agentd from its sources."""
-    code = _ENTRY if (tree / "server" / "agentd" / "entry.py").exists() else _CLI
+    code = _START.format("entry" if (tree / "server" / "agentd" / "entry.py").exists() else "cli")
     path = f"{tree / 'server'}:{tree / 'gen' / 'python'}"
     return [sys.executable, "-c", code], {"PYTHONPATH": path}
 
