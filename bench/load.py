@@ -4,7 +4,9 @@ storage, a temporary agentd.toml) on loopback, driven from outside.
 1. Generate at 50, 200 and 500 concurrent calls, by ghz (--generate-seconds
    each): calls/s, p50, p99, errors, and the server's CPU per call (its
    utime + stime from /proc/<pid>/stat over the phase / calls: the figure
-   that moves least when other work shares the machine). Then the same
+   that moves least when other work shares the machine), and its event-loop
+   thread's share (the main thread's; the rest is grpc's poller and
+   event-engine threads). Then the same
    levels against a bare grpc.aio server (bench/bare_server.py) answering
    the echo agent's reply, serialised once: the floor under ghz's command,
    and agentd's calls/s and CPU per call as ratios to it (--no-floor skips
@@ -102,6 +104,8 @@ class Result:
     server_cpu: float | None = None
     #: ghz's CPU seconds, its report included (None: grpc.aio callers in this process).
     client_cpu: float | None = None
+    #: The server's main thread's CPU seconds, the event loop's (the rest is grpc's threads).
+    loop_cpu: float | None = None
 
     @property
     def rps(self) -> float:
@@ -219,7 +223,7 @@ async def python_load(addr: str, case: str, call: str, concurrency: int, seconds
 
 async def drive(tools: Tools, server: Server, case: str, call: str, concurrency: int, seconds: float) -> Result:
     """`concurrency` callers of `call` for `seconds`, and the server's CPU meanwhile."""
-    started = cpu_seconds(server.pid)
+    started, loop_started = cpu_seconds(server.pid), cpu_seconds(server.pid, server.pid)
     if tools.ghz is None:
         result = await python_load(server.addr, case, call, concurrency, seconds)
     else:
@@ -228,6 +232,7 @@ async def drive(tools: Tools, server: Server, case: str, call: str, concurrency:
             tools.ghz, tools.protoset, server.addr, case, call, data, concurrency, seconds, tools.templates
         )
     result.server_cpu = cpu_seconds(server.pid) - started
+    result.loop_cpu = cpu_seconds(server.pid, server.pid) - loop_started
     return result
 
 
@@ -434,13 +439,13 @@ async def profile_phase(work: Path, tools: Tools, subscriptions: int, bare: bool
 def print_table(results: list[Result]) -> None:
     print(
         f"  {'case':<36} {'tool':<8} {'calls':>8} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
-        f" {'server CPU us/call':>19} {'ghz CPU us/call':>16}"
+        f" {'server CPU us/call':>19} {'its loop thread':>16} {'ghz CPU us/call':>16}"
     )
     for r in results:
         print(
             f"  {r.case:<36} {r.tool:<8} {r.calls:>8} {r.rps:>8.0f} {r.percentile(0.5):>8.1f}"
             f" {r.percentile(0.99):>8.1f} {r.error_count:>7} {r.per_call_us(r.server_cpu):>19.0f}"
-            f" {r.per_call_us(r.client_cpu):>16.0f}"
+            f" {r.per_call_us(r.loop_cpu):>16.0f} {r.per_call_us(r.client_cpu):>16.0f}"
         )
     for r in results:
         for what, n in r.errors.most_common(5):

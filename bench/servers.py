@@ -46,10 +46,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU time so far, every thread's, user and system."""
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """The process's CPU time so far, every thread's, user and system (`tid`: that thread's alone)."""
+    stat = Path(f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat")
     # Fields after the command's ")" (which may hold spaces): utime and stime are the 12th and 13th.
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    fields = stat.read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 

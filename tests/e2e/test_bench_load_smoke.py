@@ -1,5 +1,6 @@
 """bench/load.py runs end to end (its --quick path with tiny numbers) and
-reports no errors. A smoke test only: it times nothing and checks no figure."""
+reports no errors. A smoke test only: it times nothing, and of the figures
+it checks only that the event-loop thread's CPU is part of the server's."""
 
 from __future__ import annotations
 
@@ -19,3 +20,8 @@ def test_the_load_benchmark_runs_and_reports_no_errors() -> None:
         "4 Generates beside them",
     ):
         assert case in out, out
+    # Each row splits the server's CPU per call: its event-loop thread's share is part of the whole.
+    assert "its loop thread" in out, out
+    row = next(line for line in out.splitlines() if line.strip().startswith("Generate, 4 concurrent"))
+    server_us, loop_us = (float(v) for v in row.split()[-3:-1])
+    assert 0 <= loop_us <= server_us, row
