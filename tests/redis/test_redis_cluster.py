@@ -10,6 +10,7 @@ TTLs and waits are a few hundred milliseconds; nothing waits out a long block.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentd.backends.redis_cluster import RedisCluster
+from agentd.runtime import codec
 from agentd.runtime.chunks import Abort, Chunk, Finish, Start, TextDelta, Usage
 from agentd.runtime.cluster import PENDING, ClusterError, PeerGone, PeerTimeout, RunMarker
 from agentd.runtime.errors import FailedPrecondition, FieldViolation, InvalidArgument, Unavailable
@@ -143,6 +145,36 @@ async def test_replicas_see_one_log_per_prefix(make: Make, redis_server: RedisSe
         assert (await other.tail(t)).last_offset == 0
     finally:
         await other.close()
+
+
+class NewerCluster(RedisCluster):
+    """A replica of a later version: every chunk it logs carries a field this version does not know."""
+
+    @staticmethod
+    def _encode(chunk: Chunk) -> bytes:
+        data = json.loads(RedisCluster._encode(chunk))
+        data["payload"]["added_later"] = 1
+        return json.dumps(data).encode()
+
+
+async def test_a_newer_replicas_chunks_and_answers_read_as_what_this_version_knows(
+    make: Make, redis_server: RedisServer
+) -> None:
+    # A rolling upgrade: the fields a newer replica adds are dropped, not the chunk or the answer.
+    this = make()
+    newer = NewerCluster(redis_server.url, key_prefix=this.key_prefix)
+    try:
+        t = thread()
+        offsets = await newer.append(t, [delta(1), delta(2)])
+        assert await this.read(t, 0) == with_offsets([delta(1), delta(2)], offsets)
+        assert (await this.tail(t)).last == replace(delta(2), offset=offsets[-1])
+        answer = json.loads(codec.encode({"action": "wake", "run_id": "r1", "signal": create_signal("reactive", "x")}))
+        answer["signal"]["added_later"] = [1]
+        await this.client.set(this.key("answer", "k"), json.dumps(answer), px=5_000)
+        recalled = await this.recall_answer("k")
+        assert recalled["run_id"] == "r1" and recalled["signal"].contents == "x"
+    finally:
+        await newer.close()
 
 
 # ------------------------------------------------------------ tail / epochs

@@ -7,6 +7,7 @@ shutdown with queued work, trimming)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -15,11 +16,12 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from redis.asyncio import Redis
 
 from agentd.backends.redis_cluster import RedisCluster
 from agentd.backends.redis_coordination import RedisCoordination
 from agentd.backends.redis_storage import RedisStorage
-from agentd.runtime import Agent, AgentRegistry, ExecutionOptions, register_provider
+from agentd.runtime import Agent, AgentRegistry, ExecutionOptions, codec, register_provider
 from agentd.runtime.chunks import Chunk
 from agentd.runtime.errors import FailedPrecondition, OutOfRange
 from agentd.runtime.host import Host
@@ -27,6 +29,7 @@ from agentd.runtime.options import MemoryOptions, ThreadRef
 from agentd.runtime.signals import create_message_signal
 from agentd.runtime.storage import PendingSignal
 from agentd.runtime.threads import LeasedOwnership, RouteRequest, Subscriber, ThreadSettings, follow
+from agentd.runtime.threads.peers import AbortAnswer, AbortForward
 from redis_server import RedisServer
 from support.polling import until
 from support.processors import HeldAfterRun
@@ -177,6 +180,41 @@ async def test_a_thread_deleted_on_another_replica_cuts_its_ended_runs_work_for_
     result = await asyncio.wait_for(handle.result(), 5)
     assert (result.text, result.aborted) == ("hello", None)
     assert held.entered == [run_id] and held.finished == []
+
+
+async def test_a_request_from_a_newer_replica_is_answered_as_the_request_this_one_knows(
+    replicas: Callable[..., Any], redis_server: RedisServer
+) -> None:
+    # During a rolling upgrade a newer replica may send a field this version does not
+    # know (as AbortForward's `stop` once was): the request is answered, not dropped.
+    a = await replicas()
+    run_id = await wake(a, "t1")
+    handle = a.runs.get(run_id)
+    assert handle is not None
+    cluster = a.cluster
+    assert isinstance(cluster, RedisCluster)
+    body = json.loads(codec.encode(AbortForward("u1", "t1", run_id)))
+    body["added_by_a_newer_version"] = True
+    envelope = {"id": "newer-1", "from": "newer", "body": body}
+    client = Redis.from_url(redis_server.url)
+    pubsub = client.pubsub()
+    try:
+        await pubsub.subscribe(cluster.key("replica", "newer"))
+        assert await client.publish(cluster.key("replica", cluster.replica_id), json.dumps(envelope)) == 1
+
+        async def answer() -> Any:
+            while True:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is not None:
+                    return codec.decode(message["data"])
+
+        reply = await asyncio.wait_for(answer(), 5)
+    finally:
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await client.aclose()
+    assert reply == {"re": "newer-1", "body": AbortAnswer(run_id)}
+    result = await asyncio.wait_for(handle.result(), 5)
+    assert result.aborted is not None and result.aborted.reason == "ABORTED"
 
 
 async def test_a_run_that_ends_with_queued_work_hands_its_lease_to_the_next_run(

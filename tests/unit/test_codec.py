@@ -192,6 +192,23 @@ def test_malformed_data_raises_cache_error(data: bytes) -> None:
         decode(data)
 
 
+def test_a_field_this_version_does_not_know_is_dropped_only_when_asked() -> None:
+    # What a newer replica could send: a chunk whose payload carries a field added after this version.
+    chunk = Chunk(chunks.TextDelta("t1", "hi"), "run-1", 3)
+    newer = json.loads(encode(chunk))
+    newer["payload"]["added_later"] = True
+    newer["added_later_too"] = {"$t": "tuple", "v": [1]}
+    data = json.dumps(newer).encode()
+    with pytest.raises(CacheError, match="unknown fields: added_later"):
+        decode(data)  # a cache entry or a stored row: refused, so it is read as absent, never half-read
+    assert decode(data, ignore_unknown_fields=True) == chunk
+    # Only fields are dropped: a type this version does not know is still refused.
+    with pytest.raises(CacheError, match="unknown type"):
+        decode(b'{"$t":"Unknown","x":1}', ignore_unknown_fields=True)
+    with pytest.raises(CacheError, match="malformed"):
+        decode(b'{"$t":"TextDelta","id":"x"}', ignore_unknown_fields=True)  # a field it needs is missing
+
+
 def test_no_pickle() -> None:
     class Sneaky:
         def __reduce__(self) -> tuple[Any, ...]:

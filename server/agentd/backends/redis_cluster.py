@@ -191,7 +191,7 @@ class RedisCluster(RedisBackend, Cluster):
 
     @staticmethod
     def _decode(entry_id: Any, body: Any) -> Chunk:
-        chunk: Chunk = codec.decode(body)
+        chunk: Chunk = codec.decode(body, ignore_unknown_fields=True)  # (a newer replica's chunk, as this one knows it)
         return replace(chunk, offset=_offset(entry_id))
 
     async def append(self, thread_id: str, chunks: Sequence[Chunk]) -> list[int]:
@@ -278,7 +278,7 @@ class RedisCluster(RedisBackend, Cluster):
             return None
         if not raw:
             return PENDING
-        return codec.decode(raw)
+        return codec.decode(raw, ignore_unknown_fields=True)
 
     async def drop_answer(self, key: str) -> None:
         with self.failures("drop_answer"):
@@ -343,7 +343,9 @@ class RedisCluster(RedisBackend, Cluster):
             if message is None:
                 continue
             try:
-                data: dict[str, Any] = codec.decode(message["data"])
+                # A newer replica's request, as this one knows it: a field it
+                # added is dropped, not the request (rolling upgrades).
+                data: dict[str, Any] = codec.decode(message["data"], ignore_unknown_fields=True)
             except Exception:
                 log.warning("replica %s: dropping a malformed request", self.replica_id)
                 continue

@@ -183,7 +183,7 @@ def _field(obj: dict[str, Any], kind: type) -> Any:
     return value
 
 
-def _from_tagged(obj: dict[str, Any]) -> Any:
+def _from_tagged(obj: dict[str, Any], ignore_unknown_fields: bool = False) -> Any:
     tag = obj.get(TAG)
     if tag is None:
         return obj
@@ -215,18 +215,32 @@ def _from_tagged(obj: dict[str, Any]) -> Any:
     kwargs = {k: v for k, v in obj.items() if k != TAG}
     unknown = kwargs.keys() - codec.names
     if unknown:
-        raise CacheError(f"cached {tag} has unknown fields: {', '.join(sorted(unknown))}")
+        if not ignore_unknown_fields:
+            raise CacheError(f"cached {tag} has unknown fields: {', '.join(sorted(unknown))}")
+        for name in unknown:
+            del kwargs[name]
     try:
         return codec.cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise CacheError(f"malformed cached {tag}: {exc}") from exc
 
 
-def decode(data: bytes | str) -> Any:
-    """The value `encode` wrote; CacheError when `data` is not such an encoding."""
+def _from_tagged_ignoring_unknown_fields(obj: dict[str, Any]) -> Any:
+    return _from_tagged(obj, ignore_unknown_fields=True)
+
+
+def decode(data: bytes | str, *, ignore_unknown_fields: bool = False) -> Any:
+    """The value `encode` wrote; CacheError when `data` is not such an encoding.
+
+    `ignore_unknown_fields`: a dataclass field this version does not know is
+    dropped instead of refused. Replicas read each other's messages this way,
+    so that during a rolling upgrade a field a newer replica adds (always one
+    with a default, written only when it holds something else) reaches an
+    older one as the value that older one knows, not as a message it drops."""
+    hook = _from_tagged_ignoring_unknown_fields if ignore_unknown_fields else _from_tagged
     try:
         text = data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else data
-        return json.loads(text, object_hook=_from_tagged)
+        return json.loads(text, object_hook=hook)
     except CacheError:
         raise
     except RecursionError as exc:
