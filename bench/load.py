@@ -231,8 +231,9 @@ async def drive(tools: Tools, server: Server, case: str, call: str, concurrency:
         result = await ghz(
             tools.ghz, tools.protoset, server.addr, case, call, data, concurrency, seconds, tools.templates
         )
-    result.server_cpu = cpu_seconds(server.pid) - started
+    # The loop thread's span sits inside the whole process's: read last at the start, first at the end.
     result.loop_cpu = cpu_seconds(server.pid, server.pid) - loop_started
+    result.server_cpu = cpu_seconds(server.pid) - started
     return result
 
 
