@@ -38,6 +38,9 @@ DEFAULT_CONFIG = REPO_ROOT / "agentd.toml"
 HOST = "127.0.0.1"
 STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_TIMEOUT_S = 20.0
+#: A test's own limit past a command's (subprocess.run's timeout=): the command's
+#: timeout fails the test with the command's output, the test's kills it silently.
+OUTLAST_S = 60
 #: For require_tool("go", GO_HINT): the go.mod files ask for 1.26.
 GO_HINT = "the Go toolchain >= 1.26 from https://go.dev/dl/ (Debian's golang-go, 1.19, is too old)"
 

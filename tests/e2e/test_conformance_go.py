@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from .secure import secure_conformance_server
-from .serverproc import GO_HINT, REPO_ROOT, ServerProcess, require_tool, served, start_server
+from .serverproc import GO_HINT, OUTLAST_S, REPO_ROOT, ServerProcess, require_tool, served, start_server
 
 GO_CLIENT_DIR = REPO_ROOT / "clients" / "go"
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
@@ -142,12 +142,12 @@ def run_conformance(conformance_runner: Path, conformance_server: ServerProcess,
     assert passed == scenario_count(), f"{passed} passed, want every one of {scenario_count()} scenarios\n{output}"
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S)
+@pytest.mark.timeout(BUILD_TIMEOUT_S + OUTLAST_S)
 def test_go_client_vet_is_clean() -> None:
     _go(["vet", "./..."])
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S)
+@pytest.mark.timeout(BUILD_TIMEOUT_S + OUTLAST_S)
 def test_go_client_unit_tests() -> None:
     _go(["test", "-count=1", "./..."])
 

@@ -28,7 +28,7 @@ import pytest
 from . import java_build
 from .java_build import BUILD_TIMEOUT_S, EXAMPLES_JAR, JAVA_CLIENT_DIR, JAVA_HINT, decoded
 from .secure import secure_conformance_server
-from .serverproc import REPO_ROOT, ServerProcess, require_tool, served, start_server
+from .serverproc import OUTLAST_S, REPO_ROOT, ServerProcess, require_tool, served, start_server
 
 CONFORMANCE_DIR = REPO_ROOT / "tests" / "conformance"
 SCENARIOS = CONFORMANCE_DIR / "scenarios.json"
@@ -143,7 +143,7 @@ def test_the_secure_example_calls_with_a_token_over_tls(conformance_runner: Path
         assert out == "hello over TLS\n"
 
 
-@pytest.mark.timeout(BUILD_TIMEOUT_S)
+@pytest.mark.timeout(BUILD_TIMEOUT_S + OUTLAST_S)
 def test_java_client_unit_tests() -> None:
     """The JUnit tests of clients/java/client (Surefire), run through the reactor."""
     folder = JAVA_CLIENT_DIR / "client" / "target" / "surefire-reports"
