@@ -343,8 +343,8 @@ class RedisCluster(RedisBackend, Cluster):
             if message is None:
                 continue
             try:
-                # A newer replica's request, as this one knows it: a field it
-                # added is dropped, not the request (rolling upgrades).
+                # A newer replica's request or answer, as this one knows it: a
+                # field it added is dropped, not the message (rolling upgrades).
                 data: dict[str, Any] = codec.decode(message["data"], ignore_unknown_fields=True)
             except Exception:
                 log.warning("replica %s: dropping a malformed request", self.replica_id)
