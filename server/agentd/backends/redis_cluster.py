@@ -408,7 +408,7 @@ class RedisCluster(RedisBackend, Cluster):
         await asyncio.gather(*self._handling, return_exceptions=True)
         if self._pubsub is not None:
             with contextlib.suppress(RedisError, OSError):
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
         with contextlib.suppress(RedisError, OSError):
             await self._reader.aclose()
         with contextlib.suppress(RedisError, OSError):

@@ -122,7 +122,7 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
             await pubsub.subscribe(self._key("changed"))
         except BaseException:
             with contextlib.suppress(RedisError, OSError):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
             raise
         # redis-py reconnects (and resubscribes) by itself inside get_message: hear of it.
         assert pubsub.connection is not None
@@ -145,7 +145,7 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
             except (RedisError, OSError) as exc:
                 log.warning("overrides invalidations: the channel failed, resubscribing: %s", exc)
                 with contextlib.suppress(RedisError, OSError):
-                    await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
                 self._pubsub = None
                 continue
             if message is None:
@@ -171,7 +171,7 @@ class RedisOverrideStore(RedisBackend, OverrideStore):
             self._listener = None
         if self._pubsub is not None:
             with contextlib.suppress(RedisError, OSError):
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
             self._pubsub = None
         with contextlib.suppress(RedisError, OSError):
             await super().close()
