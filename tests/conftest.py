@@ -18,11 +18,15 @@ import uvloop
 from agentd.runtime.models.local import LocalModel
 from redis_server import RedisServer, running_redis_server
 from support.server import Running, serving
+from support.watchdog import timeout_timer, watched
+
+#: Per-test timeouts that end a hung test on uvloop too (support/watchdog.py).
+pytest_timeout_set_timer = timeout_timer
 
 #: The event loops tests can run on, by $AGENTD_TEST_LOOP.
 LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
-    "uvloop": uvloop.new_event_loop,
-    "asyncio": asyncio.new_event_loop,
+    "uvloop": watched(uvloop.new_event_loop),
+    "asyncio": watched(asyncio.new_event_loop),
 }
 
 

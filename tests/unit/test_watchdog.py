@@ -1,0 +1,57 @@
+"""The suite's per-test timeout (support/watchdog.py) ends a test whose loop
+sits idle on uvloop, where pytest-timeout's SIGALRM never runs: the hung test
+fails with the stack it waits in, and the session goes on to the next one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+
+CONFTEST = """
+import uvloop
+from support.watchdog import timeout_timer, watched
+
+pytest_timeout_set_timer = timeout_timer
+
+def pytest_asyncio_loop_factories(config, item):
+    return {"uvloop": watched(uvloop.new_event_loop)}
+"""
+
+HUNG = """
+import asyncio
+import pytest
+
+@pytest.mark.timeout(1)
+async def test_waits_forever():
+    await asyncio.Event().wait()
+
+async def test_the_next_one_runs():
+    pass
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_test_idle_on_uvloop_fails_with_its_stack_and_the_session_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (tmp_path / "test_hung.py").write_text(HUNG, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "1 failed, 1 passed" in out, out
+    assert "watchdog: test_hung.py::test_waits_forever still running after 1s" in out, out
+    assert "in test_waits_forever" in out and "await asyncio.Event().wait()" in out, out
