@@ -17,6 +17,7 @@ from agentd.runtime import Agent
 from agentd.runtime.memory import Memory
 from agentd.runtime.models.router import register_provider
 from agentd.runtime.storage import InMemoryStorage
+from agentd.runtime.threads import ThreadSettings
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import options_pb2 as opb
 from agentd_proto.v1 import thread_service_pb2 as tpb
@@ -36,7 +37,10 @@ async def running(storage: InMemoryStorage) -> AsyncIterator[Running]:
         Agent(id="echo", model="local/echo", memory=Memory(storage)),
         Agent(id="held", model="held/scripted"),
     ]
-    async with serving(agents, storage=storage) as running:
+    # A subscriber may lag the whole run: what is checked is how its chunks are
+    # batched, not whether a loaded machine keeps it within the default buffer.
+    settings = ThreadSettings(subscriber_buffer=4 * WORDS)
+    async with serving(agents, storage=storage, thread_settings=settings) as running:
         yield running
 
 
