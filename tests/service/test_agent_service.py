@@ -341,6 +341,8 @@ async def test_reflection_lists_the_four_services(server: Running) -> None:
         "agentd.v1.SignalService",
         "agentd.v1.CacheService",
         "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
     } <= names
 
 

@@ -9,7 +9,7 @@ import sys
 
 import grpc
 import pytest
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2
 
 from agentd.grpc.auth import Authenticator, Credential, hash_token, identity
 from agentd.grpc.gate import Gate, Limits
@@ -79,26 +79,32 @@ async def test_a_unary_call_without_a_deadline_gets_the_default_one() -> None:
         await running.close()
 
 
-async def list_services(addr: str, metadata: tuple[tuple[str, str], ...] = ()) -> list[str]:
+async def list_services(addr: str, metadata: tuple[tuple[str, str], ...] = (), version: str = "v1alpha") -> list[str]:
+    """ListServices through reflection `version` (v1's messages are v1alpha's, field for field)."""
     async with grpc.aio.insecure_channel(addr) as channel:
-        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        call = stub.ServerReflectionInfo(metadata=metadata, timeout=5)
+        info = channel.stream_stream(
+            f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        call = info(metadata=metadata, timeout=5)
         await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
         reply = await call.read()
         await call.done_writing()
         return [s.name for s in reply.list_services_response.service]
 
 
+@pytest.mark.parametrize("version", ["v1", "v1alpha"])
 @pytest.mark.parametrize("mode", ["off", "authenticated"])
-async def test_reflection_is_off_or_only_for_a_caller_who_authenticates(mode: str) -> None:
+async def test_reflection_is_off_or_only_for_a_caller_who_authenticates(mode: str, version: str) -> None:
     running = await start_server([Agent(id="echo")], gate=Gate(authenticator()), reflection_mode=mode)
     try:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await list_services(running.addr)
+            await list_services(running.addr, version=version)
         expected = grpc.StatusCode.UNIMPLEMENTED if mode == "off" else grpc.StatusCode.UNAUTHENTICATED
         assert refused.value.code() == expected
         if mode == "authenticated":
-            assert "agentd.v1.AgentService" in await list_services(running.addr, AUTH)
+            assert "agentd.v1.AgentService" in await list_services(running.addr, AUTH, version)
     finally:
         await running.close()
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from agentd.grpc import metrics, service, tracing
 from agentd.grpc.agent_service import AgentService
@@ -17,6 +16,7 @@ from agentd.grpc.cache_service import CacheService
 from agentd.grpc.chunks import batch_budget
 from agentd.grpc.gate import Gate
 from agentd.grpc.health import HealthService
+from agentd.grpc.reflection import add_reflection
 from agentd.grpc.reflection_gate import ReflectionGate
 from agentd.grpc.signal_service import SignalService
 from agentd.grpc.thread_service import ThreadService
@@ -153,12 +153,7 @@ class AgentdServer:
         # Health stays open: load balancers and orchestrators ask it without credentials.
         health_pb2_grpc.add_HealthServicer_to_server(self.health, GenericOnly(self.server))
         if reflection_mode != "off":
-            names = (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME)
-            # What reflection.enable_server_reflection does for a grpc.aio server.
-            reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-                reflection.aio.ReflectionServicer(names),  # type: ignore[attr-defined]  # in the module's __all__
-                GenericOnly(self.server),
-            )
+            add_reflection(self.server, (*SERVICE_NAMES, health.SERVICE_NAME))
         self.port = 0
         #: The metrics endpoint's port once serving (None: no endpoint).
         self.metrics_port: int | None = None
