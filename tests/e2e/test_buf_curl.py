@@ -37,15 +37,9 @@ def test_each_reflection_protocol_lists_the_services_and_describes_a_call(
 ) -> None:
     url = f"http://{agentd_server.addr}"
     listed = set(buf_curl(buf, agentd_server, protocol, "--list-services", url).split())
-    assert {
-        "agentd.v1.AgentService",
-        "agentd.v1.ThreadService",
-        "agentd.v1.SignalService",
-        "agentd.v1.CacheService",
-        "grpc.health.v1.Health",
-        "grpc.reflection.v1.ServerReflection",
-        "grpc.reflection.v1alpha.ServerReflection",
-    } <= listed
+    # Both names are listed whichever is asked (test_grpcurl.py checks agentd's own services).
+    assert {"grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"} <= listed
+    assert "agentd.v1.AgentService" in listed
 
     # The request is written as JSON and the reply read back from the schema reflection sent.
     body = json.dumps({"agentId": "echo", "text": "hi there"})
