@@ -61,12 +61,17 @@ def _expired(item: pytest.Item, settings: Any, finished: threading.Event) -> Non
 
     for loop in loops:
         loop.call_soon_threadsafe(dump_and_cancel, loop)
-    if loops and answered.wait(GRACE_SECONDS):
+    if not loops:
+        report.append("no event loop is running (a sync test, or a fixture's)\n")
+    elif not answered.wait(GRACE_SECONDS):
+        report.append(f"the loop did not answer within {GRACE_SECONDS:g}s\n")
+    else:
         sys.stderr.write("".join(report))
         sys.stderr.flush()
         if finished.wait(GRACE_SECONDS):
             return
-    sys.stderr.write("".join(report) + "the loop did not answer, or the test did not end once cancelled\n")
+        report = [f"{item.nodeid} did not end within {GRACE_SECONDS:g}s of its tasks being cancelled\n"]
+    sys.stderr.write("".join(report))
     pytest_timeout.timeout_timer(item, settings)  # dumps every thread, then os._exit(1)
 
 

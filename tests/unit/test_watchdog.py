@@ -1,6 +1,7 @@
 """The suite's per-test timeout (support/watchdog.py) ends a test whose loop
 sits idle on uvloop, where pytest-timeout's SIGALRM never runs: the hung test
-fails with the stack it waits in, and the session goes on to the next one."""
+fails with the stack it waits in, and the session goes on to the next one. A
+test hung with no loop to cancel ends the session, with its thread's stack."""
 
 from __future__ import annotations
 
@@ -36,10 +37,20 @@ async def test_the_next_one_runs():
 """
 
 
-@pytest.mark.timeout(120)
-def test_a_test_idle_on_uvloop_fails_with_its_stack_and_the_session_goes_on(tmp_path: Path) -> None:
+HUNG_SYNC = """
+import time
+import pytest
+
+@pytest.mark.timeout(1)
+def test_sleeps_past_its_time():
+    time.sleep(60)
+"""
+
+
+def session(tmp_path: Path, tests: str) -> tuple[int, str]:
+    """A pytest session over `tests` with the suite's watchdog: its exit code and output."""
     (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    (tmp_path / "test_hung.py").write_text(HUNG, encoding="utf-8")
+    (tmp_path / "test_hung.py").write_text(tests, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
@@ -48,10 +59,24 @@ def test_a_test_idle_on_uvloop_fails_with_its_stack_and_the_session_goes_on(tmp_
         env=env,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=50,
     )
-    out = done.stdout + done.stderr
-    assert done.returncode == 1, out
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_test_idle_on_uvloop_fails_with_its_stack_and_the_session_goes_on(tmp_path: Path) -> None:
+    code, out = session(tmp_path, HUNG)
+    assert code == 1, out
     assert "1 failed, 1 passed" in out, out
     assert "watchdog: test_hung.py::test_waits_forever still running after 1s" in out, out
     assert "in test_waits_forever" in out and "await asyncio.Event().wait()" in out, out
+
+
+@pytest.mark.timeout(120)
+def test_a_sync_test_past_its_time_ends_the_session_with_its_stack(tmp_path: Path) -> None:
+    code, out = session(tmp_path, HUNG_SYNC)
+    assert code == 1, out
+    assert "watchdog: test_hung.py::test_sleeps_past_its_time still running after 1s" in out, out
+    assert "no event loop is running" in out, out
+    assert "time.sleep(60)" in out, out  # the main thread's stack
