@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import grpc
 import pytest
@@ -79,19 +80,30 @@ async def test_a_unary_call_without_a_deadline_gets_the_default_one() -> None:
         await running.close()
 
 
-async def list_services(addr: str, metadata: tuple[tuple[str, str], ...] = (), version: str = "v1alpha") -> list[str]:
-    """ListServices through reflection `version` (v1's messages are v1alpha's, field for field)."""
+def reflection_info(channel: grpc.aio.Channel, version: str) -> Any:
+    """ServerReflectionInfo under reflection `version` (v1's messages are v1alpha's, field for field)."""
+    return channel.stream_stream(
+        f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+
+
+async def list_services(addr: str, metadata: tuple[tuple[str, str], ...], version: str) -> list[str]:
     async with grpc.aio.insecure_channel(addr) as channel:
-        info = channel.stream_stream(
-            f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
-            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
-            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
-        )
-        call = info(metadata=metadata, timeout=5)
+        call = reflection_info(channel, version)(metadata=metadata, timeout=5)
         await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
         reply = await call.read()
         await call.done_writing()
         return [s.name for s in reply.list_services_response.service]
+
+
+async def refused_with(addr: str, version: str) -> grpc.StatusCode:
+    """The status of a reflection call that sends nothing: a refusal comes before any request is
+    read. (A write racing the refusal may fail INTERNAL in place of it: grpc/grpc#36066.)"""
+    async with grpc.aio.insecure_channel(addr) as channel:
+        code: grpc.StatusCode = await reflection_info(channel, version)(timeout=5).code()
+        return code
 
 
 @pytest.mark.parametrize("version", ["v1", "v1alpha"])
@@ -99,10 +111,8 @@ async def list_services(addr: str, metadata: tuple[tuple[str, str], ...] = (), v
 async def test_reflection_is_off_or_only_for_a_caller_who_authenticates(mode: str, version: str) -> None:
     running = await start_server([Agent(id="echo")], gate=Gate(authenticator()), reflection_mode=mode)
     try:
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await list_services(running.addr, version=version)
         expected = grpc.StatusCode.UNIMPLEMENTED if mode == "off" else grpc.StatusCode.UNAUTHENTICATED
-        assert refused.value.code() == expected
+        assert await refused_with(running.addr, version) == expected
         if mode == "authenticated":
             assert "agentd.v1.AgentService" in await list_services(running.addr, AUTH, version)
     finally:
