@@ -1,9 +1,11 @@
 """Limits per caller, and reflection by configuration: at most `max_streams`
 streams open per identity, a default deadline for unary calls that carry
-none, reflection off or only for a caller who authenticates."""
+none, reflection off or only for a caller who authenticates; a bidirectional
+stream refused before it is read still tells a client that writes first why."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from typing import Any
@@ -17,6 +19,7 @@ from agentd.grpc.gate import Gate, Limits
 from agentd.runtime import Agent, ExecutionOptions
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import thread_service_pb2 as tpb
+from support.errors import rich_error
 from support.polling import until
 from support.server import start_server
 
@@ -149,3 +152,46 @@ def test_token_new_prints_a_token_once_and_lines_that_admit_it() -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "agentd token new" in bad.stderr
+
+
+OPEN = tpb.ConnectRequest(request_id="1", open=tpb.ConnectOpen(agent_id="echo", resource_id="u1", thread_id="t1"))
+LIST = reflection_pb2.ServerReflectionRequest(list_services="")
+
+
+def bidi(channel: grpc.aio.Channel, path: str, request: Any, response: Any) -> Any:
+    return channel.stream_stream(
+        path, request_serializer=type(request).SerializeToString, response_deserializer=response.FromString
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "frame", "response"),
+    [
+        ("/agentd.v1.ThreadService/Connect", OPEN, tpb.ConnectResponse),
+        ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", LIST, reflection_pb2.ServerReflectionResponse),
+    ],
+)
+async def test_a_stream_refused_before_it_is_read_says_why_to_a_client_that_writes_late(
+    path: str, frame: Any, response: Any
+) -> None:
+    """The refusal waits for the caller's first frame: grpc-python's aio client
+    fails a write that meets the call's end (INTERNAL in place of the status,
+    grpc/grpc#36066, or "RPC already finished"), so a client that opens a stream
+    and writes at once must not find it already refused."""
+    running = await start_server([Agent(id="echo")], gate=Gate(authenticator()), reflection_mode="authenticated")
+    bad = (("authorization", "Bearer agentd_not-a-known-token-0123456789"),)
+    try:
+        async with grpc.aio.insecure_channel(running.addr) as channel:
+            call = bidi(channel, path, frame, response)(metadata=bad, timeout=10)
+            await asyncio.sleep(0.2)  # the write comes well after the refusal would have, unread
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call.write(frame)
+                await call.read()
+            assert rich_error(refused.value).code == grpc.StatusCode.UNAUTHENTICATED
+            assert rich_error(refused.value).reason
+
+            # A caller that never writes is refused all the same.
+            silent = bidi(channel, path, frame, response)(metadata=bad, timeout=10)
+            assert await silent.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await running.close()

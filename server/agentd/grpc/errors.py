@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, NoReturn
@@ -21,6 +23,8 @@ DOMAIN = "agentd"
 #: A scoped id's tenant part (runtime.identity), wherever it appears in text.
 _SCOPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}(?:" + SEPARATOR + r"|\\x1f)")  # also as repr() writes it
 DETAILS_KEY = "grpc-status-details-bin"
+#: How long a bidirectional call refused before it was read waits for the caller's first frame.
+FIRST_FRAME_WAIT = 0.5
 #: The servicer context, parametrised for the type checker.
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -50,6 +54,16 @@ def to_rpc_status(err: AgentdError) -> status_pb2.Status:
         detail.Pack(retry)
         status.details.append(detail)
     return status
+
+
+async def after_first_frame(requests: AsyncIterator[Any]) -> None:
+    """Waits up to FIRST_FRAME_WAIT for a bidirectional caller's first frame, for
+    a refusal (no credentials, too many streams) to go out after it. A grpc-python
+    aio client that writes as the call ends has its status replaced by INTERNAL
+    (grpc/grpc#36066), or its write fails as already finished: one that opens a
+    stream and writes at once would see that in place of why it was refused."""
+    with contextlib.suppress(Exception):  # ended, broken or silent: the refusal goes out as it is
+        await asyncio.wait_for(anext(aiter(requests)), FIRST_FRAME_WAIT)
 
 
 async def abort(context: Context, err: AgentdError) -> NoReturn:

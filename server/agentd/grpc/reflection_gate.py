@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 
 from agentd.grpc.auth import Authenticator
-from agentd.grpc.errors import Context, abort
+from agentd.grpc.errors import Context, abort, after_first_frame
 from agentd.runtime.errors import AgentdError
 
 __all__ = ["ReflectionGate"]
@@ -40,6 +40,7 @@ class ReflectionGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # g
                 peer = {k: list(v) for k, v in context.auth_context().items()}
                 authenticator.authenticate(metadata, peer)
             except AgentdError as exc:
+                await after_first_frame(requests)
                 await abort(context, exc)
             async for response in inner(requests, context):
                 yield response

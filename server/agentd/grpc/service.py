@@ -25,7 +25,7 @@ from agentd.grpc.auth import Authenticator
 from agentd.grpc.authz import CALLER, ROLES
 from agentd.grpc.chunks import lone_chunk
 from agentd.grpc.deadlines import DefaultDeadline
-from agentd.grpc.errors import Context, abort
+from agentd.grpc.errors import Context, abort, after_first_frame
 from agentd.grpc.gate import Gate
 from agentd.grpc.metrics import RpcMetrics
 from agentd.grpc.tenancy import unscope_message
@@ -268,7 +268,12 @@ def _stream(impl: Streaming, call: _Call, *, decoded_request: bool) -> Streaming
     async def handle(request: Any, context: Context) -> AsyncIterator[bytes]:
         timing = None if metrics is None else call.timed(context, metrics)
         try:
-            identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
+            try:
+                identity = ANONYMOUS if call.open else await call.gate.admit(call.full_name, context)
+            except Exception:
+                if not decoded_request:
+                    await after_first_frame(request)
+                raise
             if decoded_request and isinstance(request, _REFUSED):
                 raise _refusal(request)
             token = None if CALLER.get() is identity else CALLER.set(identity)
