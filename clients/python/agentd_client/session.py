@@ -210,7 +210,10 @@ class ConnectSession:
                     thread_service_pb2.ResumePoint(log_epoch=self._state.epoch, after_offset=self._state.received)
                 )
             try:
-                await self._call.write(thread_service_pb2.ConnectRequest(request_id=self._next_id(), open=opening))
+                try:
+                    await self._call.write(thread_service_pb2.ConnectRequest(request_id=self._next_id(), open=opening))
+                except asyncio.InvalidStateError:
+                    pass  # the server ended the call first (a refusal): reading it raises why
                 first = await self._call.read()
             except asyncio.CancelledError:
                 cancel_call(self._call)
