@@ -83,19 +83,29 @@ async def test_a_unary_call_without_a_deadline_gets_the_default_one() -> None:
         await running.close()
 
 
-def reflection_info(channel: grpc.aio.Channel, version: str) -> Any:
-    """ServerReflectionInfo under reflection `version` (v1's messages are v1alpha's, field for field)."""
+OPEN = tpb.ConnectRequest(request_id="1", open=tpb.ConnectOpen(agent_id="echo", resource_id="u1", thread_id="t1"))
+LIST = reflection_pb2.ServerReflectionRequest(list_services="")
+
+
+def bidi(channel: grpc.aio.Channel, path: str, request: Any, response: Any) -> Any:
     return channel.stream_stream(
-        f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
-        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
-        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        path, request_serializer=type(request).SerializeToString, response_deserializer=response.FromString
     )
+
+
+def reflection_path(version: str) -> str:
+    """ServerReflectionInfo under reflection `version` (v1's messages are v1alpha's, field for field)."""
+    return f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"
+
+
+def reflection_info(channel: grpc.aio.Channel, version: str) -> Any:
+    return bidi(channel, reflection_path(version), LIST, reflection_pb2.ServerReflectionResponse)
 
 
 async def list_services(addr: str, metadata: tuple[tuple[str, str], ...], version: str) -> list[str]:
     async with grpc.aio.insecure_channel(addr) as channel:
         call = reflection_info(channel, version)(metadata=metadata, timeout=5)
-        await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+        await call.write(LIST)
         reply = await call.read()
         await call.done_writing()
         return [s.name for s in reply.list_services_response.service]
@@ -154,21 +164,11 @@ def test_token_new_prints_a_token_once_and_lines_that_admit_it() -> None:
     assert bad.returncode == 2 and "agentd token new" in bad.stderr
 
 
-OPEN = tpb.ConnectRequest(request_id="1", open=tpb.ConnectOpen(agent_id="echo", resource_id="u1", thread_id="t1"))
-LIST = reflection_pb2.ServerReflectionRequest(list_services="")
-
-
-def bidi(channel: grpc.aio.Channel, path: str, request: Any, response: Any) -> Any:
-    return channel.stream_stream(
-        path, request_serializer=type(request).SerializeToString, response_deserializer=response.FromString
-    )
-
-
 @pytest.mark.parametrize(
     ("path", "frame", "response"),
     [
         ("/agentd.v1.ThreadService/Connect", OPEN, tpb.ConnectResponse),
-        ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", LIST, reflection_pb2.ServerReflectionResponse),
+        (reflection_path("v1"), LIST, reflection_pb2.ServerReflectionResponse),
     ],
 )
 async def test_a_stream_refused_before_it_is_read_says_why_to_a_client_that_writes_late(

@@ -39,9 +39,8 @@ def watched(factory: Callable[[], asyncio.AbstractEventLoop]) -> Callable[[], as
     return make
 
 
-def _describe_tasks(loop: asyncio.AbstractEventLoop) -> str:
+def _describe(tasks: set[asyncio.Task[Any]]) -> str:
     out = io.StringIO()
-    tasks = asyncio.all_tasks(loop)
     out.write(f"{len(tasks)} tasks on the test's loop:\n")
     for task in tasks:
         task.print_stack(limit=30, file=out)
@@ -54,8 +53,9 @@ def _expired(item: pytest.Item, settings: Any, finished: threading.Event) -> Non
     answered = threading.Event()
 
     def dump_and_cancel(loop: asyncio.AbstractEventLoop) -> None:
-        report.append(_describe_tasks(loop))
-        for task in asyncio.all_tasks(loop):
+        tasks = asyncio.all_tasks(loop)
+        report.append(_describe(tasks))
+        for task in tasks:
             task.cancel()
         answered.set()
 
