@@ -7,6 +7,8 @@ so what any change to the runtime's hot path moves (bench/load.py shows what
 that time costs under load).
 
     python bench/handler.py [--calls N]     µs of CPU per call (median of 5 rounds)
+    python bench/handler.py --thrash 4      the same with 4 MiB touched between calls (their own time
+                                            taken out): a cold cache, as under load
     python bench/handler.py --opcodes [K]   bytecodes and Python calls per call, top K functions
 
 Prints figures, asserts nothing but that every reply echoes the request.
@@ -100,14 +102,36 @@ def generate_handler(work: Path) -> tuple[Handler, apb.GenerateRequest]:
     raise RuntimeError("no handler for AgentService/Generate")
 
 
-async def calls(handler: Handler, request: apb.GenerateRequest, count: int) -> None:
+async def calls(handler: Handler, request: apb.GenerateRequest, count: int, thrash: Thrash | None = None) -> None:
     context = Context()
     for _ in range(count):
+        if thrash is not None:
+            thrash()
         reply = apb.GenerateResponse.FromString(await handler(request, context))
         assert reply.text == TEXT, reply
 
 
-async def timed(count: int) -> int:
+class Thrash:
+    """Writes a byte of every 64-byte line of `mib` MiB: what ghz, grpc's
+    threads and the kernel do to the caches between two calls under load."""
+
+    def __init__(self, mib: int) -> None:
+        self.buffer = bytearray(mib << 20)
+        self.zeros = bytes(len(self.buffer) // 64)
+
+    def __call__(self) -> None:
+        self.buffer[::64] = self.zeros
+
+    def cost(self, count: int) -> float:
+        """CPU seconds `count` thrashes take by themselves."""
+        started = time.process_time()
+        for _ in range(count):
+            self()
+        return time.process_time() - started
+
+
+async def timed(count: int, mib: int) -> int:
+    thrash = Thrash(mib) if mib else None
     with tempfile.TemporaryDirectory(prefix="agentd-bench-handler-") as work:
         handler, request = generate_handler(Path(work))
         await calls(handler, request, 500)
@@ -115,9 +139,12 @@ async def timed(count: int) -> int:
         rounds = []
         for _ in range(5):
             started = time.process_time()
-            await calls(handler, request, count)
-            rounds.append((time.process_time() - started) / count * 1e6)
-    print(f"Generate's handler, in process: {statistics.median(rounds):.1f} µs of CPU a call (median of 5 x {count})")
+            await calls(handler, request, count, thrash)
+            spent = time.process_time() - started - (thrash.cost(count) if thrash is not None else 0.0)
+            rounds.append(spent / count * 1e6)
+    cold = f", {mib} MiB touched between calls" if mib else ""
+    median = statistics.median(rounds)
+    print(f"Generate's handler, in process{cold}: {median:.1f} µs of CPU a call (median of 5 x {count})")
     print("  rounds: " + ", ".join(f"{r:.1f}" for r in rounds))
     return 0
 
@@ -161,10 +188,13 @@ async def opcodes(top: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=20_000, help="calls per timed round")
+    parser.add_argument(
+        "--thrash", type=int, default=0, metavar="MIB", help="touch MIB MiB between calls (a cold cache, as under load)"
+    )
     parser.add_argument("--opcodes", type=int, nargs="?", const=30, help="count bytecodes instead; top K functions")
     args = parser.parse_args()
     # On the loop `agentd serve` runs on by default (uvloop where it is installed).
-    sys.exit(run_loop("auto", timed(args.calls) if args.opcodes is None else opcodes(args.opcodes)))
+    sys.exit(run_loop("auto", timed(args.calls, args.thrash) if args.opcodes is None else opcodes(args.opcodes)))
 
 
 if __name__ == "__main__":
