@@ -268,7 +268,9 @@ class ConnectSession:
     # ---------------------------------------------------------------- reading
 
     async def _reopen(self) -> None:
-        """Resume on a new call, then send what is still unanswered."""
+        """Resume on a new call, then send what is still unanswered. When that
+        call ends before they are all out, the rest wait for the next one: the
+        read loop reads why it ended (and resumes again when it may)."""
         async with self._write_lock:
             self._state.generation += 1
             self.reconnects += 1
@@ -276,7 +278,10 @@ class ConnectSession:
             for entry in list(self._pending.values()):
                 if entry.future.done():
                     continue
-                await self._call.write(entry.frame)
+                try:
+                    await self._call.write(entry.frame)
+                except (asyncio.InvalidStateError, grpc.RpcError):  # (grpc.aio's two ways to say the call ended)
+                    return
                 entry.generation, entry.resent = self._state.generation, True
 
     async def _read_loop(self) -> None:
