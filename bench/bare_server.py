@@ -15,10 +15,14 @@ they can tell what grpc itself costs from what agentd adds:
 
 The last argument is the event loop, chosen as `agentd serve --loop` chooses
 it (auto: uvloop where it is installed), so the floor runs on agentd's loop.
+Its threads are scheduled as `agentd serve` schedules its own: every one but
+the event loop's SCHED_BATCH once it serves (agentd.helper_threads), unless
+$AGENTD_SERVER__BATCH_HELPER_THREADS is false, as for agentd.
 
 With $AGENTD_BENCH_TRACEMALLOC_DIR set, tracemalloc runs and each SIGUSR1
-dumps a snapshot there (bench/memprofile.py). Imports nothing of agentd's, so
-it starts in a moment.
+dumps a snapshot there (bench/memprofile.py). Imports nothing of agentd's
+but agentd.helper_threads (the standard library's alone), so it starts in a
+moment.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from agentd.helper_threads import batch_helpers
 from agentd_proto.v1 import agent_service_pb2 as apb
 from agentd_proto.v1 import chunk_pb2 as cpb
 from agentd_proto.v1 import message_pb2 as mpb
@@ -122,6 +127,8 @@ async def serve(port: int, options: list[tuple[str, int | str]]) -> None:
     server.add_generic_rpc_handlers(handlers())
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
+    if os.environ.get("AGENTD_SERVER__BATCH_HELPER_THREADS", "true").lower() not in ("false", "0", "no", "off"):
+        batch_helpers()
     await server.wait_for_termination()
 
 

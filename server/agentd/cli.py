@@ -25,6 +25,7 @@ with generated_code.cached():
     from agentd.grpc.gate import Gate
     from agentd.grpc.server import AgentdServer
     from agentd.grpc.tracing import OtelEnvironmentError
+    from agentd.helper_threads import batch_helpers
     from agentd.remote import TargetPolicy, remote_factory
     from agentd.runtime import attachments
     from agentd.runtime.agent import Agent
@@ -138,6 +139,8 @@ async def serve(args: argparse.Namespace) -> int:
         bound = await server.start(f"{host}:{port}")
     except OSError as exc:
         raise OSError(f"{exc}; choose another port with --port or AGENTD_PORT (or [server] port)") from None
+    if cfg.server.batch_helper_threads:
+        log.debug("%d helper threads scheduled SCHED_BATCH", batch_helpers())
     # What start-up built (modules, registries, the host) lives as long as the
     # process: frozen, the collector's full passes no longer walk it on every
     # run's garbage.

@@ -106,6 +106,8 @@ class ServerSettings(Table):
     stream_linger_ms: Annotated[Number, Field(ge=0, le=1000)] = DEFAULT_LINGER * 1000
     #: The Prometheus scrape endpoint's port, on `host` (0: any free port); None: no endpoint.
     metrics_port: Annotated[Whole, Field(ge=0, le=65535)] | None = None
+    #: Every thread but the event loop's runs SCHED_BATCH (Linux): see agentd.helper_threads.
+    batch_helper_threads: bool = True
 
     @field_validator("metrics_port", mode="wrap")
     @classmethod
