@@ -33,14 +33,14 @@ def batch_helpers() -> int:
     if sys.platform != "linux":
         return 0
     me = threading.get_native_id()
-    normal = os.sched_param(0)
+    param = os.sched_param(0)  # (SCHED_BATCH takes priority 0)
     count = 0
     for name in os.listdir(TASKS):
         tid = int(name)
         if tid == me:
             continue
         try:
-            os.sched_setscheduler(tid, os.SCHED_BATCH, normal)
+            os.sched_setscheduler(tid, os.SCHED_BATCH, param)
         except OSError:  # ended meanwhile (or not ours to change): nothing to schedule
             continue
         count += 1
